@@ -1,1 +1,402 @@
-fn main() {}
+//! The `ctrlbench` command line.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use ctrlbench::cluster::plane::install_blocking;
+use ctrlbench::cluster::state::{self, PlaneState};
+use ctrlbench::cluster::{ControlPlane, DEFAULT_K8S_VERSION, PlaneOptions, bench, binaries};
+
+/// Measures what Kubernetes controller patterns really cost.
+///
+/// ctrlbench starts a real control plane (etcd + kube-apiserver, built from
+/// upstream Go modules) on 127.0.0.1, runs controller variants against it
+/// under identical load, and reports where the time went.
+#[derive(Parser)]
+#[command(name = "ctrlbench", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build, start, inspect and stop local control planes.
+    #[command(subcommand)]
+    Cluster(ClusterCmd),
+    /// Print the Widget CustomResourceDefinition as YAML (deploy/crd.yaml is generated from it).
+    Crd,
+}
+
+#[derive(Subcommand)]
+enum ClusterCmd {
+    /// Find or build etcd and kube-apiserver for a Kubernetes version.
+    ///
+    /// Lookup order: TEST_ASSET_ETCD / TEST_ASSET_KUBE_APISERVER, then
+    /// $KUBEBUILDER_ASSETS, then ~/.cache/ctrlbench/k8s/<version>/; otherwise
+    /// both are built with Go from the module proxy (10–20 minutes cold on 2 cores).
+    Install {
+        /// Kubernetes version to build (MAJOR.MINOR.PATCH).
+        #[arg(long, default_value = DEFAULT_K8S_VERSION)]
+        k8s_version: String,
+    },
+    /// Start a named plane on free 127.0.0.1 ports and print `export KUBECONFIG=...`.
+    ///
+    /// The plane keeps running after the command returns (unless --foreground);
+    /// stop it with `ctrlbench cluster down --name NAME`.
+    Up(UpArgs),
+    /// Show running planes (pids, URL, version, kubeconfig); stale ones are cleaned up.
+    Status {
+        /// Only this plane.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Print the path of a plane's admin kubeconfig.
+    Kubeconfig {
+        #[arg(long, default_value = "default")]
+        name: String,
+    },
+    /// Stop a plane (SIGTERM, SIGKILL after 10 s) and remove its data directory.
+    Down {
+        #[arg(long, default_value = "default")]
+        name: String,
+    },
+    /// Bring a throw-away plane up, show it answering with the Widget CRD, take it down.
+    Demo {
+        #[arg(long, default_value = DEFAULT_K8S_VERSION)]
+        k8s_version: String,
+    },
+    /// Start and stop a plane several times; print seconds to /readyz with fsync on and off.
+    Bench {
+        /// Start/stop cycles per fsync setting.
+        #[arg(long, default_value_t = 5)]
+        times: usize,
+        #[arg(long, default_value = DEFAULT_K8S_VERSION)]
+        k8s_version: String,
+    },
+}
+
+#[derive(Args)]
+struct UpArgs {
+    /// Name of the plane (its state lives in ~/.local/state/ctrlbench/planes/NAME).
+    #[arg(long, default_value = "default")]
+    name: String,
+    /// Kubernetes version (binaries are built on first use).
+    #[arg(long, default_value = DEFAULT_K8S_VERSION)]
+    k8s_version: String,
+    /// kube-apiserver feature gates, e.g. ConcurrentWatchObjectDecode=true,WatchList=true.
+    #[arg(long, value_delimiter = ',')]
+    feature_gates: Vec<String>,
+    /// Extra kube-apiserver flag (repeatable), e.g. --apiserver-arg=--max-requests-inflight=800.
+    #[arg(long = "apiserver-arg", allow_hyphen_values = true)]
+    apiserver_args: Vec<String>,
+    /// Extra etcd flag (repeatable).
+    #[arg(long = "etcd-arg", allow_hyphen_values = true)]
+    etcd_args: Vec<String>,
+    /// etcd fsync. On by default: the disk is part of what a benchmark measures.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    etcd_fsync: OnOff,
+    /// Stay in the foreground and stop the plane on Ctrl-C or SIGTERM.
+    #[arg(long)]
+    foreground: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum OnOff {
+    On,
+    Off,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn,kube_client::client::builder=off".into()),
+        )
+        .init();
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = rt.block_on(async {
+        tokio::select! {
+            r = dispatch(cli) => Some(r),
+            _ = interrupted() => None,
+        }
+    });
+    // Dropping the command's future above already stopped what it had started.
+    match outcome {
+        Some(Ok(())) => ExitCode::SUCCESS,
+        Some(Err(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+        None => {
+            eprintln!("interrupted");
+            ExitCode::from(130)
+        }
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        _ = term.recv() => {},
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Crd => {
+            print!("{}", widget_api::crd_yaml());
+            Ok(())
+        }
+        Command::Cluster(c) => cluster(c).await,
+    }
+}
+
+async fn cluster(cmd: ClusterCmd) -> Result<()> {
+    match cmd {
+        ClusterCmd::Install { k8s_version } => {
+            let b = install_blocking(&binaries::normalize_version(&k8s_version)?).await?;
+            println!("etcd={}", b.etcd.display());
+            println!("kube-apiserver={}", b.kube_apiserver.display());
+            Ok(())
+        }
+        ClusterCmd::Up(a) => up(a).await,
+        ClusterCmd::Status { name } => status(name),
+        ClusterCmd::Kubeconfig { name } => {
+            let s = running_plane(&name)?;
+            println!("{}", s.kubeconfig.display());
+            Ok(())
+        }
+        ClusterCmd::Down { name } => {
+            let Some(s) = PlaneState::load(&name)? else {
+                bail!("no plane named '{name}' ('ctrlbench cluster status' lists them)");
+            };
+            let (a, e) = s.running();
+            tokio::task::spawn_blocking(move || s.stop_and_remove(ctrlbench::cluster::process::STOP_TIMEOUT)).await??;
+            if a || e {
+                println!("plane '{name}' stopped and its data removed");
+            } else {
+                println!("plane '{name}' was already stopped; its data was removed");
+            }
+            Ok(())
+        }
+        ClusterCmd::Demo { k8s_version } => {
+            let opts = PlaneOptions {
+                k8s_version: binaries::normalize_version(&k8s_version)?,
+                ..PlaneOptions::default()
+            };
+            ctrlbench::demo::run(&opts).await
+        }
+        ClusterCmd::Bench { times, k8s_version } => {
+            if times == 0 {
+                bail!("--times must be at least 1");
+            }
+            let opts = PlaneOptions {
+                k8s_version: binaries::normalize_version(&k8s_version)?,
+                ..PlaneOptions::default()
+            };
+            let rows = bench::run(&opts, times).await?;
+            print!("{}", bench::render(&rows));
+            Ok(())
+        }
+    }
+}
+
+async fn up(a: UpArgs) -> Result<()> {
+    state::check_name(&a.name)?;
+    let version = binaries::normalize_version(&a.k8s_version)?;
+    if std::env::var_os(SUPERVISED).is_none()
+        && let Some(msg) = state::prepare(&a.name)?
+    {
+        eprintln!("{msg}");
+    }
+    let bins = install_blocking(&version).await?;
+    if !a.foreground {
+        // The plane's processes need a living parent to reap them when they
+        // exit: a detached `cluster up --foreground` supervises them.
+        let name = a.name.clone();
+        return tokio::task::spawn_blocking(move || supervise(&name)).await?;
+    }
+    let opts = PlaneOptions {
+        k8s_version: version,
+        feature_gates: a.feature_gates.clone(),
+        apiserver_args: a.apiserver_args.clone(),
+        etcd_args: a.etcd_args.clone(),
+        etcd_fsync: a.etcd_fsync == OnOff::On,
+        ..PlaneOptions::default()
+    };
+    let dir = state::plane_dir(&a.name)?;
+    let plane = ControlPlane::start_in(&opts, &bins, dir.clone(), false).await?;
+    let st = PlaneState::of(&a.name, &plane, opts.etcd_fsync, &opts.feature_gates);
+    st.save()?;
+    println!(
+        "plane '{}' ready in {:.2} s: {} ({}), etcd fsync {}",
+        a.name,
+        plane.ready_after.as_secs_f64(),
+        plane.url(),
+        plane.version,
+        bench::on_off(opts.etcd_fsync)
+    );
+    println!("pid={} etcd", st.etcd.pid);
+    println!("pid={} kube-apiserver", st.apiserver.pid);
+    println!("export KUBECONFIG={}", st.kubeconfig.display());
+    std::io::stdout().flush()?;
+    if std::env::var_os(SUPERVISED).is_some() {
+        // The front process has gone: keep our own output in the plane directory.
+        redirect_output(&dir.join("supervisor.log"))?;
+    } else {
+        eprintln!("running in the foreground; Ctrl-C stops the plane");
+    }
+    // Ctrl-C or SIGTERM (main) drops this future, and with it the plane.
+    std::future::pending::<()>().await;
+    drop(plane);
+    Ok(())
+}
+
+/// Set in the environment of the detached `cluster up --foreground` process.
+const SUPERVISED: &str = "CTRLBENCH_SUPERVISED";
+
+/// Starts this command again as a detached supervisor (`--foreground` in a
+/// new session), relays its output until the plane is ready, and returns.
+fn supervise(name: &str) -> Result<()> {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.args(std::env::args_os().skip(1))
+        .arg("--foreground")
+        .env(SUPERVISED, "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let pid = child.id();
+    let stderr = child.stderr.take().expect("piped");
+    let relay = std::thread::spawn(move || {
+        let mut last = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if !line.starts_with("error: ") {
+                eprintln!("{line}");
+            }
+            last = line;
+        }
+        last
+    });
+    // Until the plane is ready, an interrupted front takes the supervisor with it.
+    let guard = KillOnDrop(Some(pid));
+    let mut ready = false;
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines().map_while(Result::ok) {
+        println!("{line}");
+        if line.starts_with("export KUBECONFIG=") {
+            ready = true;
+            break;
+        }
+    }
+    if ready {
+        std::mem::forget(guard);
+        eprintln!("stop it with: ctrlbench cluster down --name {name} (supervisor process {pid})");
+        return Ok(());
+    }
+    let _ = child.wait();
+    drop(guard);
+    let last = relay.join().unwrap_or_default();
+    bail!("{}", last.trim_start_matches("error: "))
+}
+
+struct KillOnDrop(Option<u32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.take() {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+        }
+    }
+}
+
+/// Points stdout and stderr at `path` (the supervisor outlives its terminal).
+fn redirect_output(path: &std::path::Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    // SAFETY: dup2 onto the standard descriptors; `f` stays open until both are done.
+    unsafe {
+        libc::dup2(f.as_raw_fd(), 1);
+        libc::dup2(f.as_raw_fd(), 2);
+    }
+    Ok(())
+}
+
+fn running_plane(name: &str) -> Result<PlaneState> {
+    let Some(s) = PlaneState::load(name)? else {
+        bail!("no plane named '{name}': start one with 'ctrlbench cluster up --name {name}'");
+    };
+    let (a, e) = s.running();
+    if !(a && e) {
+        s.stop_and_remove(ctrlbench::cluster::process::STOP_TIMEOUT)?;
+        bail!("plane '{name}' was stale (its processes were gone) and has been cleaned up; start it again with 'ctrlbench cluster up --name {name}'");
+    }
+    Ok(s)
+}
+
+fn status(name: Option<String>) -> Result<()> {
+    let planes = match &name {
+        Some(n) => match PlaneState::load(n)? {
+            Some(s) => vec![s],
+            None => bail!("no plane named '{n}'"),
+        },
+        None => PlaneState::list()?,
+    };
+    if planes.is_empty() {
+        println!("no planes ('ctrlbench cluster up' starts one)");
+    }
+    for s in planes {
+        let (a, e) = s.running();
+        if !(a && e) {
+            s.stop_and_remove(ctrlbench::cluster::process::STOP_TIMEOUT)?;
+            println!("{}: stale (processes gone), cleaned up", s.name);
+            continue;
+        }
+        println!(
+            "{}: running {} at {}, etcd fsync {}{}",
+            s.name,
+            s.version,
+            s.url,
+            bench::on_off(s.etcd_fsync),
+            if s.feature_gates.is_empty() {
+                String::new()
+            } else {
+                format!(", feature gates {}", s.feature_gates.join(","))
+            }
+        );
+        println!("  pid={} kube-apiserver (log {})", s.apiserver.pid, s.apiserver.log.display());
+        println!("  pid={} etcd {} (metrics {})", s.etcd.pid, s.etcd_url, s.etcd_metrics_url);
+        println!("  kubeconfig {}", s.kubeconfig.display());
+        let _: PathBuf = s.dir;
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! Kubeconfig files: written mode 0600 because they carry credentials, and
+//! turned into `kube::Client`s.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use kube::config::{
+    AuthInfo, Cluster, Context as KContext, KubeConfigOptions, Kubeconfig, NamedAuthInfo,
+    NamedCluster, NamedContext,
+};
+
+/// Who a kubeconfig authenticates as.
+pub enum Credentials<'a> {
+    /// A client certificate and key (PEM).
+    Cert { cert: &'a str, key: &'a str },
+    /// A bearer token (service accounts, from the TokenRequest API).
+    Token(&'a str),
+}
+
+/// Builds a single-context kubeconfig.
+pub fn build(name: &str, server: &str, ca_pem: &str, creds: Credentials<'_>, namespace: Option<&str>) -> Kubeconfig {
+    let mut auth = AuthInfo::default();
+    match creds {
+        Credentials::Cert { cert, key } => {
+            auth.client_certificate_data = Some(STANDARD.encode(cert));
+            auth.client_key_data = Some(STANDARD.encode(key).into());
+        }
+        Credentials::Token(t) => auth.token = Some(t.to_string().into()),
+    }
+    Kubeconfig {
+        api_version: Some("v1".into()),
+        kind: Some("Config".into()),
+        clusters: vec![NamedCluster {
+            name: name.into(),
+            cluster: Some(Cluster {
+                server: Some(server.into()),
+                certificate_authority_data: Some(STANDARD.encode(ca_pem)),
+                ..Default::default()
+            }),
+            other: Default::default(),
+        }],
+        auth_infos: vec![NamedAuthInfo {
+            name: name.into(),
+            auth_info: Some(auth),
+            other: Default::default(),
+        }],
+        contexts: vec![NamedContext {
+            name: name.into(),
+            context: Some(KContext {
+                cluster: name.into(),
+                user: Some(name.into()),
+                namespace: namespace.map(Into::into),
+                ..Default::default()
+            }),
+            other: Default::default(),
+        }],
+        current_context: Some(name.into()),
+        ..Default::default()
+    }
+}
+
+/// Writes a kubeconfig with mode 0600 from the moment it exists.
+pub fn write(path: &Path, kc: &Kubeconfig) -> Result<()> {
+    let yaml = serde_yaml::to_string(kc)?;
+    super::tinyca::write(path, &yaml, 0o600).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A client for a kubeconfig, with kube's own retries of 429/503/504 left on
+/// (harness traffic; controllers configure their own clients).
+pub async fn client(kc: &Kubeconfig) -> Result<kube::Client> {
+    let config = kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default()).await?;
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// Reads a kubeconfig file and makes a client from it.
+pub async fn client_from_file(path: &Path) -> Result<kube::Client> {
+    let kc = Kubeconfig::read_from(path).with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
+    client(&kc).await
+}
