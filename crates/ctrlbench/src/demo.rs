@@ -13,10 +13,15 @@ use widget_api::Widget;
 use crate::cluster::{ControlPlane, PlaneOptions};
 
 /// The server-side Table for widgets in `ns`: (column names, rows of cells).
-pub async fn widget_table(client: &kube::Client, ns: &str) -> Result<(Vec<String>, Vec<Vec<String>>)> {
-    let req = http::Request::get(format!("/apis/benchmark.example.com/v1alpha1/namespaces/{ns}/widgets"))
-        .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-        .body(Vec::new())?;
+pub async fn widget_table(
+    client: &kube::Client,
+    ns: &str,
+) -> Result<(Vec<String>, Vec<Vec<String>>)> {
+    let req = http::Request::get(format!(
+        "/apis/benchmark.example.com/v1alpha1/namespaces/{ns}/widgets"
+    ))
+    .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+    .body(Vec::new())?;
     let table: serde_json::Value = serde_json::from_str(&client.request_text(req).await?)?;
     let cols = table["columnDefinitions"]
         .as_array()
@@ -63,11 +68,16 @@ pub async fn run(opts: &PlaneOptions) -> Result<()> {
     let client = plane.client().await?;
     let ns = "ctrlbench-demo";
     let nss: Api<Namespace> = Api::all(client.clone());
-    nss.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}}))?)
-        .await?;
+    nss.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
+    )
+    .await?;
     let widgets: Api<Widget> = Api::namespaced(client.clone(), ns);
     for i in 1..=3 {
-        widgets.create(&PostParams::default(), &Widget::numbered(i)).await?;
+        widgets
+            .create(&PostParams::default(), &Widget::numbered(i))
+            .await?;
     }
     // What a controller does: write status through the subresource.
     widgets
@@ -79,12 +89,21 @@ pub async fn run(opts: &PlaneOptions) -> Result<()> {
         .await?;
     let (cols, rows) = widget_table(&client, ns).await?;
     println!("\nkubectl get widgets -n {ns}  (the server's own Table)");
-    println!("{}", cols.iter().map(|c| format!("{c:<16}")).collect::<String>());
+    println!(
+        "{}",
+        cols.iter().map(|c| format!("{c:<16}")).collect::<String>()
+    );
     for r in rows {
-        println!("{}", r.iter().map(|c| format!("{c:<16}")).collect::<String>());
+        println!(
+            "{}",
+            r.iter().map(|c| format!("{c:<16}")).collect::<String>()
+        );
     }
     let t1 = Instant::now();
     tokio::task::spawn_blocking(move || plane.stop()).await?;
-    println!("\nplane stopped in {:.1} s; its directory is removed", t1.elapsed().as_secs_f64());
+    println!(
+        "\nplane stopped in {:.1} s; its directory is removed",
+        t1.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -116,7 +116,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn,kube_client::client::builder=off".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,kube_client::client::builder=off".into()),
         )
         .init();
     let rt = match tokio::runtime::Runtime::new() {
@@ -186,7 +187,10 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
                 bail!("no plane named '{name}' ('ctrlbench cluster status' lists them)");
             };
             let (a, e) = s.running();
-            tokio::task::spawn_blocking(move || s.stop_and_remove(ctrlbench::cluster::process::STOP_TIMEOUT)).await??;
+            tokio::task::spawn_blocking(move || {
+                s.stop_and_remove(ctrlbench::cluster::process::STOP_TIMEOUT)
+            })
+            .await??;
             if a || e {
                 println!("plane '{name}' stopped and its data removed");
             } else {
@@ -310,7 +314,10 @@ fn supervise(name: &str) -> Result<()> {
     // Until the plane is ready, an interrupted front takes the supervisor with it.
     let guard = KillOnDrop(Some(pid));
     let mut ready = false;
-    for line in BufReader::new(child.stdout.take().expect("piped")).lines().map_while(Result::ok) {
+    for line in BufReader::new(child.stdout.take().expect("piped"))
+        .lines()
+        .map_while(Result::ok)
+    {
         println!("{line}");
         if line.starts_with("export KUBECONFIG=") {
             ready = true;
@@ -342,7 +349,10 @@ impl Drop for KillOnDrop {
 /// Points stdout and stderr at `path` (the supervisor outlives its terminal).
 fn redirect_output(path: &std::path::Path) -> Result<()> {
     use std::os::fd::AsRawFd;
-    let f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     // SAFETY: dup2 onto the standard descriptors; `f` stays open until both are done.
     unsafe {
         libc::dup2(f.as_raw_fd(), 1);
@@ -358,7 +368,9 @@ fn running_plane(name: &str) -> Result<PlaneState> {
     let (a, e) = s.running();
     if !(a && e) {
         s.stop_and_remove(ctrlbench::cluster::process::STOP_TIMEOUT)?;
-        bail!("plane '{name}' was stale (its processes were gone) and has been cleaned up; start it again with 'ctrlbench cluster up --name {name}'");
+        bail!(
+            "plane '{name}' was stale (its processes were gone) and has been cleaned up; start it again with 'ctrlbench cluster up --name {name}'"
+        );
     }
     Ok(s)
 }
@@ -393,8 +405,15 @@ fn status(name: Option<String>) -> Result<()> {
                 format!(", feature gates {}", s.feature_gates.join(","))
             }
         );
-        println!("  pid={} kube-apiserver (log {})", s.apiserver.pid, s.apiserver.log.display());
-        println!("  pid={} etcd {} (metrics {})", s.etcd.pid, s.etcd_url, s.etcd_metrics_url);
+        println!(
+            "  pid={} kube-apiserver (log {})",
+            s.apiserver.pid,
+            s.apiserver.log.display()
+        );
+        println!(
+            "  pid={} etcd {} (metrics {})",
+            s.etcd.pid, s.etcd_url, s.etcd_metrics_url
+        );
         println!("  kubeconfig {}", s.kubeconfig.display());
         let _: PathBuf = s.dir;
     }

@@ -28,8 +28,10 @@ pub fn bar(total: u64, label: &str) -> Progress {
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = ProgressBar::new(total);
         b.set_style(
-            ProgressStyle::with_template("{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}")
-                .expect("valid template"),
+            ProgressStyle::with_template(
+                "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}",
+            )
+            .expect("valid template"),
         );
         b.set_prefix(label.to_string());
         b.enable_steady_tick(Duration::from_millis(200));

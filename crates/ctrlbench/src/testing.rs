@@ -74,7 +74,8 @@ pub fn shared_plane() -> &'static SharedPlane {
                 }
             })
             .expect("spawn plane thread");
-        rx.recv().unwrap_or_else(|_| Err("plane thread died".into()))
+        rx.recv()
+            .unwrap_or_else(|_| Err("plane thread died".into()))
     });
     match r {
         Ok(p) => p,

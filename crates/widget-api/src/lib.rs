@@ -83,7 +83,10 @@ mod tests {
     #[test]
     fn crd_matches_design() {
         let crd = Widget::crd();
-        assert_eq!(crd.metadata.name.as_deref(), Some("widgets.benchmark.example.com"));
+        assert_eq!(
+            crd.metadata.name.as_deref(),
+            Some("widgets.benchmark.example.com")
+        );
         assert_eq!(crd.spec.scope, "Namespaced");
         let v = &crd.spec.versions[0];
         assert_eq!(v.name, "v1alpha1");

@@ -42,7 +42,10 @@ impl ApiServerConfig {
             format!("--tls-private-key-file={}", c.serving_key.display()),
             format!("--client-ca-file={}", c.ca_cert.display()),
             format!("--service-account-key-file={}", c.sa_public.display()),
-            format!("--service-account-signing-key-file={}", c.sa_private.display()),
+            format!(
+                "--service-account-signing-key-file={}",
+                c.sa_private.display()
+            ),
             format!("--service-account-issuer={}", self.url()),
             "--authorization-mode=RBAC".to_string(),
             "--anonymous-auth=false".to_string(),

@@ -73,7 +73,9 @@ pub fn stats(xs: &[f64]) -> (f64, f64, f64) {
 
 /// The table `cluster bench` prints.
 pub fn render(rows: &[BenchRow]) -> String {
-    let mut out = String::from("etcd fsync | seconds to /readyz: median [min–max] | to CRD Established | stop\n");
+    let mut out = String::from(
+        "etcd fsync | seconds to /readyz: median [min–max] | to CRD Established | stop\n",
+    );
     for r in rows {
         let (m, lo, hi) = stats(&r.ready);
         let (cm, clo, chi) = stats(&r.crd);

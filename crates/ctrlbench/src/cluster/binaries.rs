@@ -45,8 +45,14 @@ pub struct Binaries {
 pub fn normalize_version(v: &str) -> Result<String> {
     let v = v.trim().trim_start_matches('v');
     let parts: Vec<&str> = v.split('.').collect();
-    if parts.len() != 3 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
-        bail!("invalid Kubernetes version {v:?}: expected MAJOR.MINOR.PATCH such as {DEFAULT_K8S_VERSION}");
+    if parts.len() != 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        bail!(
+            "invalid Kubernetes version {v:?}: expected MAJOR.MINOR.PATCH such as {DEFAULT_K8S_VERSION}"
+        );
     }
     Ok(v.to_string())
 }
@@ -59,7 +65,11 @@ pub fn cache_dir(version: &str) -> Result<PathBuf> {
 
 /// Resolves both binaries without building anything.
 pub fn find(version: &str) -> Result<Option<Binaries>> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let assets = env("KUBEBUILDER_ASSETS");
     let cache = cache_dir(version)?;
     let lookup = |var: &str, name: &str| -> Option<(PathBuf, Source)> {
@@ -101,7 +111,8 @@ pub fn install(version: &str) -> Result<Binaries> {
     }
     let go = which_go()?;
     let cache = cache_dir(&version)?;
-    std::fs::create_dir_all(&cache).with_context(|| format!("cannot create {}", cache.display()))?;
+    std::fs::create_dir_all(&cache)
+        .with_context(|| format!("cannot create {}", cache.display()))?;
     let work = tempfile::Builder::new()
         .prefix(".build-")
         .tempdir_in(&cache)
@@ -112,7 +123,14 @@ pub fn install(version: &str) -> Result<Binaries> {
         let dir = work.path().join("etcd");
         write_module(&dir, ETCD_GO_MOD, ETCD_GO_SUM)?;
         let ldflags = format!("-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v{ETCD_VERSION}");
-        build(&go, &dir, "go.etcd.io/etcd/server/v3", &ldflags, &etcd, &format!("etcd v{ETCD_VERSION}"))?;
+        build(
+            &go,
+            &dir,
+            "go.etcd.io/etcd/server/v3",
+            &ldflags,
+            &etcd,
+            &format!("etcd v{ETCD_VERSION}"),
+        )?;
     }
     let api = cache.join("kube-apiserver");
     if !api.is_file() {
@@ -157,7 +175,10 @@ fn version_ldflags(version: &str) -> Result<String> {
     let mut parts = version.split('.');
     let (major, minor) = (parts.next().unwrap_or("1"), parts.next().unwrap_or("0"));
     let mut flags = vec!["-s".to_string(), "-w".to_string()];
-    for pkg in ["k8s.io/component-base/version", "k8s.io/client-go/pkg/version"] {
+    for pkg in [
+        "k8s.io/component-base/version",
+        "k8s.io/client-go/pkg/version",
+    ] {
         for (k, v) in [
             ("gitVersion", format!("v{version}")),
             ("gitMajor", major.to_string()),
@@ -177,7 +198,12 @@ fn version_ldflags(version: &str) -> Result<String> {
 fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let out = Command::new(go)
-        .args(["mod", "download", "-json", &format!("k8s.io/kubernetes@v{version}")])
+        .args([
+            "mod",
+            "download",
+            "-json",
+            &format!("k8s.io/kubernetes@v{version}"),
+        ])
         .current_dir(dir)
         .output()
         .context("cannot run go mod download")?;
@@ -185,7 +211,9 @@ fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()>
     if let Some(err) = info.get("Error").and_then(|e| e.as_str()) {
         bail!("Kubernetes v{version} is not available from the Go module proxy: {err}");
     }
-    let gomod_path = info["GoMod"].as_str().context("go mod download gave no go.mod path")?;
+    let gomod_path = info["GoMod"]
+        .as_str()
+        .context("go mod download gave no go.mod path")?;
     let upstream = std::fs::read_to_string(gomod_path)?;
     let staging: Vec<&str> = upstream
         .lines()
@@ -208,7 +236,10 @@ fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()>
     }
     gomod.push_str(")\n");
     std::fs::write(dir.join("go.mod"), gomod)?;
-    eprintln!("resolving modules for Kubernetes v{version} ({} staging modules)…", staging.len());
+    eprintln!(
+        "resolving modules for Kubernetes v{version} ({} staging modules)…",
+        staging.len()
+    );
     let status = Command::new(go)
         .args(["mod", "tidy"])
         .current_dir(dir)
@@ -262,7 +293,11 @@ fn build(go: &Path, dir: &Path, pkg: &str, ldflags: &str, out: &Path, label: &st
         bail!("building {label} failed:\n{}", tail.join("\n"));
     }
     std::fs::rename(&tmp, out)?;
-    eprintln!("built {label} in {:.0?} → {}", round(started.elapsed()), out.display());
+    eprintln!(
+        "built {label} in {:.0?} → {}",
+        round(started.elapsed()),
+        out.display()
+    );
     Ok(())
 }
 

@@ -46,7 +46,10 @@ impl EtcdConfig {
             format!("--listen-peer-urls={peer}"),
             format!("--initial-advertise-peer-urls={peer}"),
             format!("--initial-cluster=ctrlbench={peer}"),
-            format!("--listen-metrics-urls=http://127.0.0.1:{}", self.metrics_port),
+            format!(
+                "--listen-metrics-urls=http://127.0.0.1:{}",
+                self.metrics_port
+            ),
             "--log-level=warn".to_string(),
         ];
         if !self.fsync {

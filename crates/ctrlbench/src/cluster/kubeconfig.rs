@@ -20,7 +20,13 @@ pub enum Credentials<'a> {
 }
 
 /// Builds a single-context kubeconfig.
-pub fn build(name: &str, server: &str, ca_pem: &str, creds: Credentials<'_>, namespace: Option<&str>) -> Kubeconfig {
+pub fn build(
+    name: &str,
+    server: &str,
+    ca_pem: &str,
+    creds: Credentials<'_>,
+    namespace: Option<&str>,
+) -> Kubeconfig {
     let mut auth = AuthInfo::default();
     match creds {
         Credentials::Cert { cert, key } => {
@@ -64,18 +70,21 @@ pub fn build(name: &str, server: &str, ca_pem: &str, creds: Credentials<'_>, nam
 /// Writes a kubeconfig with mode 0600 from the moment it exists.
 pub fn write(path: &Path, kc: &Kubeconfig) -> Result<()> {
     let yaml = serde_yaml::to_string(kc)?;
-    super::tinyca::write(path, &yaml, 0o600).with_context(|| format!("cannot write {}", path.display()))
+    super::tinyca::write(path, &yaml, 0o600)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// A client for a kubeconfig, with kube's own retries of 429/503/504 left on
 /// (harness traffic; controllers configure their own clients).
 pub async fn client(kc: &Kubeconfig) -> Result<kube::Client> {
-    let config = kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default()).await?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default()).await?;
     Ok(kube::Client::try_from(config)?)
 }
 
 /// Reads a kubeconfig file and makes a client from it.
 pub async fn client_from_file(path: &Path) -> Result<kube::Client> {
-    let kc = Kubeconfig::read_from(path).with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
+    let kc = Kubeconfig::read_from(path)
+        .with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
     client(&kc).await
 }

@@ -4,8 +4,8 @@
 //! planes that outlive the command (`state`), and the binaries (`binaries`).
 
 pub mod apiserver;
-pub mod binaries;
 pub mod bench;
+pub mod binaries;
 pub mod etcd;
 pub mod kubeconfig;
 pub mod plane;

@@ -68,15 +68,24 @@ impl ControlPlane {
     /// binaries first if needed.
     pub async fn start(opts: &PlaneOptions) -> Result<ControlPlane> {
         let bins = install_blocking(&opts.k8s_version).await?;
-        let dir = tempfile::Builder::new().prefix("ctrlbench-plane-").tempdir()?.keep();
+        let dir = tempfile::Builder::new()
+            .prefix("ctrlbench-plane-")
+            .tempdir()?
+            .keep();
         ControlPlane::start_in(opts, &bins, dir, false).await
     }
 
     /// Starts a plane whose files live in `dir`. On any failure both processes
     /// are stopped and `dir` is removed.
-    pub async fn start_in(opts: &PlaneOptions, bins: &Binaries, dir: PathBuf, detached: bool) -> Result<ControlPlane> {
+    pub async fn start_in(
+        opts: &PlaneOptions,
+        bins: &Binaries,
+        dir: PathBuf,
+        detached: bool,
+    ) -> Result<ControlPlane> {
         let mut guard = DirGuard(Some(dir.clone()));
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
         let (certs, pems) = tinyca::generate(&dir.join("pki"))?;
         let [client_port, peer_port, metrics_port, api_port] = free_ports()?;
 
@@ -132,7 +141,9 @@ impl ControlPlane {
         // From here on, dropping `plane` stops the processes and removes the directory.
         guard.0 = None;
         let client = plane.client().await?;
-        plane.wait_ready(&client, started, opts.startup_timeout).await?;
+        plane
+            .wait_ready(&client, started, opts.startup_timeout)
+            .await?;
         plane.ready_after = started.elapsed();
         plane.version = client.apiserver_version().await?.git_version;
         if opts.install_crd {
@@ -163,14 +174,25 @@ impl ControlPlane {
         drop(self)
     }
 
-    async fn wait_ready(&mut self, client: &kube::Client, started: Instant, timeout: Duration) -> Result<()> {
+    async fn wait_ready(
+        &mut self,
+        client: &kube::Client,
+        started: Instant,
+        timeout: Duration,
+    ) -> Result<()> {
         let mut last_err;
         loop {
             if !self.etcd.process.is_running() {
-                bail!("etcd exited during start-up: {}", self.etcd.process.log_summary());
+                bail!(
+                    "etcd exited during start-up: {}",
+                    self.etcd.process.log_summary()
+                );
             }
             if !self.apiserver.process.is_running() {
-                bail!("kube-apiserver exited during start-up: {}", self.apiserver.process.log_summary());
+                bail!(
+                    "kube-apiserver exited during start-up: {}",
+                    self.apiserver.process.log_summary()
+                );
             }
             let req = http::Request::get("/readyz").body(Vec::new())?;
             match tokio::time::timeout(Duration::from_secs(5), client.request_text(req)).await {
@@ -217,9 +239,13 @@ pub async fn install_crd(client: &kube::Client) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let crd = Widget::crd();
     let name = crd.metadata.name.clone().unwrap_or_default();
-    api.patch(&name, &PatchParams::apply("ctrlbench").force(), &Patch::Apply(&crd))
-        .await
-        .context("cannot install the Widget CRD")?;
+    api.patch(
+        &name,
+        &PatchParams::apply("ctrlbench").force(),
+        &Patch::Apply(&crd),
+    )
+    .await
+    .context("cannot install the Widget CRD")?;
     tokio::time::timeout(
         Duration::from_secs(30),
         await_condition(api, &name, conditions::is_crd_established()),
@@ -242,7 +268,10 @@ fn free_ports() -> Result<[u16; 4]> {
         .map(|_| TcpListener::bind("127.0.0.1:0"))
         .collect::<std::io::Result<_>>()
         .context("cannot find free ports on 127.0.0.1")?;
-    let ports: Vec<u16> = ls.iter().map(|l| l.local_addr().map(|a| a.port())).collect::<std::io::Result<_>>()?;
+    let ports: Vec<u16> = ls
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect::<std::io::Result<_>>()?;
     Ok([ports[0], ports[1], ports[2], ports[3]])
 }
 

@@ -40,10 +40,7 @@ impl Process {
         let out = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
         let err = out.try_clone()?;
         let mut cmd = Command::new(bin);
-        cmd.args(args)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err);
+        cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err);
         let parent = std::process::id() as libc::pid_t;
         // SAFETY: only async-signal-safe libc calls between fork and exec.
         unsafe {
@@ -111,7 +108,11 @@ impl Process {
         let deadline = Instant::now() + timeout;
         while self.is_running() {
             if Instant::now() >= deadline {
-                tracing::warn!(process = self.name, pid = self.pid, "no exit after SIGTERM; sending SIGKILL");
+                tracing::warn!(
+                    process = self.name,
+                    pid = self.pid,
+                    "no exit after SIGTERM; sending SIGKILL"
+                );
                 signal(self.pid, libc::SIGKILL);
                 while self.is_running() {
                     std::thread::sleep(Duration::from_millis(20));
@@ -138,18 +139,25 @@ impl Process {
     /// klog error or fatal line, else the last non-empty line.
     pub fn log_summary(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
         let pick = lines
             .iter()
             .find(|l| l.starts_with("Error:"))
             .or_else(|| {
-                lines
-                    .iter()
-                    .rev()
-                    .find(|l| l.starts_with('E') || l.starts_with('F') || l.contains("\"level\":\"fatal\"") || l.contains("\"level\":\"error\""))
+                lines.iter().rev().find(|l| {
+                    l.starts_with('E')
+                        || l.starts_with('F')
+                        || l.contains("\"level\":\"fatal\"")
+                        || l.contains("\"level\":\"error\"")
+                })
             })
             .or_else(|| lines.last());
-        pick.map(|s| s.to_string()).unwrap_or_else(|| "(no output)".into())
+        pick.map(|s| s.to_string())
+            .unwrap_or_else(|| "(no output)".into())
     }
 }
 

@@ -50,7 +50,9 @@ pub fn planes_root() -> Result<PathBuf> {
 pub fn check_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() <= 63
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
         && !name.starts_with('.');
     if !ok {
         bail!("invalid plane name {name:?}: use letters, digits, '-', '_' or '.' (at most 63)");
@@ -64,7 +66,12 @@ pub fn plane_dir(name: &str) -> Result<PathBuf> {
 }
 
 impl PlaneState {
-    pub fn of(name: &str, plane: &ControlPlane, etcd_fsync: bool, feature_gates: &[String]) -> PlaneState {
+    pub fn of(
+        name: &str,
+        plane: &ControlPlane,
+        etcd_fsync: bool,
+        feature_gates: &[String],
+    ) -> PlaneState {
         let me = std::process::id();
         let rec = |p: &Process| ProcessRecord {
             pid: p.pid,
@@ -100,9 +107,11 @@ impl PlaneState {
     pub fn load(name: &str) -> Result<Option<PlaneState>> {
         let path = plane_dir(name)?.join("state.json");
         match std::fs::read_to_string(&path) {
-            Ok(text) => Ok(Some(
-                serde_json::from_str(&text).with_context(|| format!("corrupt plane state {}", path.display()))?,
-            )),
+            Ok(text) => {
+                Ok(Some(serde_json::from_str(&text).with_context(|| {
+                    format!("corrupt plane state {}", path.display())
+                })?))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
         }
@@ -128,9 +137,24 @@ impl PlaneState {
 
     fn processes(&self) -> [Process; 3] {
         [
-            Process::recorded("supervisor", self.supervisor.pid, self.supervisor.start_time, self.supervisor.log.clone()),
-            Process::recorded("kube-apiserver", self.apiserver.pid, self.apiserver.start_time, self.apiserver.log.clone()),
-            Process::recorded("etcd", self.etcd.pid, self.etcd.start_time, self.etcd.log.clone()),
+            Process::recorded(
+                "supervisor",
+                self.supervisor.pid,
+                self.supervisor.start_time,
+                self.supervisor.log.clone(),
+            ),
+            Process::recorded(
+                "kube-apiserver",
+                self.apiserver.pid,
+                self.apiserver.start_time,
+                self.apiserver.log.clone(),
+            ),
+            Process::recorded(
+                "etcd",
+                self.etcd.pid,
+                self.etcd.start_time,
+                self.etcd.log.clone(),
+            ),
         ]
     }
 
@@ -158,7 +182,10 @@ pub fn remove_plane_dir(dir: &Path) -> Result<()> {
         return Ok(());
     }
     if !super::plane::looks_like_plane_dir(dir) && std::fs::read_dir(dir)?.next().is_some() {
-        bail!("{} does not look like a ctrlbench plane directory; not removing it", dir.display());
+        bail!(
+            "{} does not look like a ctrlbench plane directory; not removing it",
+            dir.display()
+        );
     }
     std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))
 }
@@ -171,14 +198,21 @@ pub fn prepare(name: &str) -> Result<Option<String>> {
         Some(s) => {
             let (a, e) = s.running();
             if a && e {
-                bail!("a plane named '{name}' is already running at {}: use it, or stop it with 'ctrlbench cluster down --name {name}'", s.url);
+                bail!(
+                    "a plane named '{name}' is already running at {}: use it, or stop it with 'ctrlbench cluster down --name {name}'",
+                    s.url
+                );
             }
             s.stop_and_remove(STOP_TIMEOUT)?;
-            Ok(Some(format!("removed stale plane '{name}' (its processes were gone)")))
+            Ok(Some(format!(
+                "removed stale plane '{name}' (its processes were gone)"
+            )))
         }
         None if dir.exists() => {
             remove_plane_dir(&dir)?;
-            Ok(Some(format!("removed the leftovers of an unfinished plane '{name}'")))
+            Ok(Some(format!(
+                "removed the leftovers of an unfinished plane '{name}'"
+            )))
         }
         None => Ok(None),
     }

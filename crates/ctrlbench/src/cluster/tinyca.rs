@@ -34,7 +34,9 @@ pub struct Pems {
 pub fn generate(dir: &Path) -> Result<(Certs, Pems)> {
     std::fs::create_dir_all(dir)?;
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-    ca_params.distinguished_name.push(DnType::CommonName, "ctrlbench-ca");
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "ctrlbench-ca");
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
@@ -44,7 +46,9 @@ pub fn generate(dir: &Path) -> Result<(Certs, Pems)> {
     let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
 
     let mut serving = CertificateParams::new(Vec::<String>::new())?;
-    serving.distinguished_name.push(DnType::CommonName, "kube-apiserver");
+    serving
+        .distinguished_name
+        .push(DnType::CommonName, "kube-apiserver");
     serving.subject_alt_names = vec![
         SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)),
         SanType::DnsName("localhost".try_into()?),
@@ -54,8 +58,12 @@ pub fn generate(dir: &Path) -> Result<(Certs, Pems)> {
     let serving_cert = serving.signed_by(&serving_key, &ca)?;
 
     let mut admin = CertificateParams::new(Vec::<String>::new())?;
-    admin.distinguished_name.push(DnType::CommonName, "ctrlbench-admin");
-    admin.distinguished_name.push(DnType::OrganizationName, "system:masters");
+    admin
+        .distinguished_name
+        .push(DnType::CommonName, "ctrlbench-admin");
+    admin
+        .distinguished_name
+        .push(DnType::OrganizationName, "system:masters");
     admin.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     let admin_key = KeyPair::generate()?;
     let admin_cert = admin.signed_by(&admin_key, &ca)?;

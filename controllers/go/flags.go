@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Status-write modes (--status-write).
+const (
+	writeUpdate = "update" // PUT .../status
+	writePatch  = "patch"  // merge PATCH .../status, no resourceVersion
+	writeApply  = "apply"  // server-side apply PATCH .../status
+	writeObject = "object" // one PUT on the main resource carrying annotation + status (status dropped by the server)
+)
+
+// preset is one row of DESIGN §3's table.
+type preset struct {
+	workers     int
+	predicate   bool   // generation-changed predicate on the watch
+	statusWrite string // one of the write* modes
+	annotate    bool   // stamp bad-controller/last-seen with an object Update
+	// conflictRetry wraps a status Update in RetryOnConflict. The good
+	// presets handle conflicts; the bad ones return the error (requeue).
+	conflictRetry bool
+}
+
+var presets = map[string]preset{
+	"good":              {workers: 5, predicate: true, statusWrite: writeUpdate, conflictRetry: true},
+	"good-single":       {workers: 1, predicate: true, statusWrite: writeUpdate, conflictRetry: true},
+	"good-patch":        {workers: 5, predicate: true, statusWrite: writePatch, conflictRetry: true},
+	"good-single-patch": {workers: 1, predicate: true, statusWrite: writePatch, conflictRetry: true},
+	"bad-fix":           {workers: 5, statusWrite: writeUpdate, annotate: true},
+	"bad-fix-single":    {workers: 1, statusWrite: writeUpdate, annotate: true},
+	"bad":               {workers: 1, statusWrite: writeObject, annotate: true},
+	"bad-concurrent":    {workers: 5, statusWrite: writeObject, annotate: true},
+}
+
+// options is the resolved configuration: preset values with overrides applied.
+type options struct {
+	Namespace     string
+	Preset        string
+	Workers       int
+	Predicate     bool
+	StatusWrite   string
+	Annotate      bool
+	ConflictRetry bool
+	// ConflictReread is "api" (retries re-read through the API reader) or
+	// "cache" (every attempt re-reads the cached object, as the seed did).
+	ConflictReread string
+	WorkMS         int
+
+	// ClientQPS/ClientBurst apply only when the matching *Set is true;
+	// otherwise the library's own defaults stay.
+	ClientQPS      float64
+	ClientQPSSet   bool
+	ClientBurst    int
+	ClientBurstSet bool
+
+	MetricsBindAddress string
+	LogLevel           string
+	LogFormat          string
+	// WatchList is nil when --watch-list was not given (environment left as is).
+	WatchList  *bool
+	Kubeconfig string
+}
+
+// usageError is a bad flag value or combination: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }
+
+// errHelp is returned for -h/--help.
+var errHelp = errors.New("help requested")
+
+func presetNames() string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, "|")
+}
+
+func oneOf(flagName, value string, allowed ...string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return usagef("--%s: invalid value %q (want %s)", flagName, value, strings.Join(allowed, "|"))
+}
+
+// newFlagSet defines every flag; the returned raw struct receives the values.
+type rawFlags struct {
+	namespace, preset, predicate, statusWrite, metricsAddr string
+	logLevel, logFormat, conflictReread, kubeconfig        string
+	workers, workMS, clientBurst                           int
+	clientQPS                                              float64
+	annotate, watchList                                    bool
+}
+
+func newFlagSet(r *rawFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("widget-controller", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&r.namespace, "namespace", "", "namespace to watch (required); the cache is restricted to it")
+	fs.StringVar(&r.preset, "preset", "good", "controller variant: "+presetNames())
+	fs.IntVar(&r.workers, "workers", 0, "override: concurrent reconciles (>= 1)")
+	fs.StringVar(&r.predicate, "predicate", "", "override: generation|none")
+	fs.StringVar(&r.statusWrite, "status-write", "", "override: update|patch|apply|object")
+	fs.BoolVar(&r.annotate, "annotate", false, "override: stamp the "+lastSeenAnnotation+" annotation with an object Update (--annotate=false turns it off)")
+	fs.IntVar(&r.workMS, "work-ms", 10, "simulated work per reconcile, milliseconds (>= 0)")
+	fs.Float64Var(&r.clientQPS, "client-qps", 0, "client-side rate limit in requests/s; <= 0 = unlimited; unset = library default")
+	fs.IntVar(&r.clientBurst, "client-burst", 0, "client-side rate limiter burst (>= 1); unset = library default")
+	fs.StringVar(&r.metricsAddr, "metrics-bind-address", "127.0.0.1:0", "HOST:PORT for /metrics (port 0 = any free port, printed as metrics-address=HOST:PORT); 0 = off")
+	fs.StringVar(&r.logLevel, "log-level", "debug", "debug|info|error")
+	fs.StringVar(&r.logFormat, "log-format", "console", "console|json")
+	fs.BoolVar(&r.watchList, "watch-list", false, "streaming initial list: sets KUBE_FEATURE_WatchListClient in this process (--watch-list=false sets it false)")
+	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the seed)")
+	fs.StringVar(&r.kubeconfig, "kubeconfig", "", "kubeconfig path (default: KUBECONFIG, in-cluster, ~/.kube/config)")
+	return fs
+}
+
+// usage returns the flag help text.
+func usage() string {
+	var r rawFlags
+	fs := newFlagSet(&r)
+	var b bytes.Buffer
+	b.WriteString("usage: widget-controller --namespace NS [--preset P] [overrides]\n")
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	return b.String()
+}
+
+// parseFlags parses and validates the command line. Errors are *usageError
+// (or errHelp); each names the offending flag.
+func parseFlags(args []string) (*options, error) {
+	var r rawFlags
+	fs := newFlagSet(&r)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		// The flag package spells flags with one dash; use the documented two.
+		return nil, &usageError{msg: dashDash(err.Error())}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (flags only)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	if r.namespace == "" {
+		return nil, usagef("--namespace is required")
+	}
+	p, ok := presets[r.preset]
+	if !ok {
+		return nil, usagef("--preset: unknown preset %q (want %s)", r.preset, presetNames())
+	}
+	o := &options{
+		Namespace:          r.namespace,
+		Preset:             r.preset,
+		Workers:            p.workers,
+		Predicate:          p.predicate,
+		StatusWrite:        p.statusWrite,
+		Annotate:           p.annotate,
+		ConflictRetry:      p.conflictRetry,
+		ConflictReread:     r.conflictReread,
+		WorkMS:             r.workMS,
+		MetricsBindAddress: r.metricsAddr,
+		LogLevel:           r.logLevel,
+		LogFormat:          r.logFormat,
+		Kubeconfig:         r.kubeconfig,
+	}
+	if set["workers"] {
+		if r.workers < 1 {
+			return nil, usagef("--workers: must be at least 1, got %d", r.workers)
+		}
+		o.Workers = r.workers
+	}
+	if set["predicate"] {
+		if err := oneOf("predicate", r.predicate, "generation", "none"); err != nil {
+			return nil, err
+		}
+		o.Predicate = r.predicate == "generation"
+	}
+	if set["status-write"] {
+		if err := oneOf("status-write", r.statusWrite, writeUpdate, writePatch, writeApply, writeObject); err != nil {
+			return nil, err
+		}
+		o.StatusWrite = r.statusWrite
+	}
+	if set["annotate"] {
+		o.Annotate = r.annotate
+	}
+	if r.workMS < 0 {
+		return nil, usagef("--work-ms: must be >= 0, got %d", r.workMS)
+	}
+	if set["client-qps"] {
+		if math.IsNaN(r.clientQPS) || math.IsInf(r.clientQPS, 0) || r.clientQPS > math.MaxFloat32 {
+			return nil, usagef("--client-qps: must be a finite number, got %v", r.clientQPS)
+		}
+		o.ClientQPS, o.ClientQPSSet = r.clientQPS, true
+	}
+	if set["client-burst"] {
+		if r.clientBurst < 1 {
+			return nil, usagef("--client-burst: must be at least 1, got %d", r.clientBurst)
+		}
+		if o.ClientQPSSet && o.ClientQPS <= 0 {
+			return nil, usagef("--client-burst: has no effect with --client-qps <= 0 (client rate limiter off)")
+		}
+		o.ClientBurst, o.ClientBurstSet = r.clientBurst, true
+	}
+	if err := checkBindAddress(r.metricsAddr); err != nil {
+		return nil, err
+	}
+	if err := oneOf("log-level", r.logLevel, "debug", "info", "error"); err != nil {
+		return nil, err
+	}
+	if err := oneOf("log-format", r.logFormat, "console", "json"); err != nil {
+		return nil, err
+	}
+	if err := oneOf("conflict-reread", r.conflictReread, "api", "cache"); err != nil {
+		return nil, err
+	}
+	if set["watch-list"] {
+		v := r.watchList
+		o.WatchList = &v
+	}
+	return o, nil
+}
+
+// flagSpelling finds the flag package's one-dash spelling of a flag name.
+var flagSpelling = regexp.MustCompile(`(flag |for |defined: |argument: )-([A-Za-z])`)
+
+// dashDash rewrites the first "-name" in a flag package message to "--name".
+func dashDash(msg string) string {
+	loc := flagSpelling.FindStringSubmatchIndex(msg)
+	if loc == nil {
+		return msg
+	}
+	return msg[:loc[3]] + "-" + msg[loc[3]:]
+}
+
+func checkBindAddress(addr string) error {
+	if addr == "0" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--metrics-bind-address: %q is not HOST:PORT (or 0 to turn metrics off)", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return usagef("--metrics-bind-address: invalid port %q in %q", port, addr)
+	}
+	return nil
+}

@@ -1,0 +1,481 @@
+//! The local control plane, tested against itself: one shared plane for this
+//! binary (ctrlbench::testing), plus CLI runs for the lifecycle cases.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ctrlbench::cluster::process::is_alive;
+use ctrlbench::cluster::{ControlPlane, PlaneOptions};
+use ctrlbench::testing::shared_plane;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use widget_api::{Widget, WidgetStatus};
+
+async fn namespace(client: &kube::Client, name: &str) {
+    let api: Api<Namespace> = Api::all(client.clone());
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": name}})).unwrap(),
+    )
+    .await
+    .unwrap();
+}
+
+fn status_code(e: &kube::Error) -> Option<u16> {
+    match e {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn crd_is_established_with_printer_columns() {
+    let client = shared_plane().client().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd = crds.get("widgets.benchmark.example.com").await.unwrap();
+    let established = crd
+        .status
+        .unwrap()
+        .conditions
+        .unwrap_or_default()
+        .into_iter()
+        .any(|c| c.type_ == "Established" && c.status == "True");
+    assert!(established);
+
+    namespace(&client, "table").await;
+    let widgets: Api<Widget> = Api::namespaced(client.clone(), "table");
+    widgets
+        .create(&PostParams::default(), &Widget::numbered(5))
+        .await
+        .unwrap();
+    let (cols, rows) = ctrlbench::demo::widget_table(&client, "table")
+        .await
+        .unwrap();
+    for c in ["Phase", "Count", "Age"] {
+        assert!(
+            cols.iter().any(|x| x == c),
+            "column {c} missing from {cols:?}"
+        );
+    }
+    let count_col = cols.iter().position(|c| c == "Count").unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][count_col], "5");
+}
+
+#[tokio::test]
+async fn status_subresource_semantics() {
+    let client = shared_plane().client().await;
+    namespace(&client, "semantics").await;
+    let api: Api<Widget> = Api::namespaced(client.clone(), "semantics");
+    let name = "widget-000001";
+    let mut w = Widget::numbered(1);
+    w.status = Some(WidgetStatus {
+        phase: Some("Sent-on-create".into()),
+        ..Default::default()
+    });
+    let created = api.create(&PostParams::default(), &w).await.unwrap();
+    assert_eq!(
+        created.status, None,
+        "status sent on create must be dropped"
+    );
+    assert_eq!(created.metadata.generation, Some(1));
+
+    // A status write does not bump generation.
+    let s = api
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Ready", "processedCount": 1}})),
+        )
+        .await
+        .unwrap();
+    assert!(s.is_ready());
+    assert_eq!(s.metadata.generation, Some(1));
+
+    // Replacing the main resource keeps the stored status and ignores the one sent.
+    let mut replace = s.clone();
+    replace.status = Some(WidgetStatus {
+        phase: Some("Ignored".into()),
+        ..Default::default()
+    });
+    let r = api
+        .replace(name, &PostParams::default(), &replace)
+        .await
+        .unwrap();
+    assert_eq!(r.status.as_ref().unwrap().phase.as_deref(), Some("Ready"));
+    assert_eq!(
+        api.get(name)
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .phase
+            .as_deref(),
+        Some("Ready")
+    );
+
+    // An annotation change does not bump generation; a spec change does.
+    let a = api
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"bad-controller/last-seen": "1"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(a.metadata.generation, Some(1));
+    assert!(a.metadata.resource_version != r.metadata.resource_version);
+    let sp = api
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"count": 2}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sp.metadata.generation, Some(2));
+}
+
+#[tokio::test]
+async fn stale_status_update_conflicts_and_merge_patch_does_not() {
+    let client = shared_plane().client().await;
+    namespace(&client, "conflicts").await;
+    let api: Api<Widget> = Api::namespaced(client.clone(), "conflicts");
+    let name = "widget-000001";
+    let stale = api
+        .create(&PostParams::default(), &Widget::numbered(1))
+        .await
+        .unwrap();
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {"touch": "1"}}})),
+    )
+    .await
+    .unwrap();
+    let mut update = stale.clone();
+    update.status = Some(WidgetStatus {
+        phase: Some("Ready".into()),
+        ..Default::default()
+    });
+    let err = api
+        .replace_status(name, &PostParams::default(), &update)
+        .await
+        .unwrap_err();
+    assert_eq!(status_code(&err), Some(409), "{err}");
+
+    let ok = api
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Ready"}})),
+        )
+        .await
+        .unwrap();
+    assert!(ok.is_ready());
+}
+
+#[tokio::test]
+async fn namespaced_identity_is_confined_to_its_namespace() {
+    let plane = shared_plane();
+    let admin = plane.client().await;
+    namespace(&admin, "own").await;
+    namespace(&admin, "other").await;
+    for ns in ["own", "other"] {
+        let api: Api<Widget> = Api::namespaced(admin.clone(), ns);
+        api.create(&PostParams::default(), &Widget::numbered(1))
+            .await
+            .unwrap();
+    }
+    let id = ctrlbench::run::identity::create(&admin, &plane.kubeconfig, "own", "ctrl")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc_path = dir.path().join("kubeconfig");
+    id.write(&kc_path).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&kc_path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let client = ctrlbench::cluster::kubeconfig::client_from_file(&kc_path)
+        .await
+        .unwrap();
+
+    let own: Api<Widget> = Api::namespaced(client.clone(), "own");
+    let name = "widget-000001";
+    let w = own.get(name).await.unwrap();
+    assert_eq!(
+        own.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
+    let mut stream = own
+        .watch(&kube::api::WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
+
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .unwrap();
+    assert!(first.unwrap().is_ok());
+    own.replace(name, &PostParams::default(), &w).await.unwrap();
+    let mut s = own.get_status(name).await.unwrap();
+    s.status = Some(WidgetStatus {
+        phase: Some("Ready".into()),
+        ..Default::default()
+    });
+    own.replace_status(name, &PostParams::default(), &s)
+        .await
+        .unwrap();
+    own.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"processedCount": 1}})),
+    )
+    .await
+    .unwrap();
+
+    let other: Api<Widget> = Api::namespaced(client.clone(), "other");
+    assert_eq!(status_code(&other.get(name).await.unwrap_err()), Some(403));
+    assert_eq!(
+        status_code(&other.list(&ListParams::default()).await.unwrap_err()),
+        Some(403)
+    );
+    let err = other
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Ready"}})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(status_code(&err), Some(403));
+    let all: Api<Widget> = Api::all(client);
+    assert_eq!(
+        status_code(&all.list(&ListParams::default()).await.unwrap_err()),
+        Some(403)
+    );
+}
+
+#[tokio::test]
+async fn shared_plane_kubeconfig_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = shared_plane();
+    assert!(p.version.starts_with("v1."), "{}", p.version);
+    let mode = std::fs::metadata(&p.kubeconfig_path)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(p.url.starts_with("https://127.0.0.1:"));
+}
+
+#[tokio::test]
+async fn two_planes_run_at_once() {
+    let opts = PlaneOptions {
+        etcd_fsync: false,
+        ..PlaneOptions::default()
+    };
+    let (a, b) = tokio::join!(ControlPlane::start(&opts), ControlPlane::start(&opts));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_ne!(a.url(), b.url());
+    assert_ne!(a.etcd.config.client_port, b.etcd.config.client_port);
+    for p in [&a, &b] {
+        let c = p.client().await.unwrap();
+        assert!(
+            c.apiserver_version()
+                .await
+                .unwrap()
+                .git_version
+                .starts_with("v1.")
+        );
+        namespace(&c, "same-name").await;
+    }
+    let dirs = [a.dir.clone(), b.dir.clone()];
+    tokio::task::spawn_blocking(move || {
+        a.stop();
+        b.stop();
+    })
+    .await
+    .unwrap();
+    for d in dirs {
+        assert!(!d.exists(), "{} left behind", d.display());
+    }
+}
+
+// ---- the CLI, with its plane state in a private directory ----
+
+fn ctrlbench(state: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ctrlbench"));
+    c.env("XDG_STATE_HOME", state);
+    c
+}
+
+/// Pids of processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline"))
+            && String::from_utf8_lossy(&cmd).contains(needle)
+            && is_alive(pid, 0)
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn wait_gone(pids: &[u32], within: Duration) -> Vec<u32> {
+    let t0 = Instant::now();
+    loop {
+        let alive: Vec<u32> = pids.iter().copied().filter(|p| is_alive(*p, 0)).collect();
+        if alive.is_empty() || t0.elapsed() > within {
+            return alive;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn unknown_feature_gate_fails_cleanly() {
+    let state = tempfile::tempdir().unwrap();
+    let out = ctrlbench(state.path())
+        .args([
+            "cluster",
+            "up",
+            "--name",
+            "badgate",
+            "--feature-gates",
+            "NoSuchGate=true",
+            "--etcd-fsync",
+            "off",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("NoSuchGate"), "{stderr}");
+    assert!(
+        stderr.contains("unrecognized feature gate"),
+        "apiserver's own message missing: {stderr}"
+    );
+    let error_lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(error_lines.len(), 1, "{stderr}");
+    let dir = state.path().join("ctrlbench/planes/badgate");
+    assert!(!dir.exists(), "{} left behind", dir.display());
+    let left = wait_gone(
+        &processes_mentioning(&dir.display().to_string()),
+        Duration::from_secs(10),
+    );
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
+
+#[test]
+fn sigkill_of_the_starter_leaves_no_process() {
+    let state = tempfile::tempdir().unwrap();
+    let mut child = ctrlbench(state.path())
+        .args([
+            "cluster",
+            "up",
+            "--name",
+            "killed",
+            "--foreground",
+            "--etcd-fsync",
+            "off",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut pids = vec![];
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some(p) = line.strip_prefix("pid=") {
+            pids.push(p.split_whitespace().next().unwrap().parse::<u32>().unwrap());
+        }
+        if line.starts_with("export KUBECONFIG=") {
+            break;
+        }
+    }
+    assert_eq!(pids.len(), 2, "expected etcd and kube-apiserver pids");
+    assert!(pids.iter().all(|p| is_alive(*p, 0)));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let left = wait_gone(&pids, Duration::from_secs(10));
+    assert!(
+        left.is_empty(),
+        "still running after SIGKILL of the starter: {left:?}"
+    );
+
+    // The recorded state is now stale: status says so and cleans up.
+    let out = ctrlbench(state.path())
+        .args(["cluster", "status", "--name", "killed"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("stale"));
+    assert!(!state.path().join("ctrlbench/planes/killed").exists());
+}
+
+#[test]
+fn up_status_kubeconfig_down_from_other_processes() {
+    let state = tempfile::tempdir().unwrap();
+    let up = ctrlbench(state.path())
+        .args(["cluster", "up", "--name", "life", "--etcd-fsync", "off"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&up.stdout).to_string();
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let kc = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("export KUBECONFIG="))
+        .expect("export line")
+        .to_string();
+    let again = ctrlbench(state.path())
+        .args(["cluster", "up", "--name", "life"])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already running"));
+
+    let st = ctrlbench(state.path())
+        .args(["cluster", "status", "--name", "life"])
+        .output()
+        .unwrap();
+    let st = String::from_utf8_lossy(&st.stdout).to_string();
+    let pids: Vec<u32> = st
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("pid=")?.parse().ok())
+        .collect();
+    assert_eq!(pids.len(), 2, "{st}");
+    let path = ctrlbench(state.path())
+        .args(["cluster", "kubeconfig", "--name", "life"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&path.stdout).trim(), kc);
+
+    let down = ctrlbench(state.path())
+        .args(["cluster", "down", "--name", "life"])
+        .output()
+        .unwrap();
+    assert!(down.status.success());
+    assert!(wait_gone(&pids, Duration::from_secs(5)).is_empty());
+    assert!(!Path::new(&kc).exists());
+    let down_again = ctrlbench(state.path())
+        .args(["cluster", "down", "--name", "life"])
+        .output()
+        .unwrap();
+    assert!(!down_again.status.success());
+}
