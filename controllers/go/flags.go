@@ -101,7 +101,7 @@ func oneOf(flagName, value string, allowed ...string) error {
 	return usagef("--%s: invalid value %q (want %s)", flagName, value, strings.Join(allowed, "|"))
 }
 
-// newFlagSet defines every flag; the returned raw struct receives the values.
+// rawFlags receives the flag values before validation.
 type rawFlags struct {
 	namespace, preset, predicate, statusWrite, metricsAddr string
 	logLevel, logFormat, conflictReread, kubeconfig        string

@@ -1,0 +1,187 @@
+// Command widget-controller is ctrlbench's controller-runtime reference
+// controller: one program, eight presets (DESIGN §3), built against two
+// controller-runtime versions from the same sources (see README.md).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+const controllerName = "widget"
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// realMain runs the controller until SIGTERM/SIGINT and returns the exit
+// code: 0 after a clean shutdown, 2 for bad flags, 1 for any other failure.
+func realMain(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args)
+	if errors.Is(err, errHelp) {
+		fmt.Fprint(stdout, usage())
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "widget-controller: %v\n", err)
+		return 2
+	}
+	// client-go reads its feature gates from the environment the first time
+	// one is queried; this runs before any client exists.
+	if opts.WatchList != nil {
+		if err := os.Setenv("KUBE_FEATURE_WatchListClient", fmt.Sprint(*opts.WatchList)); err != nil {
+			fmt.Fprintf(stderr, "widget-controller: --watch-list: %v\n", err)
+			return 1
+		}
+	}
+	logger := zap.New(zapOptions(opts, stderr)...)
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+	installClientMetrics()
+
+	if err := run(ctrl.SetupSignalHandler(), opts, stdout); err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "widget-controller: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "widget-controller: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func zapOptions(o *options, w io.Writer) []zap.Opts {
+	level := map[string]zapcore.Level{
+		"debug": zapcore.DebugLevel,
+		"info":  zapcore.InfoLevel,
+		"error": zapcore.ErrorLevel,
+	}[o.LogLevel]
+	opts := []zap.Opts{zap.WriteTo(w), zap.Level(level)}
+	if o.LogFormat == "json" {
+		opts = append(opts, zap.UseDevMode(false), zap.JSONEncoder())
+	} else {
+		// The seed's logger: zap's development config (console encoder).
+		opts = append(opts, zap.UseDevMode(true), zap.ConsoleEncoder())
+	}
+	return opts
+}
+
+// restConfig loads the kubeconfig the library's usual way (which also sets
+// the library's client rate-limit defaults) and applies the QPS/burst flags.
+func restConfig(o *options) (*rest.Config, error) {
+	if o.Kubeconfig != "" {
+		if err := os.Setenv("KUBECONFIG", o.Kubeconfig); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	if o.ClientQPSSet {
+		if o.ClientQPS <= 0 {
+			cfg.QPS = -1 // client-go: no client-side limiter
+		} else {
+			cfg.QPS = float32(o.ClientQPS)
+		}
+	}
+	if o.ClientBurstSet {
+		if cfg.QPS < 0 {
+			return nil, usagef("--client-burst: this build's default leaves the client rate limiter off; set --client-qps > 0 too")
+		}
+		cfg.Burst = o.ClientBurst
+	}
+	cfg.UserAgent = "widget-controller/" + o.Preset
+	return cfg, nil
+}
+
+// run builds the manager and the "widget" controller and runs both until ctx ends.
+func run(ctx context.Context, o *options, stdout io.Writer) error {
+	log := ctrl.Log.WithName("setup")
+	cfg, err := restConfig(o)
+	if err != nil {
+		return err
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme,
+		Cache: cache.Options{
+			DefaultNamespaces: map[string]cache.Config{o.Namespace: {}},
+		},
+		// /metrics is served by startMetricsServer from the same registry.
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+
+	r := &widgetReconciler{
+		client:    mgr.GetClient(),
+		apiReader: mgr.GetAPIReader(),
+		opts:      o,
+		work:      time.Duration(o.WorkMS) * time.Millisecond,
+		now:       time.Now,
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(controllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers})
+	if o.Predicate {
+		b = b.For(&Widget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	} else {
+		b = b.For(&Widget{})
+	}
+	if err := b.Complete(r); err != nil {
+		return fmt.Errorf("creating controller: %w", err)
+	}
+
+	log.Info("starting", "namespace", o.Namespace, "preset", o.Preset, "workers", o.Workers,
+		"predicate", o.Predicate, "statusWrite", o.StatusWrite, "annotate", o.Annotate,
+		"conflictRetry", o.ConflictRetry, "conflictReread", o.ConflictReread, "workMs", o.WorkMS,
+		"qps", cfg.QPS, "burst", cfg.Burst, "watchList", os.Getenv("KUBE_FEATURE_WatchListClient"))
+
+	var ms *metricsServer
+	if o.MetricsBindAddress != "0" {
+		ms, err = startMetricsServer(o.MetricsBindAddress, stdout)
+		if err != nil {
+			return err
+		}
+		defer ms.Shutdown()
+	}
+
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	var serveErr <-chan error
+	if ms != nil {
+		serveErr = ms.Errors()
+	}
+	select {
+	case err := <-done:
+		return err
+	case err := <-serveErr:
+		cancel()
+		<-done
+		return fmt.Errorf("metrics server: %w", err)
+	}
+}

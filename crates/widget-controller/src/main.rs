@@ -1,0 +1,139 @@
+//! widget-controller: the seed write-up's controller variants in Rust
+//! (kube-rs), selected by flags, exporting controller-runtime's metric names.
+//!
+//! Prints `metrics-address=HOST:PORT` on stdout once /metrics is served, and
+//! stops on SIGTERM/SIGINT after letting in-flight reconciles finish.
+
+mod client;
+mod controller;
+mod flags;
+mod metrics;
+mod queue;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use clap::Parser;
+use tokio::sync::mpsc;
+
+use flags::{Flags, LogFormat, LogLevel, Settings};
+use metrics::Metrics;
+
+/// How long in-flight reconciles get after a stop signal.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+fn main() -> ExitCode {
+    let flags = Flags::parse();
+    let settings = match flags.resolve() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    init_logging(&settings);
+    let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+    match rt.block_on(run(settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(s: &Settings) {
+    let level = match s.log_level {
+        LogLevel::Debug => "debug",
+        LogLevel::Info => "info",
+        LogLevel::Error => "error",
+    };
+    // Our own lines at the chosen level; libraries at warn, as the seed's zap setup logged only the controller.
+    let filter = tracing_subscriber::EnvFilter::new(format!("warn,widget_controller={level}"));
+    let b = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(filter);
+    match s.log_format {
+        LogFormat::Console => b.init(),
+        LogFormat::Json => b.json().init(),
+    }
+}
+
+async fn run(settings: Settings) -> Result<()> {
+    let metrics = Arc::new(Metrics::new(settings.workers));
+    let config = kube::Config::infer()
+        .await
+        .context("no Kubernetes configuration: set KUBECONFIG or run in a cluster")?;
+    let client = client::build(config, metrics.clone(), settings.rate_limit).await?;
+
+    let listener = tokio::net::TcpListener::bind(settings.metrics_bind_address)
+        .await
+        .with_context(|| {
+            format!(
+                "cannot listen on --metrics-bind-address {}",
+                settings.metrics_bind_address
+            )
+        })?;
+    let addr = listener.local_addr()?;
+    let m = metrics.clone();
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let m = m.clone();
+            async move {
+                (
+                    [(
+                        http::header::CONTENT_TYPE,
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )],
+                    m.encode(),
+                )
+            }
+        }),
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    println!("metrics-address={addr}");
+    tracing::info!(namespace = %settings.namespace, workers = settings.workers, predicate = ?settings.predicate,
+        status_write = ?settings.status_write, annotate = settings.annotate, "starting widget controller");
+
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel::<String>();
+    let mut ctl = tokio::spawn(controller::run(
+        client,
+        settings,
+        metrics,
+        fatal_tx,
+        async {
+            let _ = stop_rx.await;
+        },
+    ));
+    tokio::select! {
+        _ = signal() => {
+            tracing::info!("stop signal: finishing in-flight reconciles");
+            let _ = stop_tx.send(());
+            if tokio::time::timeout(SHUTDOWN_GRACE, &mut ctl).await.is_err() {
+                tracing::warn!("in-flight reconciles did not finish within {SHUTDOWN_GRACE:?}");
+            }
+            Ok(())
+        }
+        Some(msg) = fatal_rx.recv() => anyhow::bail!("{msg}"),
+        r = &mut ctl => {
+            r?;
+            Ok(())
+        }
+    }
+}
+
+async fn signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        _ = term.recv() => {},
+    }
+}
