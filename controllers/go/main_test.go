@@ -1,0 +1,753 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// The tests run the controller as a child process: the test binary re-executes
+// itself with childEnv set, and TestMain then runs realMain — the very code
+// main() runs — with the child's arguments. Each case gets its own process
+// (own metrics registry, own controller name space) and its own namespace in
+// one shared envtest control plane.
+
+const childEnv = "WIDGET_CONTROLLER_TEST_CHILD"
+
+var (
+	kubeconfigPath string
+	k8s            client.Client
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	flag.Parse()
+	// The cases mostly wait on the API server; run them all at once unless
+	// the caller chose a -parallel value.
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		_ = flag.Set("test.parallel", "16")
+	}
+
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "FAIL: KUBEBUILDER_ASSETS is not set: point it at a directory holding etcd and kube-apiserver, e.g. KUBEBUILDER_ASSETS=$HOME/.cache/ctrlbench/k8s/1.34.12 go test ./...")
+		return 1
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "deploy", "crd.yaml")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: starting envtest (KUBEBUILDER_ASSETS=%s): %v\n", os.Getenv("KUBEBUILDER_ASSETS"), err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+		}
+	}()
+
+	dir, err := os.MkdirTemp("", "widget-controller-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	user, err := env.AddUser(envtest.User{Name: "ctrlbench-test", Groups: []string{"system:masters"}}, nil)
+	if err == nil {
+		var kc []byte
+		if kc, err = user.KubeConfig(); err == nil {
+			kubeconfigPath = filepath.Join(dir, "kubeconfig")
+			err = os.WriteFile(kubeconfigPath, kc, 0o600)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: writing kubeconfig:", err)
+		return 1
+	}
+	scheme, err := newScheme()
+	if err == nil {
+		k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: test client:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// controllerRuntimeVersion is the controller-runtime version this test
+// binary (and so the child controller) was built with, or "".
+func controllerRuntimeVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "sigs.k8s.io/controller-runtime" {
+			if d.Replace != nil {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return ""
+}
+
+// ---- child process -------------------------------------------------------
+
+type proc struct {
+	cmd     *exec.Cmd
+	addr    string
+	logPath string
+	exited  chan struct{} // closed once the process has been waited for
+	exitErr error
+
+	mu    sync.Mutex
+	lines []string
+}
+
+func childCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1", "KUBECONFIG="+kubeconfigPath)
+	return cmd
+}
+
+// startController starts the controller for namespace ns and waits for its
+// metrics-address= line.
+func startController(t *testing.T, ns string, args ...string) *proc {
+	t.Helper()
+	full := append([]string{"--namespace", ns, "--metrics-bind-address", "127.0.0.1:0"}, args...)
+	p := &proc{cmd: childCommand(full...), logPath: filepath.Join(t.TempDir(), "controller.log"), exited: make(chan struct{})}
+	logFile, err := os.Create(p.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = logFile
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			if len(p.lines) == 1 {
+				first <- sc.Text()
+			}
+			p.mu.Unlock()
+		}
+		p.exitErr = p.cmd.Wait()
+		logFile.Close()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+		if t.Failed() {
+			t.Logf("controller log tail (%s):\n%s", strings.Join(full, " "), tail(p.logPath, 30))
+		}
+	})
+	select {
+	case line := <-first:
+		addr, ok := strings.CutPrefix(line, "metrics-address=")
+		if !ok || addr == "" {
+			t.Fatalf("first stdout line is %q, want metrics-address=HOST:PORT", line)
+		}
+		p.addr = addr
+	case <-p.exited:
+		t.Fatalf("controller exited before printing metrics-address=: %v", p.exitErr)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no metrics-address= line within 30 s")
+	}
+	return p
+}
+
+// stop sends SIGTERM and expects exit code 0 and exactly one stdout line.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Errorf("SIGTERM: %v", err)
+	}
+	select {
+	case <-p.exited:
+		if p.exitErr != nil {
+			t.Errorf("controller did not exit 0 after SIGTERM: %v", p.exitErr)
+		}
+	case <-time.After(45 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		t.Errorf("controller still running 45 s after SIGTERM")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.lines) != 1 {
+		t.Errorf("stdout had %d lines, want exactly the metrics-address= line: %q", len(p.lines), p.lines)
+	}
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ---- Prometheus text -----------------------------------------------------
+
+type sample struct {
+	name   string
+	labels map[string]string
+	value  float64
+}
+
+type page []sample
+
+func (p *proc) scrape(t *testing.T) page {
+	t.Helper()
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape: status %d, %v", resp.StatusCode, err)
+	}
+	pg, err := parseText(string(body))
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	return pg
+}
+
+// parseText reads Prometheus text exposition format (samples only).
+func parseText(text string) (page, error) {
+	var out page
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		s := sample{labels: map[string]string{}}
+		i := strings.IndexAny(line, "{ ")
+		if i < 0 {
+			return nil, fmt.Errorf("bad sample line %q", line)
+		}
+		s.name = line[:i]
+		rest := line[i:]
+		if rest[0] == '{' {
+			rest = rest[1:]
+			for {
+				rest = strings.TrimLeft(rest, " ,")
+				if strings.HasPrefix(rest, "}") {
+					rest = rest[1:]
+					break
+				}
+				eq := strings.Index(rest, "=\"")
+				if eq < 0 {
+					return nil, fmt.Errorf("bad labels in %q", line)
+				}
+				key := rest[:eq]
+				rest = rest[eq+2:]
+				var val strings.Builder
+				j := 0
+				for ; j < len(rest) && rest[j] != '"'; j++ {
+					if rest[j] == '\\' && j+1 < len(rest) {
+						j++
+						if rest[j] == 'n' {
+							val.WriteByte('\n')
+							continue
+						}
+					}
+					val.WriteByte(rest[j])
+				}
+				if j >= len(rest) {
+					return nil, fmt.Errorf("unterminated label value in %q", line)
+				}
+				s.labels[key] = val.String()
+				rest = rest[j+1:]
+			}
+		}
+		fields := strings.Fields(rest)
+		if len(fields) < 1 {
+			return nil, fmt.Errorf("no value in %q", line)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad value in %q: %v", line, err)
+		}
+		s.value = v
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// sum adds every sample of name whose labels include match (key=value pairs).
+func (pg page) sum(name string, match ...string) float64 {
+	var total float64
+next:
+	for _, s := range pg {
+		if s.name != name {
+			continue
+		}
+		for i := 0; i+1 < len(match); i += 2 {
+			if s.labels[match[i]] != match[i+1] {
+				continue next
+			}
+		}
+		total += s.value
+	}
+	return total
+}
+
+func (pg page) has(name string, match ...string) bool {
+next:
+	for _, s := range pg {
+		if s.name != name {
+			continue
+		}
+		for i := 0; i+1 < len(match); i += 2 {
+			if s.labels[match[i]] != match[i+1] {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// ---- cluster helpers -----------------------------------------------------
+
+const numWidgets = 20
+
+func newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cb-" + prefix + "-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	return ns.Name
+}
+
+func createWidgets(t *testing.T, ns string) {
+	t.Helper()
+	for i := 1; i <= numWidgets; i++ {
+		w := &Widget{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("widget-%06d", i), Namespace: ns},
+			Spec:       WidgetSpec{Count: int64(i), Message: fmt.Sprintf("benchmark run %d", i)},
+		}
+		if err := k8s.Create(context.Background(), w); err != nil {
+			t.Fatalf("creating %s: %v", w.Name, err)
+		}
+	}
+}
+
+func listWidgets(t *testing.T, ns string) []Widget {
+	t.Helper()
+	var l WidgetList
+	if err := k8s.List(context.Background(), &l, client.InNamespace(ns)); err != nil {
+		t.Fatalf("listing widgets: %v", err)
+	}
+	return l.Items
+}
+
+func readyCount(t *testing.T, ns string) int {
+	n := 0
+	for _, w := range listWidgets(t, ns) {
+		if w.Status != nil && w.Status.Phase == phaseReady {
+			n++
+		}
+	}
+	return n
+}
+
+func annotation(t *testing.T, ns, name string) string {
+	t.Helper()
+	var w Widget
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &w); err != nil {
+		t.Fatalf("get %s: %v", name, err)
+	}
+	return w.Annotations[lastSeenAnnotation]
+}
+
+// waitFor polls cond every 200 ms until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %v (%s)", what, timeout, state)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// ---- the preset cases ----------------------------------------------------
+
+type outcome int
+
+const (
+	converges outcome = iota // all Ready, then quiet
+	loops                    // all Ready, reconciles + annotation keep changing
+	never                    // never Ready, status empty, annotation present
+)
+
+// requiredMetrics must all be on /metrics after the first reconcile.
+var requiredMetrics = []string{
+	"workqueue_depth", "workqueue_adds_total", "workqueue_retries_total", "workqueue_unfinished_work_seconds",
+	"controller_runtime_reconcile_total", "controller_runtime_reconcile_errors_total",
+	"controller_runtime_reconcile_time_seconds_bucket", "controller_runtime_active_workers",
+	"controller_runtime_max_concurrent_reconciles", "rest_client_requests_total",
+	"process_cpu_seconds_total", "process_resident_memory_bytes",
+	"rest_client_rate_limiter_duration_seconds_bucket",
+}
+
+func TestPresets(t *testing.T) {
+	crVersion := controllerRuntimeVersion()
+	t.Logf("controller-runtime %s", crVersion)
+	cases := []struct {
+		name    string
+		args    []string
+		want    outcome
+		workers int
+		no409   bool
+		check   func(t *testing.T, pg page)
+	}{
+		{name: "good", args: []string{"--preset", "good"}, want: converges, workers: 5,
+			check: func(t *testing.T, pg page) {
+				// Unset --client-qps keeps the library default: v0.18's
+				// GetConfig sets a 20 QPS limiter, v0.22 turns it off.
+				n := pg.sum("rest_client_rate_limiter_duration_seconds_count")
+				switch {
+				case strings.HasPrefix(crVersion, "v0.18.") && n == 0:
+					t.Errorf("controller-runtime %s: no request went through the default client limiter", crVersion)
+				case strings.HasPrefix(crVersion, "v0.22.") && n != 0:
+					t.Errorf("controller-runtime %s: %v requests waited in a client limiter that should be off", crVersion, n)
+				}
+			}},
+		{name: "good-single", args: []string{"--preset", "good-single", "--log-level", "info"}, want: converges, workers: 1},
+		{name: "good-patch", args: []string{"--preset", "good-patch", "--log-level", "info"}, want: converges, workers: 5, no409: true},
+		{name: "good-single-patch", args: []string{"--preset", "good-single-patch", "--log-level", "info"}, want: converges, workers: 1, no409: true},
+		{name: "good-apply", args: []string{"--preset", "good", "--status-write", "apply", "--log-level", "info"}, want: converges, workers: 5, no409: true},
+		{name: "good-single-limited",
+			args: []string{"--preset", "good-single", "--client-qps", "5", "--client-burst", "2", "--watch-list",
+				"--conflict-reread", "cache", "--log-format", "json", "--work-ms", "0"},
+			want: converges, workers: 1,
+			check: func(t *testing.T, pg page) {
+				if n := pg.sum("rest_client_rate_limiter_duration_seconds_count"); n < numWidgets {
+					t.Errorf("rate limiter observed %v requests, want >= %d", n, numWidgets)
+				}
+				if s := pg.sum("rest_client_rate_limiter_duration_seconds_sum"); s < 1 {
+					t.Errorf("requests waited %.3f s in a 5 QPS / burst 2 limiter, want >= 1 s", s)
+				}
+			}},
+		{name: "bad-fix", args: []string{"--preset", "bad-fix", "--log-level", "error"}, want: loops, workers: 5},
+		{name: "bad-fix-single", args: []string{"--preset", "bad-fix-single", "--log-level", "error"}, want: loops, workers: 1},
+		{name: "bad", args: []string{"--preset", "bad", "--log-level", "error"}, want: never, workers: 1},
+		{name: "bad-concurrent", args: []string{"--preset", "bad-concurrent", "--log-level", "error"}, want: never, workers: 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			ns := newNamespace(t, tc.name)
+			createWidgets(t, ns)
+			p := startController(t, ns, tc.args...)
+
+			reconciles := func() float64 {
+				return p.scrape(t).sum("controller_runtime_reconcile_total", "controller", controllerName)
+			}
+			switch tc.want {
+			case converges:
+				waitFor(t, 30*time.Second, "all widgets Ready", func() (bool, string) {
+					n := readyCount(t, ns)
+					return n == numWidgets, fmt.Sprintf("%d/%d Ready", n, numWidgets)
+				})
+				t.Logf("%d/%d Ready after %v", numWidgets, numWidgets, time.Since(start).Round(time.Millisecond))
+				for _, w := range listWidgets(t, ns) {
+					if w.Status.ProcessedCount != w.Spec.Count {
+						t.Errorf("%s: processedCount %d, want %d", w.Name, w.Status.ProcessedCount, w.Spec.Count)
+					}
+					if _, err := time.Parse(time.RFC3339, w.Status.LastUpdated); err != nil {
+						t.Errorf("%s: lastUpdated %q: %v", w.Name, w.Status.LastUpdated, err)
+					}
+					if _, ok := w.Annotations[lastSeenAnnotation]; ok {
+						t.Errorf("%s: good preset stamped the annotation", w.Name)
+					}
+				}
+				waitFor(t, 10*time.Second, "queue idle", func() (bool, string) {
+					pg := p.scrape(t)
+					d := pg.sum("workqueue_depth", "name", controllerName)
+					a := pg.sum("controller_runtime_active_workers", "controller", controllerName)
+					return d == 0 && a == 0, fmt.Sprintf("depth %v, active %v", d, a)
+				})
+				r1 := reconciles()
+				time.Sleep(3 * time.Second)
+				if r2 := reconciles(); r2 != r1 {
+					t.Errorf("reconcile_total moved from %v to %v after convergence (loop)", r1, r2)
+				} else if r1 < numWidgets {
+					t.Errorf("reconcile_total %v, want >= %d", r1, numWidgets)
+				}
+			case loops:
+				waitFor(t, 30*time.Second, "all widgets Ready", func() (bool, string) {
+					n := readyCount(t, ns)
+					return n == numWidgets, fmt.Sprintf("%d/%d Ready", n, numWidgets)
+				})
+				r1, a1 := reconciles(), annotation(t, ns, "widget-000001")
+				if a1 == "" {
+					t.Errorf("widget-000001 has no %s annotation", lastSeenAnnotation)
+				}
+				waitFor(t, 15*time.Second, "reconciles and annotation keep changing", func() (bool, string) {
+					r2, a2 := reconciles(), annotation(t, ns, "widget-000001")
+					return r2 > r1 && a2 != a1, fmt.Sprintf("reconciles %v -> %v, annotation %q -> %q", r1, r2, a1, a2)
+				})
+			case never:
+				time.Sleep(10 * time.Second)
+				ws := listWidgets(t, ns)
+				if len(ws) != numWidgets {
+					t.Fatalf("%d widgets, want %d", len(ws), numWidgets)
+				}
+				for _, w := range ws {
+					if w.Status != nil && *w.Status != (WidgetStatus{}) {
+						t.Errorf("%s: stored status %+v, want empty (the server drops status on object Update)", w.Name, *w.Status)
+					}
+					if w.Annotations[lastSeenAnnotation] == "" {
+						t.Errorf("%s: no %s annotation", w.Name, lastSeenAnnotation)
+					}
+				}
+				if r := reconciles(); r <= numWidgets {
+					t.Errorf("reconcile_total %v, want > %d (annotation loop)", r, numWidgets)
+				}
+			}
+
+			pg := p.scrape(t)
+			for _, name := range requiredMetrics {
+				if !pg.has(name) {
+					t.Errorf("metric %s missing from /metrics", name)
+				}
+			}
+			if !pg.has("controller_runtime_reconcile_total", "controller", controllerName, "result", "success") {
+				t.Errorf(`controller_runtime_reconcile_total{controller="widget",result="success"} missing`)
+			}
+			if !pg.has("workqueue_depth", "name", controllerName) {
+				t.Errorf(`workqueue_depth{name="widget"} missing`)
+			}
+			if got := pg.sum("controller_runtime_max_concurrent_reconciles", "controller", controllerName); got != float64(tc.workers) {
+				t.Errorf("max_concurrent_reconciles %v, want %d", got, tc.workers)
+			}
+			if !pg.has("rest_client_requests_total", "code", "200", "method", "PUT") &&
+				!pg.has("rest_client_requests_total", "code", "200", "method", "PATCH") {
+				t.Errorf("rest_client_requests_total has no successful write {code,method}")
+			}
+			if tc.no409 {
+				if n := pg.sum("rest_client_requests_total", "code", "409"); n != 0 {
+					t.Errorf("%v requests answered 409 Conflict, want none", n)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, pg)
+			}
+			p.stop(t)
+			t.Logf("done in %v", time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// ---- flags -----------------------------------------------------------------
+
+func TestParseFlagsPresets(t *testing.T) {
+	for name, want := range presets {
+		o, err := parseFlags([]string{"--namespace", "ns", "--preset", name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if o.Workers != want.workers || o.Predicate != want.predicate || o.StatusWrite != want.statusWrite ||
+			o.Annotate != want.annotate || o.ConflictRetry != want.conflictRetry {
+			t.Errorf("%s: got %+v, want %+v", name, o, want)
+		}
+	}
+	o, err := parseFlags([]string{"--namespace", "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Preset != "good" || o.Workers != 5 || !o.Predicate || o.StatusWrite != writeUpdate || o.Annotate ||
+		!o.ConflictRetry || o.ConflictReread != "api" || o.WorkMS != 10 || o.ClientQPSSet || o.ClientBurstSet ||
+		o.MetricsBindAddress != "127.0.0.1:0" || o.LogLevel != "debug" || o.LogFormat != "console" || o.WatchList != nil {
+		t.Errorf("defaults: %+v", o)
+	}
+	// Spot-check the table against DESIGN §3.
+	table := map[string]string{
+		"good": "5 true update false true", "good-single": "1 true update false true",
+		"good-patch": "5 true patch false", "good-single-patch": "1 true patch false",
+		"bad-fix": "5 false update true false", "bad-fix-single": "1 false update true false",
+		"bad": "1 false object true false", "bad-concurrent": "5 false object true false",
+	}
+	for name, row := range table {
+		p := presets[name]
+		got := fmt.Sprintf("%d %v %s %v %v", p.workers, p.predicate, p.statusWrite, p.annotate, p.conflictRetry)
+		if !strings.HasPrefix(got, row) {
+			t.Errorf("preset %s = %q, want %q", name, got, row)
+		}
+	}
+}
+
+func TestParseFlagsOverrides(t *testing.T) {
+	o, err := parseFlags([]string{"--namespace=ns", "--preset", "bad", "--workers", "3", "--predicate", "generation",
+		"--status-write", "patch", "--annotate=false", "--work-ms", "0", "--client-qps", "0", "--watch-list",
+		"--metrics-bind-address", "127.0.0.1:9090", "--log-level", "error", "--log-format", "json", "--conflict-reread", "cache"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Workers != 3 || !o.Predicate || o.StatusWrite != writePatch || o.Annotate || o.WorkMS != 0 ||
+		!o.ClientQPSSet || o.ClientQPS != 0 || o.WatchList == nil || !*o.WatchList ||
+		o.MetricsBindAddress != "127.0.0.1:9090" || o.LogLevel != "error" || o.LogFormat != "json" || o.ConflictReread != "cache" {
+		t.Errorf("overrides not applied: %+v", o)
+	}
+	o, err = parseFlags([]string{"--namespace", "ns", "--preset", "good-single", "--annotate", "--predicate", "none",
+		"--client-qps", "50", "--client-burst", "100", "--watch-list=false", "--metrics-bind-address", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Annotate || o.Predicate || o.ClientQPS != 50 || o.ClientBurst != 100 || !o.ClientBurstSet ||
+		o.WatchList == nil || *o.WatchList || o.MetricsBindAddress != "0" {
+		t.Errorf("overrides not applied: %+v", o)
+	}
+	if _, err := parseFlags([]string{"-h"}); !errors.Is(err, errHelp) {
+		t.Errorf("-h: got %v, want errHelp", err)
+	}
+}
+
+// invalidFlags: each must fail, naming the flag.
+var invalidFlags = []struct {
+	args []string
+	flag string
+}{
+	{[]string{}, "--namespace"},
+	{[]string{"--preset", "good"}, "--namespace"},
+	{[]string{"--namespace"}, "--namespace"},
+	{[]string{"--namespace", "ns", "--preset", "nope"}, "--preset"},
+	{[]string{"--namespace", "ns", "--workers", "0"}, "--workers"},
+	{[]string{"--namespace", "ns", "--workers", "five"}, "--workers"},
+	{[]string{"--namespace", "ns", "--predicate", "always"}, "--predicate"},
+	{[]string{"--namespace", "ns", "--status-write", "put"}, "--status-write"},
+	{[]string{"--namespace", "ns", "--annotate=maybe"}, "--annotate"},
+	{[]string{"--namespace", "ns", "--work-ms", "-1"}, "--work-ms"},
+	{[]string{"--namespace", "ns", "--client-qps", "fast"}, "--client-qps"},
+	{[]string{"--namespace", "ns", "--client-qps", "NaN"}, "--client-qps"},
+	{[]string{"--namespace", "ns", "--client-burst", "0"}, "--client-burst"},
+	{[]string{"--namespace", "ns", "--client-qps", "-1", "--client-burst", "5"}, "--client-burst"},
+	{[]string{"--namespace", "ns", "--metrics-bind-address", "localhost"}, "--metrics-bind-address"},
+	{[]string{"--namespace", "ns", "--metrics-bind-address", "127.0.0.1:99999"}, "--metrics-bind-address"},
+	{[]string{"--namespace", "ns", "--log-level", "trace"}, "--log-level"},
+	{[]string{"--namespace", "ns", "--log-format", "xml"}, "--log-format"},
+	{[]string{"--namespace", "ns", "--conflict-reread", "etcd"}, "--conflict-reread"},
+	{[]string{"--namespace", "ns", "--bogus"}, "--bogus"},
+	{[]string{"--namespace", "ns", "extra"}, "extra"},
+}
+
+func TestParseFlagsInvalid(t *testing.T) {
+	for _, tc := range invalidFlags {
+		_, err := parseFlags(tc.args)
+		var ue *usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%q: got %v, want a usage error", tc.args, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("%q: message %q does not name %s", tc.args, err, tc.flag)
+		}
+	}
+}
+
+// TestInvalidFlagsExit2 runs the program itself: exit code 2 and one stderr line.
+func TestInvalidFlagsExit2(t *testing.T) {
+	cases := invalidFlags[:6]
+	if strings.HasPrefix(controllerRuntimeVersion(), "v0.22.") {
+		// v0.22 leaves the client limiter off by default, so a burst alone
+		// has nothing to apply to (decided after loading the kubeconfig).
+		cases = append(cases, struct {
+			args []string
+			flag string
+		}{[]string{"--namespace", "ns", "--client-burst", "5"}, "--client-burst"})
+	}
+	for _, tc := range cases {
+		cmd := childCommand(tc.args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("%q: got %v, want exit status 2 (stderr %q)", tc.args, err, stderr.String())
+			continue
+		}
+		msg := strings.TrimRight(stderr.String(), "\n")
+		if strings.Contains(msg, "\n") || !strings.Contains(msg, tc.flag) {
+			t.Errorf("%q: stderr %q, want one line naming %s", tc.args, stderr.String(), tc.flag)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("%q: unexpected stdout %q", tc.args, stdout.String())
+		}
+	}
+}
+
+func TestParseText(t *testing.T) {
+	pg, err := parseText("# HELP x y\nx_total{code=\"200\",host=\"127.0.0.1:1\",method=\"PUT\"} 3\nx_total{code=\"409\",method=\"PUT\",q=\"a\\\"b\"} 2\nup 1.5e+00\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pg.sum("x_total") != 5 || pg.sum("x_total", "code", "409") != 2 || pg.sum("up") != 1.5 || !pg.has("x_total", "q", `a"b`) {
+		t.Errorf("parsed %+v", pg)
+	}
+}

@@ -1,0 +1,461 @@
+//! The Rust controller's presets against the real local plane (one plane for
+//! this binary), each case in its own namespace with its own ServiceAccount,
+//! N = 20 widgets. The controller runs as the real binary.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ctrlbench::testing::shared_plane;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use widget_api::{LAST_SEEN_ANNOTATION, Widget};
+
+const N: u64 = 20;
+
+/// A controller process, stopped with SIGTERM when dropped.
+struct Ctl {
+    child: Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Ctl {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+/// Namespace + N widgets, created as admin.
+async fn setup(ns: &str, n: u64) -> kube::Client {
+    let client = shared_plane().client().await;
+    let nss: Api<Namespace> = Api::all(client.clone());
+    nss.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let api: Api<Widget> = Api::namespaced(client.clone(), ns);
+    for i in 1..=n {
+        api.create(&PostParams::default(), &Widget::numbered(i))
+            .await
+            .unwrap();
+    }
+    client
+}
+
+/// Starts the controller as its own namespaced identity.
+async fn start(client: &kube::Client, ns: &str, args: &[&str]) -> Ctl {
+    let plane = shared_plane();
+    let id = ctrlbench::run::identity::create(client, &plane.kubeconfig, ns, "widget-controller")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    id.write(&kc).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_widget-controller"))
+        .args([
+            "--namespace",
+            ns,
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--log-level",
+            "info",
+        ])
+        .args(args)
+        .env("KUBECONFIG", &kc)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let addr = tokio::task::spawn_blocking(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        lines
+            .find_map(|l| l.ok()?.strip_prefix("metrics-address=").map(str::to_string))
+            .expect("metrics-address line")
+    })
+    .await
+    .unwrap();
+    Ctl {
+        child,
+        addr,
+        _dir: dir,
+    }
+}
+
+/// Samples keyed by `name{label=value,...}` (labels sorted).
+async fn scrape(addr: &str) -> HashMap<String, f64> {
+    let text = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    let parsed = prometheus_parse::Scrape::parse(lines).expect("valid Prometheus text");
+    let mut out = HashMap::new();
+    for s in parsed.samples {
+        let mut labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        labels.sort();
+        let v = match s.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => v,
+            prometheus_parse::Value::Histogram(h) => h.iter().map(|b| b.count).fold(0.0, f64::max),
+            prometheus_parse::Value::Summary(_) => 0.0,
+        };
+        out.insert(format!("{}{{{}}}", s.metric, labels.join(",")), v);
+    }
+    out
+}
+
+/// Sum of every sample whose key starts with `prefix` and contains each of `with`.
+fn sum(m: &HashMap<String, f64>, prefix: &str, with: &[&str]) -> f64 {
+    m.iter()
+        .filter(|(k, _)| k.starts_with(prefix) && with.iter().all(|w| k.contains(w)))
+        .map(|(_, v)| v)
+        .sum()
+}
+
+async fn widgets(client: &kube::Client, ns: &str) -> Vec<Widget> {
+    let api: Api<Widget> = Api::namespaced(client.clone(), ns);
+    api.list(&ListParams::default()).await.unwrap().items
+}
+
+async fn ready(client: &kube::Client, ns: &str) -> usize {
+    widgets(client, ns)
+        .await
+        .iter()
+        .filter(|w| w.is_ready())
+        .count()
+}
+
+async fn wait_ready(client: &kube::Client, ns: &str, n: usize, within: Duration) -> Duration {
+    let t0 = Instant::now();
+    loop {
+        let r = ready(client, ns).await;
+        if r >= n {
+            return t0.elapsed();
+        }
+        assert!(
+            t0.elapsed() < within,
+            "{ns}: {r}/{n} Ready after {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+const RECONCILES: &str = "controller_runtime_reconcile_total";
+
+async fn converges_without_loop(preset: &str) {
+    let ns = format!("conv-{preset}");
+    let client = setup(&ns, N).await;
+    let ctl = start(&client, &ns, &["--preset", preset]).await;
+    wait_ready(&client, &ns, N as usize, Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = scrape(&ctl.addr).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = scrape(&ctl.addr).await;
+    let (b, a) = (sum(&before, RECONCILES, &[]), sum(&after, RECONCILES, &[]));
+    assert!(b >= N as f64, "{preset}: only {b} reconciles");
+    assert_eq!(
+        b, a,
+        "{preset}: reconciles kept coming after convergence (loop)"
+    );
+    assert_eq!(sum(&after, "workqueue_depth", &[]), 0.0);
+    if preset.ends_with("patch") {
+        assert_eq!(
+            sum(&after, "rest_client_requests_total", &["code=409"]),
+            0.0,
+            "{preset}: a patch conflicted"
+        );
+    }
+}
+
+#[tokio::test]
+async fn good_presets_converge_and_stop() {
+    futures::future::join_all(
+        ["good", "good-single", "good-patch", "good-single-patch"]
+            .into_iter()
+            .map(converges_without_loop),
+    )
+    .await;
+}
+
+async fn loops(preset: &str) {
+    let ns = format!("loop-{preset}");
+    let client = setup(&ns, N).await;
+    let ctl = start(&client, &ns, &["--preset", preset]).await;
+    wait_ready(&client, &ns, 1, Duration::from_secs(30)).await;
+    let stamps = |ws: Vec<Widget>| -> HashMap<String, String> {
+        ws.into_iter()
+            .filter_map(|w| {
+                let stamp = w
+                    .metadata
+                    .annotations
+                    .as_ref()?
+                    .get(LAST_SEEN_ANNOTATION)?
+                    .clone();
+                Some((w.metadata.name.clone()?, stamp))
+            })
+            .collect()
+    };
+    let first = stamps(widgets(&client, &ns).await);
+    assert!(
+        !first.is_empty(),
+        "{preset}: a Ready object but no annotation"
+    );
+    let before = sum(&scrape(&ctl.addr).await, RECONCILES, &[]);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = sum(&scrape(&ctl.addr).await, RECONCILES, &[]);
+    assert!(
+        after > before + 10.0,
+        "{preset}: reconciles {before} → {after}: no loop"
+    );
+    // kube-runtime does not process looping keys in FIFO order, so not every
+    // object need be re-stamped: the loop shows as stamps that keep changing.
+    let later = stamps(widgets(&client, &ns).await);
+    let changed = later
+        .iter()
+        .filter(|(k, v)| first.get(*k) != Some(*v))
+        .count();
+    assert!(changed > 0, "{preset}: no annotation changed in 2 s");
+}
+
+#[tokio::test]
+async fn bad_fix_presets_become_ready_and_loop() {
+    futures::future::join(loops("bad-fix"), loops("bad-fix-single")).await;
+}
+
+async fn never_ready(preset: &str) {
+    let ns = format!("never-{preset}");
+    let client = setup(&ns, N).await;
+    let ctl = start(&client, &ns, &["--preset", preset]).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let ws = widgets(&client, &ns).await;
+    assert_eq!(
+        ws.iter().filter(|w| w.is_ready()).count(),
+        0,
+        "{preset}: status was not dropped"
+    );
+    assert!(
+        ws.iter().all(|w| w.status.is_none()),
+        "{preset}: some stored status is not empty"
+    );
+    let stamped = ws
+        .iter()
+        .filter(|w| {
+            w.metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key(LAST_SEEN_ANNOTATION))
+        })
+        .count();
+    assert!(stamped > 0, "{preset}: no annotation written");
+    assert!(sum(&scrape(&ctl.addr).await, RECONCILES, &["result=success"]) > N as f64);
+}
+
+#[tokio::test]
+async fn bad_presets_never_become_ready() {
+    futures::future::join(never_ready("bad"), never_ready("bad-concurrent")).await;
+}
+
+#[tokio::test]
+async fn update_conflicts_are_retried_and_converge() {
+    let ns = "conflicts";
+    let client = setup(ns, N).await;
+    // A second writer: bumps every object's resourceVersion (annotations do not
+    // change generation, so the controller is not re-triggered by it).
+    let api: Api<Widget> = Api::namespaced(client.clone(), ns);
+    let writer = tokio::spawn(async move {
+        for round in 0..400u32 {
+            for i in 1..=N {
+                let p = json!({"metadata": {"annotations": {"second-writer": round.to_string()}}});
+                let _ = api
+                    .patch(
+                        &widget_api::object_name(i),
+                        &PatchParams::default(),
+                        &Patch::Merge(p),
+                    )
+                    .await;
+            }
+        }
+    });
+    let ctl = start(&client, ns, &["--preset", "good", "--work-ms", "200"]).await;
+    wait_ready(&client, ns, N as usize, Duration::from_secs(60)).await;
+    writer.abort();
+    let m = scrape(&ctl.addr).await;
+    assert!(
+        sum(&m, "rest_client_requests_total", &["code=409"]) > 0.0,
+        "the second writer forced no conflict"
+    );
+    // Retries happen inside RetryOnConflict: no reconcile had to fail for them.
+    assert!(sum(&m, RECONCILES, &["result=success"]) >= N as f64);
+}
+
+#[tokio::test]
+async fn client_rate_limit_bounds_writes() {
+    let ns = "qps";
+    let client = setup(ns, 40).await;
+    let (qps, burst) = (5.0, 5.0);
+    let ctl = start(
+        &client,
+        ns,
+        &[
+            "--preset",
+            "good-single-patch",
+            "--work-ms",
+            "0",
+            "--client-qps",
+            "5",
+            "--client-burst",
+            "5",
+        ],
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let t0 = Instant::now();
+    let m0 = scrape(&ctl.addr).await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let m1 = scrape(&ctl.addr).await;
+    let secs = t0.elapsed().as_secs_f64();
+    let writes = |m: &HashMap<String, f64>| sum(m, "rest_client_requests_total", &["method=PATCH"]);
+    let done = writes(&m1) - writes(&m0);
+    assert!(done >= 1.0, "no status write in the window");
+    assert!(
+        done <= burst + qps * secs,
+        "{done} writes in {secs:.1} s exceeds burst {burst} + {qps}/s"
+    );
+    let waited = sum(&m1, "rest_client_rate_limiter_duration_seconds_sum", &[]);
+    assert!(
+        waited > 0.5,
+        "the token bucket made nobody wait ({waited} s)"
+    );
+    assert!(
+        ready(&client, ns).await < 40,
+        "40 writes cannot fit in ~5 s at 5 qps"
+    );
+}
+
+#[tokio::test]
+async fn metrics_page_parses_and_has_every_name() {
+    let ns = "names";
+    let client = setup(ns, 3).await;
+    let ctl = start(&client, ns, &["--preset", "good"]).await;
+    wait_ready(&client, ns, 3, Duration::from_secs(30)).await;
+    let m = scrape(&ctl.addr).await;
+    for name in [
+        "workqueue_depth{",
+        "workqueue_adds_total{",
+        "workqueue_retries_total{",
+        "workqueue_unfinished_work_seconds{",
+        "controller_runtime_reconcile_total{",
+        "controller_runtime_reconcile_errors_total{",
+        "controller_runtime_reconcile_time_seconds{",
+        "controller_runtime_active_workers{",
+        "controller_runtime_max_concurrent_reconciles{",
+        "rest_client_requests_total{",
+        "rest_client_rate_limiter_duration_seconds{",
+        "process_cpu_seconds_total{",
+        "process_resident_memory_bytes{",
+    ] {
+        assert!(m.keys().any(|k| k.starts_with(name)), "{name} missing");
+    }
+    assert_eq!(
+        m["controller_runtime_max_concurrent_reconciles{controller=widget}"],
+        5.0
+    );
+    assert!(m.contains_key("workqueue_depth{name=widget}"));
+    for result in ["success", "error", "requeue", "requeue_after"] {
+        assert!(m.contains_key(&format!(
+            "controller_runtime_reconcile_total{{controller=widget,result={result}}}"
+        )));
+    }
+    assert!(
+        sum(
+            &m,
+            "rest_client_requests_total",
+            &["code=200", "method=PUT"]
+        ) >= 3.0
+    );
+    assert!(m["process_resident_memory_bytes{}"] > 1e6);
+}
+
+#[test]
+fn invalid_flags_exit_2_naming_the_flag() {
+    for (args, flag) in [
+        (&["--workers", "0"][..], "--workers"),
+        (&["--preset", "great"][..], "--preset"),
+        (
+            &["--client-qps", "5", "--client-burst", "0"][..],
+            "--client-burst",
+        ),
+        (
+            &["--metrics-bind-address", "here"][..],
+            "--metrics-bind-address",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_widget-controller"))
+            .args(["--namespace", "x"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn watch_list_refused_is_a_clear_error() {
+    // A second plane, with the server side of WatchList off.
+    let opts = ctrlbench::cluster::PlaneOptions {
+        etcd_fsync: false,
+        feature_gates: vec!["WatchList=false".into()],
+        ..Default::default()
+    };
+    let plane = ctrlbench::cluster::ControlPlane::start(&opts)
+        .await
+        .unwrap();
+    let out = tokio::task::spawn_blocking({
+        let kc = plane.kubeconfig_path.clone();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_widget-controller"))
+                .args([
+                    "--namespace",
+                    "default",
+                    "--watch-list",
+                    "--metrics-bind-address",
+                    "127.0.0.1:0",
+                ])
+                .env("KUBECONFIG", kc)
+                .stdout(Stdio::null())
+                .output()
+                .unwrap()
+        }
+    });
+    let out = tokio::time::timeout(Duration::from_secs(30), out)
+        .await
+        .expect("hung instead of failing")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("WatchList"), "{err}");
+    tokio::task::spawn_blocking(move || plane.stop())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn watch_list_works_on_the_default_plane() {
+    let ns = "watchlist";
+    let client = setup(ns, 5).await;
+    let _ctl = start(&client, ns, &["--preset", "good-patch", "--watch-list"]).await;
+    wait_ready(&client, ns, 5, Duration::from_secs(30)).await;
+}
