@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -41,13 +42,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "widget-controller: %v\n", err)
 		return 2
 	}
-	// client-go reads its feature gates from the environment the first time
-	// one is queried; this runs before any client exists.
-	if opts.WatchList != nil {
-		if err := os.Setenv("KUBE_FEATURE_WatchListClient", fmt.Sprint(*opts.WatchList)); err != nil {
-			fmt.Fprintf(stderr, "widget-controller: --watch-list: %v\n", err)
-			return 1
-		}
+	if err := setWatchList(opts.WatchList); err != nil {
+		fmt.Fprintf(stderr, "widget-controller: --watch-list: %v\n", err)
+		return 1
 	}
 	logger := zap.New(zapOptions(opts, stderr)...)
 	ctrl.SetLogger(logger)
@@ -64,6 +61,26 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// setWatchList turns client-go's streaming initial list on or off (nil: leave
+// the environment as inherited). client-go reads these variables the first
+// time a reflector or feature gate is used; this runs before any client
+// exists. client-go >= 0.31 (the v0.22 build) reads the WatchListClient
+// feature gate from KUBE_FEATURE_WatchListClient; client-go 0.30 (the v0.18.4
+// build) defines the gate but its reflector only looks at
+// ENABLE_CLIENT_GO_WATCH_LIST_ALPHA, so both are set.
+func setWatchList(on *bool) error {
+	if on == nil {
+		return nil
+	}
+	if err := os.Setenv("KUBE_FEATURE_WatchListClient", strconv.FormatBool(*on)); err != nil {
+		return err
+	}
+	if *on {
+		return os.Setenv("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA", "true")
+	}
+	return os.Unsetenv("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA")
 }
 
 func zapOptions(o *options, w io.Writer) []zap.Opts {

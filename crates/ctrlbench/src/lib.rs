@@ -5,7 +5,10 @@
 //! identities.
 
 pub mod cluster;
+pub mod controllers;
 pub mod demo;
+pub mod experiment;
 pub mod progress;
 pub mod run;
+pub mod samples;
 pub mod testing;

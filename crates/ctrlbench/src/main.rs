@@ -30,6 +30,57 @@ enum Command {
     Cluster(ClusterCmd),
     /// Print the Widget CustomResourceDefinition as YAML (deploy/crd.yaml is generated from it).
     Crd,
+    /// Run an experiment: a built-in name (see `ctrlbench experiments`) or a TOML file.
+    ///
+    /// Results go to results/<UTC timestamp>-<experiment>/ (manifest.json, then
+    /// N<scale>/<variant>/rep<k>/ with metrics-<variant>.csv, apiserver.csv,
+    /// etcd.csv, objects.csv, controller.log and summary.json). Ctrl-C stops the
+    /// loader and controllers, deletes the namespaces and marks the results incomplete.
+    Run(RunArgs),
+    /// List the built-in experiments.
+    Experiments,
+    /// Build the controllers (Rust, and Go for each controller-runtime build) and print their paths.
+    #[command(subcommand)]
+    Controllers(ControllersCmd),
+}
+
+#[derive(Subcommand)]
+enum ControllersCmd {
+    /// Build (or find cached) controller binaries and print `IMPL PATH` per line.
+    Build,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Built-in experiment name or path to an experiment file.
+    experiment: String,
+    /// Print the plan and an estimated duration, run nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Override the scales, e.g. --scales 50,200.
+    #[arg(long, value_delimiter = ',')]
+    scales: Vec<u64>,
+    /// Override the observation window in seconds.
+    #[arg(long)]
+    window: Option<f64>,
+    /// Override the number of repeats.
+    #[arg(long)]
+    repeats: Option<u32>,
+    /// Run only these variants (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    variants: Vec<String>,
+    /// Plain progress lines instead of bars.
+    #[arg(long)]
+    no_progress: bool,
+    /// Use this cluster instead of a local plane.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context to use (implies an existing cluster).
+    #[arg(long)]
+    context: Option<String>,
+    /// Where results directories are created.
+    #[arg(long, default_value = "results")]
+    results: PathBuf,
 }
 
 #[derive(Subcommand)]
@@ -128,6 +179,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Command::Run(args) = cli.command {
+        return rt.block_on(run(args));
+    }
     let outcome = rt.block_on(async {
         tokio::select! {
             r = dispatch(cli) => Some(r),
@@ -165,7 +219,94 @@ async fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Cluster(c) => cluster(c).await,
+        Command::Run(_) => unreachable!("handled in main"),
+        Command::Experiments => {
+            for (name, desc) in ctrlbench::experiment::list() {
+                println!("{name:<12} {desc}");
+            }
+            Ok(())
+        }
+        Command::Controllers(ControllersCmd::Build) => {
+            for (label, path) in tokio::task::spawn_blocking(ctrlbench::controllers::build_all).await?? {
+                println!("{label} {}", path.display());
+            }
+            Ok(())
+        }
     }
+}
+
+/// `ctrlbench run`: signals cancel the run, which then cleans up and exits 130.
+async fn run(a: RunArgs) -> ExitCode {
+    match run_inner(a).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_inner(a: RunArgs) -> Result<ExitCode> {
+    use ctrlbench::experiment::{self, plan};
+    let mut exp = experiment::load(&a.experiment)?;
+    if !a.scales.is_empty() {
+        if a.scales.contains(&0) {
+            bail!("--scales: each scale must be at least 1");
+        }
+        exp.spec.scales = toml::Spanned::new(0..0, a.scales.clone());
+    }
+    if let Some(w) = a.window {
+        if !(w > 0.0 && w.is_finite()) {
+            bail!("--window must be a positive number of seconds");
+        }
+        exp.spec.window_s = toml::Spanned::new(0..0, w);
+    }
+    if let Some(r) = a.repeats {
+        if r == 0 {
+            bail!("--repeats must be at least 1");
+        }
+        exp.spec.repeats = toml::Spanned::new(0..0, r);
+    }
+    if !a.variants.is_empty() {
+        for v in &a.variants {
+            if !exp.variants.iter().any(|x| &x.name == v) {
+                bail!(
+                    "--variants: no variant {v:?} in {} (it has {})",
+                    exp.name(),
+                    exp.variants.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")
+                );
+            }
+        }
+        exp.variants.retain(|x| a.variants.contains(&x.name));
+    }
+    let runs = plan::expand(&exp);
+    if a.dry_run {
+        print!("{}", plan::render(&exp, &runs));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        interrupted().await;
+        eprintln!("interrupted: stopping the loader and controllers, deleting namespaces …");
+        c.cancel();
+    });
+    let opts = ctrlbench::run::RunOptions {
+        results_root: a.results.clone(),
+        progress: !a.no_progress,
+        kubeconfig: a.kubeconfig.clone(),
+        context: a.context.clone(),
+    };
+    let outcome = ctrlbench::run::execute(&exp, &opts, cancel.clone()).await?;
+    println!("results: {}", outcome.dir.display());
+    if cancel.is_cancelled() {
+        eprintln!("the results are marked incomplete");
+        return Ok(ExitCode::from(130));
+    }
+    if !outcome.complete {
+        bail!("some runs failed: see {}/manifest.json", outcome.dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn cluster(cmd: ClusterCmd) -> Result<()> {

@@ -1,0 +1,42 @@
+//! Experiments: the TOML files users write (`spec`), the built-in ones
+//! (`builtin`), and their expansion into runs (`plan`).
+
+pub mod builtin;
+pub mod plan;
+pub mod spec;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+pub use spec::{Experiment, Impl, Schedule};
+
+/// Loads an experiment by built-in name or by path.
+pub fn load(name_or_path: &str) -> Result<Experiment> {
+    let path = Path::new(name_or_path);
+    if !path.exists()
+        && let Some(text) = builtin::get(name_or_path)
+    {
+        return Ok(spec::parse(&PathBuf::from(format!("experiments/{name_or_path}.toml")), text)?);
+    }
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read experiment {name_or_path:?}: not a file and not a built-in ({})",
+            builtin::BUILTIN.map(|(n, _)| n).join(", ")
+        )
+    })?;
+    Ok(spec::parse(path, &text)?)
+}
+
+/// One line per built-in experiment: its name and description.
+pub fn list() -> Vec<(String, String)> {
+    builtin::BUILTIN
+        .iter()
+        .map(|(name, text)| {
+            let desc = spec::parse(Path::new(name), text)
+                .map(|e| e.spec.description.lines().next().unwrap_or_default().to_string())
+                .unwrap_or_else(|e| format!("(invalid: {e})"));
+            (name.to_string(), desc)
+        })
+        .collect()
+}

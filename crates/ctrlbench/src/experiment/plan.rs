@@ -1,0 +1,108 @@
+//! The plan: an experiment expanded into runs (scale × variant group ×
+//! repeat), with an estimate of how long it takes.
+
+use std::fmt::Write;
+
+use super::spec::{Experiment, Schedule};
+
+/// One run: a scale, a repeat, and the variants that run together.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub scale: u64,
+    pub repeat: u32,
+    /// Indices into `Experiment::variants`.
+    pub variants: Vec<usize>,
+}
+
+/// Seconds a run costs besides its window: namespace, identity, controller
+/// start, first scrape, teardown.
+const RUN_OVERHEAD_S: f64 = 6.0;
+/// Seconds to start a local plane with cached binaries.
+const PLANE_START_S: f64 = 5.0;
+/// A conservative create rate for the estimate (objects per second).
+const CREATE_RATE: f64 = 300.0;
+
+pub fn expand(exp: &Experiment) -> Vec<Run> {
+    let mut runs = Vec::new();
+    for &scale in exp.scales() {
+        for repeat in 1..=exp.repeats() {
+            match exp.spec.schedule {
+                Schedule::Isolated => {
+                    for i in 0..exp.variants.len() {
+                        runs.push(Run {
+                            scale,
+                            repeat,
+                            variants: vec![i],
+                        });
+                    }
+                }
+                Schedule::Concurrent => runs.push(Run {
+                    scale,
+                    repeat,
+                    variants: (0..exp.variants.len()).collect(),
+                }),
+            }
+        }
+    }
+    runs
+}
+
+/// Upper-bound estimate in seconds (every run uses its whole window).
+pub fn estimate_s(exp: &Experiment, runs: &[Run]) -> f64 {
+    let plane = if exp.is_local() { PLANE_START_S } else { 0.0 };
+    plane
+        + runs
+            .iter()
+            .map(|r| {
+                let creates = r.scale as f64 * r.variants.len() as f64 / CREATE_RATE;
+                exp.window_s().max(creates) + RUN_OVERHEAD_S
+            })
+            .sum::<f64>()
+}
+
+/// What `run --dry-run` prints.
+pub fn render(exp: &Experiment, runs: &[Run]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "experiment {} ({})", exp.name(), exp.file.display());
+    if !exp.spec.description.is_empty() {
+        let _ = writeln!(s, "  {}", exp.spec.description.trim());
+    }
+    let c = &exp.spec.cluster;
+    if exp.is_local() {
+        let _ = writeln!(
+            s,
+            "cluster: local plane, Kubernetes {}, etcd fsync {}{}",
+            c.k8s_version.as_ref().map(|v| v.get_ref().as_str()).unwrap_or(crate::cluster::DEFAULT_K8S_VERSION),
+            if c.etcd_fsync.unwrap_or(true) { "on" } else { "off" },
+            if c.feature_gates.is_empty() { String::new() } else { format!(", feature gates {}", c.feature_gates.join(",")) }
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "cluster: existing, kubeconfig {} context {}",
+            c.kubeconfig.as_ref().map(|v| v.get_ref().as_str()).unwrap_or("(default)"),
+            c.context.as_ref().map(|v| v.get_ref().as_str()).unwrap_or("(current)")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "schedule {:?}, window {} s{}, scrape every {} s, loader concurrency {}",
+        exp.spec.schedule,
+        exp.window_s(),
+        if exp.spec.stop_when_converged { format!(" (stops early once converged and quiet for {} s)", exp.spec.quiet_s.get_ref()) } else { String::new() },
+        exp.spec.scrape_interval_s.get_ref(),
+        exp.spec.concurrency.get_ref()
+    );
+    let _ = writeln!(s, "variants:");
+    for v in &exp.variants {
+        let _ = writeln!(s, "  {:<20} {:<10} {}", v.name, v.implementation.to_string(), v.spec.flags().join(" "));
+    }
+    let _ = writeln!(s, "runs ({}):", runs.len());
+    for r in runs {
+        let names: Vec<&str> = r.variants.iter().map(|i| exp.variants[*i].name.as_str()).collect();
+        let _ = writeln!(s, "  N={:<6} rep {}  {}", r.scale, r.repeat, names.join(" + "));
+    }
+    let est = estimate_s(exp, runs);
+    let _ = writeln!(s, "estimated duration: at most {:.0} min {:.0} s", (est / 60.0).floor(), est % 60.0);
+    s
+}

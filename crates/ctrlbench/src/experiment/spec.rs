@@ -1,0 +1,414 @@
+//! Experiment files (TOML): parsing and validation. Unknown keys are
+//! rejected, and every error names the file, the line and the key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+/// An experiment file as written.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub cluster: ClusterSpec,
+    #[serde(rename = "variant")]
+    pub variants: Spanned<Vec<VariantSpec>>,
+    pub scales: Spanned<Vec<u64>>,
+    #[serde(default = "default_window")]
+    pub window_s: Spanned<f64>,
+    #[serde(default)]
+    pub stop_when_converged: bool,
+    /// With stop_when_converged: seconds without a reconcile that count as quiet.
+    #[serde(default = "default_quiet")]
+    pub quiet_s: Spanned<f64>,
+    #[serde(default = "default_one")]
+    pub repeats: Spanned<u32>,
+    #[serde(default)]
+    pub schedule: Schedule,
+    /// Loader: widgets created at once.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: Spanned<u32>,
+    #[serde(default = "default_one_f")]
+    pub scrape_interval_s: Spanned<f64>,
+    /// Run `ctrlbench probe` first and record its figures in the manifest.
+    #[serde(default)]
+    pub probe: bool,
+}
+
+fn default_window() -> Spanned<f64> {
+    Spanned::new(0..0, 60.0)
+}
+fn default_quiet() -> Spanned<f64> {
+    Spanned::new(0..0, 3.0)
+}
+fn default_one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+fn default_one_f() -> Spanned<f64> {
+    Spanned::new(0..0, 1.0)
+}
+fn default_concurrency() -> Spanned<u32> {
+    Spanned::new(0..0, 16)
+}
+
+/// One variant at a time, or all at once (the seed's Experiment 1).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    #[default]
+    Isolated,
+    Concurrent,
+}
+
+/// `[cluster]`: a local plane (default) or an existing cluster.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    pub k8s_version: Option<Spanned<String>>,
+    #[serde(default)]
+    pub feature_gates: Vec<String>,
+    #[serde(default)]
+    pub apiserver_args: Vec<String>,
+    #[serde(default)]
+    pub etcd_args: Vec<String>,
+    pub etcd_fsync: Option<bool>,
+    pub kubeconfig: Option<Spanned<String>>,
+    pub context: Option<Spanned<String>>,
+}
+
+/// `[[variant]]`: a controller and its flags.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    pub name: Spanned<String>,
+    #[serde(rename = "impl", default = "default_impl")]
+    pub implementation: Spanned<String>,
+    pub preset: Preset,
+    pub workers: Option<Spanned<u32>>,
+    pub predicate: Option<Predicate>,
+    pub status_write: Option<StatusWrite>,
+    pub annotate: Option<bool>,
+    pub work_ms: Option<u64>,
+    pub client_qps: Option<f64>,
+    pub client_burst: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub watch_list: bool,
+    pub log_level: Option<LogLevel>,
+    pub conflict_reread: Option<ConflictReread>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+fn default_impl() -> Spanned<String> {
+    Spanned::new(0..0, "rust".to_string())
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    Good,
+    GoodSingle,
+    GoodPatch,
+    GoodSinglePatch,
+    BadFix,
+    BadFixSingle,
+    Bad,
+    BadConcurrent,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Predicate {
+    Generation,
+    None,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusWrite {
+    Update,
+    Patch,
+    Apply,
+    Object,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ConflictReread {
+    Api,
+    Cache,
+}
+
+/// Which controller implementation runs a variant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub enum Impl {
+    Rust,
+    /// controller-runtime version, e.g. "v0.18.4" or "v0.22".
+    Go(String),
+}
+
+impl fmt::Display for Impl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Impl::Rust => write!(f, "rust"),
+            Impl::Go(v) => write!(f, "go@{v}"),
+        }
+    }
+}
+
+/// The controller-runtime builds that exist (controllers/go).
+pub const GO_BUILDS: [&str; 2] = ["v0.18.4", "v0.22"];
+
+impl Impl {
+    pub fn parse(s: &str) -> Option<Impl> {
+        match s {
+            "rust" => Some(Impl::Rust),
+            _ => {
+                let v = s.strip_prefix("go@")?;
+                GO_BUILDS.contains(&v).then(|| Impl::Go(v.to_string()))
+            }
+        }
+    }
+}
+
+impl Preset {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Preset::Good => "good",
+            Preset::GoodSingle => "good-single",
+            Preset::GoodPatch => "good-patch",
+            Preset::GoodSinglePatch => "good-single-patch",
+            Preset::BadFix => "bad-fix",
+            Preset::BadFixSingle => "bad-fix-single",
+            Preset::Bad => "bad",
+            Preset::BadConcurrent => "bad-concurrent",
+        }
+    }
+}
+
+/// An error in an experiment file: `file:line: key `k`: message`.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: key `{key}`: {message}")]
+pub struct SpecError {
+    pub file: String,
+    pub line: usize,
+    pub key: String,
+    pub message: String,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
+}
+
+/// The key a serde/TOML error is about, from its message or the text at its span.
+fn key_of(text: &str, span: Option<std::ops::Range<usize>>, message: &str) -> String {
+    if let Some(start) = message.find('`')
+        && let Some(len) = message[start + 1..].find('`')
+        && (message.starts_with("unknown field") || message.starts_with("missing field") || message.starts_with("duplicate"))
+    {
+        return message[start + 1..start + 1 + len].to_string();
+    }
+    if let Some(r) = span {
+        // The key that starts the line holding the span.
+        let line_start = text[..r.start.min(text.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line = &text[line_start..];
+        let line = line.lines().next().unwrap_or_default();
+        if let Some((k, _)) = line.split_once('=') {
+            return k.trim().to_string();
+        }
+        return line.trim().trim_matches(|c| c == '[' || c == ']').to_string();
+    }
+    "(file)".to_string()
+}
+
+/// A resolved variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct Variant {
+    pub name: String,
+    pub implementation: Impl,
+    pub spec: VariantSpec,
+}
+
+/// A validated experiment.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub file: PathBuf,
+    pub text: String,
+    pub spec: Spec,
+    pub variants: Vec<Variant>,
+}
+
+/// Parses and validates an experiment file's text.
+pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
+    let fname = file.display().to_string();
+    let spec: Spec = toml::from_str(text).map_err(|e| {
+        let span = e.span();
+        let message = e.message().trim().to_string();
+        SpecError {
+            file: fname.clone(),
+            line: span.clone().map(|r| line_of(text, r.start)).unwrap_or(1),
+            key: key_of(text, span, &message),
+            message,
+        }
+    })?;
+    let err = |key: &str, span: std::ops::Range<usize>, message: String| SpecError {
+        file: fname.clone(),
+        line: if span == (0..0) { 1 } else { line_of(text, span.start) },
+        key: key.to_string(),
+        message,
+    };
+    if spec.name.get_ref().trim().is_empty() {
+        return Err(err("name", spec.name.span(), "must not be empty".into()));
+    }
+    if spec.scales.get_ref().is_empty() || spec.scales.get_ref().contains(&0) {
+        return Err(err("scales", spec.scales.span(), "needs at least one scale, each ≥ 1".into()));
+    }
+    for (key, v) in [("window_s", &spec.window_s), ("scrape_interval_s", &spec.scrape_interval_s), ("quiet_s", &spec.quiet_s)] {
+        if !(*v.get_ref() > 0.0 && v.get_ref().is_finite()) {
+            return Err(err(key, v.span(), format!("must be a positive number of seconds, not {}", v.get_ref())));
+        }
+    }
+    if *spec.repeats.get_ref() == 0 {
+        return Err(err("repeats", spec.repeats.span(), "must be at least 1".into()));
+    }
+    if *spec.concurrency.get_ref() == 0 {
+        return Err(err("concurrency", spec.concurrency.span(), "must be at least 1".into()));
+    }
+    let c = &spec.cluster;
+    if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref())
+        && (c.k8s_version.is_some() || !c.feature_gates.is_empty() || !c.apiserver_args.is_empty() || c.etcd_fsync.is_some())
+    {
+        return Err(err(
+            "cluster",
+            kc.span(),
+            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync)".into(),
+        ));
+    }
+    if spec.variants.get_ref().is_empty() {
+        return Err(err("variant", spec.variants.span(), "at least one [[variant]] is needed".into()));
+    }
+    let mut variants = Vec::new();
+    for v in spec.variants.get_ref() {
+        let name = v.name.get_ref();
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') || name.len() > 40 {
+            return Err(err("name", v.name.span(), format!("variant name {name:?} must be lowercase letters, digits and '-' (≤ 40)")));
+        }
+        if variants.iter().any(|x: &Variant| &x.name == name) {
+            return Err(err("name", v.name.span(), format!("variant name {name:?} is used twice")));
+        }
+        let Some(implementation) = Impl::parse(v.implementation.get_ref()) else {
+            return Err(err(
+                "impl",
+                v.implementation.span(),
+                format!("unknown implementation {:?}: use rust, go@v0.18.4 or go@v0.22", v.implementation.get_ref()),
+            ));
+        };
+        if let Some(w) = &v.workers
+            && *w.get_ref() == 0
+        {
+            return Err(err("workers", w.span(), "must be at least 1".into()));
+        }
+        if let Some(b) = &v.client_burst {
+            if v.client_qps.is_none() {
+                return Err(err("client_burst", b.span(), "needs client_qps".into()));
+            }
+            if *b.get_ref() < 1 && v.client_qps.unwrap_or(0.0) > 0.0 {
+                return Err(err("client_burst", b.span(), "must be at least 1 when client_qps > 0".into()));
+            }
+        }
+        if v.conflict_reread.is_some() && implementation == Impl::Rust {
+            return Err(err("conflict_reread", v.name.span(), "only the Go controller has --conflict-reread".into()));
+        }
+        variants.push(Variant {
+            name: name.clone(),
+            implementation,
+            spec: v.clone(),
+        });
+    }
+    Ok(Experiment {
+        file: file.to_path_buf(),
+        text: text.to_string(),
+        spec,
+        variants,
+    })
+}
+
+impl Experiment {
+    pub fn name(&self) -> &str {
+        self.spec.name.get_ref()
+    }
+    pub fn scales(&self) -> &[u64] {
+        self.spec.scales.get_ref()
+    }
+    pub fn window_s(&self) -> f64 {
+        *self.spec.window_s.get_ref()
+    }
+    pub fn repeats(&self) -> u32 {
+        *self.spec.repeats.get_ref()
+    }
+    pub fn is_local(&self) -> bool {
+        self.spec.cluster.kubeconfig.is_none() && self.spec.cluster.context.is_none()
+    }
+}
+
+impl VariantSpec {
+    /// The controller's command-line flags for this variant (besides namespace,
+    /// metrics address and log format, which the runner sets).
+    pub fn flags(&self) -> Vec<String> {
+        let mut f = vec!["--preset".to_string(), self.preset.as_str().to_string()];
+        if let Some(w) = &self.workers {
+            f.push(format!("--workers={}", w.get_ref()));
+        }
+        if let Some(p) = self.predicate {
+            f.push(format!("--predicate={}", if p == Predicate::Generation { "generation" } else { "none" }));
+        }
+        if let Some(s) = self.status_write {
+            let s = match s {
+                StatusWrite::Update => "update",
+                StatusWrite::Patch => "patch",
+                StatusWrite::Apply => "apply",
+                StatusWrite::Object => "object",
+            };
+            f.push(format!("--status-write={s}"));
+        }
+        if let Some(a) = self.annotate {
+            f.push(format!("--annotate={a}"));
+        }
+        if let Some(w) = self.work_ms {
+            f.push(format!("--work-ms={w}"));
+        }
+        if let Some(q) = self.client_qps {
+            f.push(format!("--client-qps={q}"));
+        }
+        if let Some(b) = &self.client_burst {
+            f.push(format!("--client-burst={}", b.get_ref()));
+        }
+        if self.watch_list {
+            f.push("--watch-list".to_string());
+        }
+        let level = match self.log_level.unwrap_or(LogLevel::Debug) {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Error => "error",
+        };
+        f.push(format!("--log-level={level}"));
+        if let Some(c) = self.conflict_reread {
+            f.push(format!("--conflict-reread={}", if c == ConflictReread::Api { "api" } else { "cache" }));
+        }
+        f
+    }
+}

@@ -1,0 +1,99 @@
+//! A controller process of a run: started as its own identity with its output
+//! in `controller.log`, found through its `metrics-address=` line, stopped
+//! with SIGTERM then SIGKILL. It dies with the harness (parent-death signal).
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// A running controller.
+pub struct ControllerProcess {
+    child: Child,
+    pub pid: u32,
+    pub metrics_addr: String,
+}
+
+impl ControllerProcess {
+    /// Starts `bin` with `args` and env; waits for its metrics address.
+    pub async fn start(
+        bin: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        log: &Path,
+        timeout: Duration,
+    ) -> Result<ControllerProcess> {
+        let log_file = std::fs::File::create(log)?;
+        let mut cmd = Command::new(bin);
+        cmd.args(args)
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(log_file.try_clone()?)
+            .kill_on_drop(true);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setpgid(0, 0) < 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().with_context(|| format!("cannot start {}", bin.display()))?;
+        let pid = child.id().unwrap_or(0);
+        let stdout = child.stdout.take().expect("piped");
+        let mut lines = BufReader::new(stdout).lines();
+        let found = tokio::time::timeout(timeout, async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(a) = line.strip_prefix("metrics-address=") {
+                    return Some(a.trim().to_string());
+                }
+            }
+            None
+        })
+        .await;
+        let metrics_addr = match found {
+            Ok(Some(a)) => a,
+            _ => {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+                let tail = std::fs::read_to_string(log).unwrap_or_default();
+                let last = tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no output)");
+                bail!("controller {} printed no metrics-address line: {last}", bin.display());
+            }
+        };
+        // The rest of stdout goes to the log as well.
+        let mut out = tokio::fs::OpenOptions::new().append(true).open(log).await?;
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let _ = out.write_all(format!("{line}\n").as_bytes()).await;
+            }
+        });
+        Ok(ControllerProcess { child, pid, metrics_addr })
+    }
+
+    /// SIGTERM, SIGKILL after `grace`; returns the exit code if it exited by itself.
+    pub async fn stop(mut self, grace: Duration) -> Option<i32> {
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
+        match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(status)) => status.code(),
+            _ => {
+                let _ = self.child.kill().await;
+                None
+            }
+        }
+    }
+
+    /// True while the process runs.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}

@@ -1,0 +1,70 @@
+//! Fresh namespaces per run, and their removal. A local plane has no
+//! kube-controller-manager, so nothing would empty and finalize a deleted
+//! namespace: there ctrlbench deletes the run's objects itself and finalizes.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use serde_json::json;
+use widget_api::Widget;
+
+/// Label on every namespace ctrlbench creates.
+pub const LABEL: &str = "ctrlbench.dev/run";
+
+pub async fn create(client: &kube::Client, name: &str, run: &str) -> Result<()> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name, "labels": {LABEL: run}}}))?;
+    api.create(&PostParams::default(), &ns)
+        .await
+        .with_context(|| format!("cannot create namespace {name}"))?;
+    Ok(())
+}
+
+fn not_found(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 404)
+}
+
+/// Deletes namespace `name` and waits until it is gone. With `finalize`
+/// (local plane), empties and finalizes it first.
+pub async fn delete(client: &kube::Client, name: &str, finalize: bool, timeout: Duration) -> Result<()> {
+    let nss: Api<Namespace> = Api::all(client.clone());
+    if finalize {
+        let dp = DeleteParams::default();
+        let lp = ListParams::default();
+        let widgets: Api<Widget> = Api::namespaced(client.clone(), name);
+        let _ = widgets.delete_collection(&dp, &lp).await;
+        let _ = Api::<RoleBinding>::namespaced(client.clone(), name).delete_collection(&dp, &lp).await;
+        let _ = Api::<Role>::namespaced(client.clone(), name).delete_collection(&dp, &lp).await;
+        let _ = Api::<ServiceAccount>::namespaced(client.clone(), name).delete_collection(&dp, &lp).await;
+    }
+    match nss.delete(name, &DeleteParams::default()).await {
+        Err(e) if not_found(&e) => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("cannot delete namespace {name}")),
+        Ok(_) => {}
+    }
+    if finalize {
+        let body = serde_json::to_vec(&json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name}, "spec": {"finalizers": []}
+        }))?;
+        let req = http::Request::put(format!("/api/v1/namespaces/{name}/finalize"))
+            .header("Content-Type", "application/json")
+            .body(body)?;
+        if let Err(e) = client.request_text(req).await
+            && !not_found(&e)
+        {
+            return Err(e).with_context(|| format!("cannot finalize namespace {name}"));
+        }
+    }
+    let t0 = Instant::now();
+    loop {
+        match nss.get_opt(name).await? {
+            None => return Ok(()),
+            Some(_) if t0.elapsed() > timeout => bail!("namespace {name} still exists after {timeout:?}"),
+            Some(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}

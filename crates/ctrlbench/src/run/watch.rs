@@ -1,0 +1,90 @@
+//! Per-object timing: when each widget was created (from the loader) and
+//! when it was first seen Ready (from our own watch, not the controller's).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use futures::TryStreamExt;
+use kube::api::Api;
+use kube::runtime::{WatchStreamExt, watcher};
+use tokio_util::sync::CancellationToken;
+use widget_api::Widget;
+
+use crate::samples::layout::now_rfc3339;
+
+#[derive(Default, Clone)]
+struct Times {
+    created_at: Option<String>,
+    ready_at: Option<String>,
+}
+
+/// The objects of one run.
+#[derive(Default)]
+pub struct Objects {
+    times: Mutex<HashMap<String, Times>>,
+    ready: AtomicU64,
+    /// When the last object first became Ready, if all `expected` did.
+    all_ready_at: Mutex<Option<Instant>>,
+    pub expected: AtomicU64,
+}
+
+impl Objects {
+    pub fn created(&self, name: &str) {
+        let mut t = self.times.lock().expect("objects lock");
+        t.entry(name.to_string()).or_default().created_at = Some(now_rfc3339());
+    }
+
+    fn seen_ready(&self, name: &str) {
+        let mut t = self.times.lock().expect("objects lock");
+        let e = t.entry(name.to_string()).or_default();
+        if e.ready_at.is_none() {
+            e.ready_at = Some(now_rfc3339());
+            let n = self.ready.fetch_add(1, Ordering::SeqCst) + 1;
+            if n == self.expected.load(Ordering::SeqCst) {
+                *self.all_ready_at.lock().expect("objects lock") = Some(Instant::now());
+            }
+        }
+    }
+
+    pub fn ready(&self) -> u64 {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    pub fn all_ready_at(&self) -> Option<Instant> {
+        *self.all_ready_at.lock().expect("objects lock")
+    }
+
+    /// (name, created_at, ready_at), sorted by name.
+    pub fn rows(&self) -> Vec<(String, Option<String>, Option<String>)> {
+        let t = self.times.lock().expect("objects lock");
+        let mut rows: Vec<_> = t
+            .iter()
+            .map(|(n, v)| (n.clone(), v.created_at.clone(), v.ready_at.clone()))
+            .collect();
+        rows.sort();
+        rows
+    }
+}
+
+/// Watches `ns` until cancelled, recording each object's first Ready.
+pub async fn watch_ready(client: kube::Client, ns: String, objects: std::sync::Arc<Objects>, cancel: CancellationToken) {
+    let api: Api<Widget> = Api::namespaced(client, &ns);
+    let stream = watcher(api, watcher::Config::default()).default_backoff().applied_objects();
+    let mut stream = std::pin::pin!(stream);
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            item = stream.try_next() => match item {
+                Ok(Some(w)) => {
+                    if w.is_ready() {
+                        objects.seen_ready(w.metadata.name.as_deref().unwrap_or_default());
+                    }
+                }
+                Ok(None) => return,
+                Err(e) => tracing::warn!(namespace = %ns, error = %e, "ready watch failed; retrying"),
+            }
+        }
+    }
+}
