@@ -34,8 +34,13 @@ pub fn binary(imp: &Impl) -> Result<PathBuf> {
 }
 
 fn rust_binary() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("CTRLBENCH_WIDGET_CONTROLLER") {
+        return Ok(PathBuf::from(p));
+    }
     let exe = std::env::current_exe()?;
-    let dir = exe.parent().context("no directory for the running binary")?;
+    let dir = exe
+        .parent()
+        .context("no directory for the running binary")?;
     let candidate = dir.join("widget-controller");
     // Always ask cargo in a checkout: it is a no-op when up to date and
     // rebuilds a stale controller, which a file-exists check would miss.
@@ -43,7 +48,8 @@ fn rust_binary() -> Result<PathBuf> {
     if ws.join("Cargo.toml").is_file() && which("cargo") {
         let release = dir.ends_with("release");
         let mut cmd = Command::new("cargo");
-        cmd.args(["build", "--quiet", "-p", "widget-controller"]).current_dir(&ws);
+        cmd.args(["build", "--quiet", "-p", "widget-controller"])
+            .current_dir(&ws);
         if release {
             cmd.arg("--release");
         }
@@ -72,7 +78,9 @@ fn source_hash(src: &Path) -> Result<u64> {
         .map(|e| e.path())
         .filter(|p| {
             let n = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            (n.ends_with(".go") && !n.ends_with("_test.go")) || n.ends_with(".mod") || n.ends_with(".sum")
+            (n.ends_with(".go") && !n.ends_with("_test.go"))
+                || n.ends_with(".mod")
+                || n.ends_with(".sum")
         })
         .collect();
     files.sort();
@@ -90,7 +98,10 @@ fn go_binary(label: &str) -> Result<PathBuf> {
     };
     let src = workspace().join("controllers/go");
     if !src.join("main.go").is_file() {
-        bail!("the Go controller's source ({}) is missing: run ctrlbench from a checkout", src.display());
+        bail!(
+            "the Go controller's source ({}) is missing: run ctrlbench from a checkout",
+            src.display()
+        );
     }
     let cache = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
     let dir = cache
@@ -101,7 +112,9 @@ fn go_binary(label: &str) -> Result<PathBuf> {
         return Ok(bin);
     }
     if !which("go") {
-        bail!("Go is not installed: the Go reference controller (go@{label}) is built with Go ≥ 1.24");
+        bail!(
+            "Go is not installed: the Go reference controller (go@{label}) is built with Go ≥ 1.24"
+        );
     }
     std::fs::create_dir_all(&dir)?;
     eprintln!("building the Go controller (controller-runtime {label}) …");
@@ -116,7 +129,10 @@ fn go_binary(label: &str) -> Result<PathBuf> {
         .output()
         .context("cannot run go build")?;
     if !out.status.success() {
-        bail!("go build (controller-runtime {label}) failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "go build (controller-runtime {label}) failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     std::fs::rename(&tmp, &bin)?;
     Ok(bin)

@@ -227,7 +227,9 @@ async fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Controllers(ControllersCmd::Build) => {
-            for (label, path) in tokio::task::spawn_blocking(ctrlbench::controllers::build_all).await?? {
+            for (label, path) in
+                tokio::task::spawn_blocking(ctrlbench::controllers::build_all).await??
+            {
                 println!("{label} {}", path.display());
             }
             Ok(())
@@ -273,7 +275,11 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
                 bail!(
                     "--variants: no variant {v:?} in {} (it has {})",
                     exp.name(),
-                    exp.variants.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")
+                    exp.variants
+                        .iter()
+                        .map(|x| x.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 );
             }
         }
@@ -304,7 +310,10 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     if !outcome.complete {
-        bail!("some runs failed: see {}/manifest.json", outcome.dir.display());
+        bail!(
+            "some runs failed: see {}/manifest.json",
+            outcome.dir.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

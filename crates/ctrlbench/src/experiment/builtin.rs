@@ -3,12 +3,27 @@
 /// (name, file text).
 pub const BUILTIN: [(&str, &str); 7] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
-    ("seed-exp1", include_str!("../../../../experiments/seed-exp1.toml")),
-    ("seed-exp2", include_str!("../../../../experiments/seed-exp2.toml")),
-    ("seed-exp3", include_str!("../../../../experiments/seed-exp3.toml")),
-    ("seed-exp4", include_str!("../../../../experiments/seed-exp4.toml")),
+    (
+        "seed-exp1",
+        include_str!("../../../../experiments/seed-exp1.toml"),
+    ),
+    (
+        "seed-exp2",
+        include_str!("../../../../experiments/seed-exp2.toml"),
+    ),
+    (
+        "seed-exp3",
+        include_str!("../../../../experiments/seed-exp3.toml"),
+    ),
+    (
+        "seed-exp4",
+        include_str!("../../../../experiments/seed-exp4.toml"),
+    ),
     ("qps", include_str!("../../../../experiments/qps.toml")),
-    ("rust-vs-go", include_str!("../../../../experiments/rust-vs-go.toml")),
+    (
+        "rust-vs-go",
+        include_str!("../../../../experiments/rust-vs-go.toml"),
+    ),
 ];
 
 pub fn get(name: &str) -> Option<&'static str> {

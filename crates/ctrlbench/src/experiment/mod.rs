@@ -17,7 +17,10 @@ pub fn load(name_or_path: &str) -> Result<Experiment> {
     if !path.exists()
         && let Some(text) = builtin::get(name_or_path)
     {
-        return Ok(spec::parse(&PathBuf::from(format!("experiments/{name_or_path}.toml")), text)?);
+        return Ok(spec::parse(
+            &PathBuf::from(format!("experiments/{name_or_path}.toml")),
+            text,
+        )?);
     }
     let text = std::fs::read_to_string(path).with_context(|| {
         format!(
@@ -34,7 +37,14 @@ pub fn list() -> Vec<(String, String)> {
         .iter()
         .map(|(name, text)| {
             let desc = spec::parse(Path::new(name), text)
-                .map(|e| e.spec.description.lines().next().unwrap_or_default().to_string())
+                .map(|e| {
+                    e.spec
+                        .description
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string()
+                })
                 .unwrap_or_else(|e| format!("(invalid: {e})"));
             (name.to_string(), desc)
         })

@@ -72,16 +72,33 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
         let _ = writeln!(
             s,
             "cluster: local plane, Kubernetes {}, etcd fsync {}{}",
-            c.k8s_version.as_ref().map(|v| v.get_ref().as_str()).unwrap_or(crate::cluster::DEFAULT_K8S_VERSION),
-            if c.etcd_fsync.unwrap_or(true) { "on" } else { "off" },
-            if c.feature_gates.is_empty() { String::new() } else { format!(", feature gates {}", c.feature_gates.join(",")) }
+            c.k8s_version
+                .as_ref()
+                .map(|v| v.get_ref().as_str())
+                .unwrap_or(crate::cluster::DEFAULT_K8S_VERSION),
+            if c.etcd_fsync.unwrap_or(true) {
+                "on"
+            } else {
+                "off"
+            },
+            if c.feature_gates.is_empty() {
+                String::new()
+            } else {
+                format!(", feature gates {}", c.feature_gates.join(","))
+            }
         );
     } else {
         let _ = writeln!(
             s,
             "cluster: existing, kubeconfig {} context {}",
-            c.kubeconfig.as_ref().map(|v| v.get_ref().as_str()).unwrap_or("(default)"),
-            c.context.as_ref().map(|v| v.get_ref().as_str()).unwrap_or("(current)")
+            c.kubeconfig
+                .as_ref()
+                .map(|v| v.get_ref().as_str())
+                .unwrap_or("(default)"),
+            c.context
+                .as_ref()
+                .map(|v| v.get_ref().as_str())
+                .unwrap_or("(current)")
         );
     }
     let _ = writeln!(
@@ -89,20 +106,48 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
         "schedule {:?}, window {} s{}, scrape every {} s, loader concurrency {}",
         exp.spec.schedule,
         exp.window_s(),
-        if exp.spec.stop_when_converged { format!(" (stops early once converged and quiet for {} s)", exp.spec.quiet_s.get_ref()) } else { String::new() },
+        if exp.spec.stop_when_converged {
+            format!(
+                " (stops early once converged and quiet for {} s)",
+                exp.spec.quiet_s.get_ref()
+            )
+        } else {
+            String::new()
+        },
         exp.spec.scrape_interval_s.get_ref(),
         exp.spec.concurrency.get_ref()
     );
     let _ = writeln!(s, "variants:");
     for v in &exp.variants {
-        let _ = writeln!(s, "  {:<20} {:<10} {}", v.name, v.implementation.to_string(), v.spec.flags().join(" "));
+        let _ = writeln!(
+            s,
+            "  {:<20} {:<10} {}",
+            v.name,
+            v.implementation.to_string(),
+            v.spec.flags().join(" ")
+        );
     }
     let _ = writeln!(s, "runs ({}):", runs.len());
     for r in runs {
-        let names: Vec<&str> = r.variants.iter().map(|i| exp.variants[*i].name.as_str()).collect();
-        let _ = writeln!(s, "  N={:<6} rep {}  {}", r.scale, r.repeat, names.join(" + "));
+        let names: Vec<&str> = r
+            .variants
+            .iter()
+            .map(|i| exp.variants[*i].name.as_str())
+            .collect();
+        let _ = writeln!(
+            s,
+            "  N={:<6} rep {}  {}",
+            r.scale,
+            r.repeat,
+            names.join(" + ")
+        );
     }
     let est = estimate_s(exp, runs);
-    let _ = writeln!(s, "estimated duration: at most {:.0} min {:.0} s", (est / 60.0).floor(), est % 60.0);
+    let _ = writeln!(
+        s,
+        "estimated duration: at most {:.0} min {:.0} s",
+        (est / 60.0).floor(),
+        est % 60.0
+    );
     s
 }

@@ -211,26 +211,38 @@ pub struct SpecError {
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .count()
+        + 1
 }
 
 /// The key a serde/TOML error is about, from its message or the text at its span.
 fn key_of(text: &str, span: Option<std::ops::Range<usize>>, message: &str) -> String {
     if let Some(start) = message.find('`')
         && let Some(len) = message[start + 1..].find('`')
-        && (message.starts_with("unknown field") || message.starts_with("missing field") || message.starts_with("duplicate"))
+        && (message.starts_with("unknown field")
+            || message.starts_with("missing field")
+            || message.starts_with("duplicate"))
     {
         return message[start + 1..start + 1 + len].to_string();
     }
     if let Some(r) = span {
         // The key that starts the line holding the span.
-        let line_start = text[..r.start.min(text.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line_start = text[..r.start.min(text.len())]
+            .rfind('\n')
+            .map(|i| i + 1)
+            .unwrap_or(0);
         let line = &text[line_start..];
         let line = line.lines().next().unwrap_or_default();
         if let Some((k, _)) = line.split_once('=') {
             return k.trim().to_string();
         }
-        return line.trim().trim_matches(|c| c == '[' || c == ']').to_string();
+        return line
+            .trim()
+            .trim_matches(|c| c == '[' || c == ']')
+            .to_string();
     }
     "(file)".to_string()
 }
@@ -267,7 +279,11 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
     })?;
     let err = |key: &str, span: std::ops::Range<usize>, message: String| SpecError {
         file: fname.clone(),
-        line: if span == (0..0) { 1 } else { line_of(text, span.start) },
+        line: if span == (0..0) {
+            1
+        } else {
+            line_of(text, span.start)
+        },
         key: key.to_string(),
         message,
     };
@@ -275,22 +291,45 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
         return Err(err("name", spec.name.span(), "must not be empty".into()));
     }
     if spec.scales.get_ref().is_empty() || spec.scales.get_ref().contains(&0) {
-        return Err(err("scales", spec.scales.span(), "needs at least one scale, each ≥ 1".into()));
+        return Err(err(
+            "scales",
+            spec.scales.span(),
+            "needs at least one scale, each ≥ 1".into(),
+        ));
     }
-    for (key, v) in [("window_s", &spec.window_s), ("scrape_interval_s", &spec.scrape_interval_s), ("quiet_s", &spec.quiet_s)] {
+    for (key, v) in [
+        ("window_s", &spec.window_s),
+        ("scrape_interval_s", &spec.scrape_interval_s),
+        ("quiet_s", &spec.quiet_s),
+    ] {
         if !(*v.get_ref() > 0.0 && v.get_ref().is_finite()) {
-            return Err(err(key, v.span(), format!("must be a positive number of seconds, not {}", v.get_ref())));
+            return Err(err(
+                key,
+                v.span(),
+                format!("must be a positive number of seconds, not {}", v.get_ref()),
+            ));
         }
     }
     if *spec.repeats.get_ref() == 0 {
-        return Err(err("repeats", spec.repeats.span(), "must be at least 1".into()));
+        return Err(err(
+            "repeats",
+            spec.repeats.span(),
+            "must be at least 1".into(),
+        ));
     }
     if *spec.concurrency.get_ref() == 0 {
-        return Err(err("concurrency", spec.concurrency.span(), "must be at least 1".into()));
+        return Err(err(
+            "concurrency",
+            spec.concurrency.span(),
+            "must be at least 1".into(),
+        ));
     }
     let c = &spec.cluster;
     if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref())
-        && (c.k8s_version.is_some() || !c.feature_gates.is_empty() || !c.apiserver_args.is_empty() || c.etcd_fsync.is_some())
+        && (c.k8s_version.is_some()
+            || !c.feature_gates.is_empty()
+            || !c.apiserver_args.is_empty()
+            || c.etcd_fsync.is_some())
     {
         return Err(err(
             "cluster",
@@ -299,22 +338,42 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
         ));
     }
     if spec.variants.get_ref().is_empty() {
-        return Err(err("variant", spec.variants.span(), "at least one [[variant]] is needed".into()));
+        return Err(err(
+            "variant",
+            spec.variants.span(),
+            "at least one [[variant]] is needed".into(),
+        ));
     }
     let mut variants = Vec::new();
     for v in spec.variants.get_ref() {
         let name = v.name.get_ref();
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') || name.len() > 40 {
-            return Err(err("name", v.name.span(), format!("variant name {name:?} must be lowercase letters, digits and '-' (≤ 40)")));
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            || name.len() > 40
+        {
+            return Err(err(
+                "name",
+                v.name.span(),
+                format!("variant name {name:?} must be lowercase letters, digits and '-' (≤ 40)"),
+            ));
         }
         if variants.iter().any(|x: &Variant| &x.name == name) {
-            return Err(err("name", v.name.span(), format!("variant name {name:?} is used twice")));
+            return Err(err(
+                "name",
+                v.name.span(),
+                format!("variant name {name:?} is used twice"),
+            ));
         }
         let Some(implementation) = Impl::parse(v.implementation.get_ref()) else {
             return Err(err(
                 "impl",
                 v.implementation.span(),
-                format!("unknown implementation {:?}: use rust, go@v0.18.4 or go@v0.22", v.implementation.get_ref()),
+                format!(
+                    "unknown implementation {:?}: use rust, go@v0.18.4 or go@v0.22",
+                    v.implementation.get_ref()
+                ),
             ));
         };
         if let Some(w) = &v.workers
@@ -327,11 +386,19 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
                 return Err(err("client_burst", b.span(), "needs client_qps".into()));
             }
             if *b.get_ref() < 1 && v.client_qps.unwrap_or(0.0) > 0.0 {
-                return Err(err("client_burst", b.span(), "must be at least 1 when client_qps > 0".into()));
+                return Err(err(
+                    "client_burst",
+                    b.span(),
+                    "must be at least 1 when client_qps > 0".into(),
+                ));
             }
         }
         if v.conflict_reread.is_some() && implementation == Impl::Rust {
-            return Err(err("conflict_reread", v.name.span(), "only the Go controller has --conflict-reread".into()));
+            return Err(err(
+                "conflict_reread",
+                v.name.span(),
+                "only the Go controller has --conflict-reread".into(),
+            ));
         }
         variants.push(Variant {
             name: name.clone(),
@@ -374,7 +441,14 @@ impl VariantSpec {
             f.push(format!("--workers={}", w.get_ref()));
         }
         if let Some(p) = self.predicate {
-            f.push(format!("--predicate={}", if p == Predicate::Generation { "generation" } else { "none" }));
+            f.push(format!(
+                "--predicate={}",
+                if p == Predicate::Generation {
+                    "generation"
+                } else {
+                    "none"
+                }
+            ));
         }
         if let Some(s) = self.status_write {
             let s = match s {
@@ -407,8 +481,141 @@ impl VariantSpec {
         };
         f.push(format!("--log-level={level}"));
         if let Some(c) = self.conflict_reread {
-            f.push(format!("--conflict-reread={}", if c == ConflictReread::Api { "api" } else { "cache" }));
+            f.push(format!(
+                "--conflict-reread={}",
+                if c == ConflictReread::Api {
+                    "api"
+                } else {
+                    "cache"
+                }
+            ));
         }
         f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"name = "t"
+scales = [20]
+window_s = 10
+
+[[variant]]
+name = "a"
+preset = "good"
+"#;
+
+    fn err(text: &str) -> SpecError {
+        parse(Path::new("exp.toml"), text).expect_err("should be rejected")
+    }
+
+    #[test]
+    fn a_valid_file_parses_with_defaults() {
+        let e = parse(Path::new("exp.toml"), GOOD).unwrap();
+        assert_eq!(e.scales(), &[20]);
+        assert_eq!(e.repeats(), 1);
+        assert_eq!(e.spec.schedule, Schedule::Isolated);
+        assert_eq!(e.variants[0].implementation, Impl::Rust);
+        assert!(e.is_local());
+    }
+
+    #[test]
+    fn malformed_files_name_file_line_and_key() {
+        let cases: [(&str, usize, &str); 14] = [
+            (
+                "name = \"t\"\nscales = [20]\nrepeets = 2\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                3,
+                "repeets",
+            ),
+            (
+                "name = \"t\"\nscales = []\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                2,
+                "scales",
+            ),
+            (
+                "name = \"t\"\nscales = [0, 5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                2,
+                "scales",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\nwindow_s = -1\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                3,
+                "window_s",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\nrepeats = 0\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                3,
+                "repeats",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\nschedule = \"parallel\"\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                3,
+                "schedule",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"great\"\n",
+                5,
+                "preset",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"java\"\npreset = \"good\"\n",
+                5,
+                "impl",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nworkers = 0\n",
+                6,
+                "workers",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nclient_burst = 5\n",
+                6,
+                "client_burst",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"a\"\npreset = \"bad\"\n",
+                7,
+                "name",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[cluster]\nkubeconfig = \"k\"\netcd_fsync = false\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                4,
+                "cluster",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nwokers = 3\n",
+                6,
+                "wokers",
+            ),
+            (
+                "name = \"t\"\nscales = \"many\"\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                2,
+                "scales",
+            ),
+        ];
+        for (text, line, key) in cases {
+            let e = err(text);
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{text}\n→ {e}");
+            let shown = e.to_string();
+            assert!(
+                shown.starts_with(&format!("exp.toml:{line}: key `{key}`")),
+                "{shown}"
+            );
+        }
+    }
+
+    #[test]
+    fn missing_variant_is_reported() {
+        let e = err("name = \"t\"\nscales = [5]\n");
+        assert_eq!(e.key, "variant");
+    }
+
+    #[test]
+    fn builtin_experiments_are_valid() {
+        for (name, text) in super::super::builtin::BUILTIN {
+            parse(Path::new(name), text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
     }
 }

@@ -37,7 +37,8 @@ impl ControllerProcess {
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::setpgid(0, 0) < 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
+                if libc::setpgid(0, 0) < 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 if libc::getppid() != parent {
@@ -46,7 +47,9 @@ impl ControllerProcess {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().with_context(|| format!("cannot start {}", bin.display()))?;
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {}", bin.display()))?;
         let pid = child.id().unwrap_or(0);
         let stdout = child.stdout.take().expect("piped");
         let mut lines = BufReader::new(stdout).lines();
@@ -65,8 +68,15 @@ impl ControllerProcess {
                 let _ = child.start_kill();
                 let _ = child.wait().await;
                 let tail = std::fs::read_to_string(log).unwrap_or_default();
-                let last = tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no output)");
-                bail!("controller {} printed no metrics-address line: {last}", bin.display());
+                let last = tail
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("(no output)");
+                bail!(
+                    "controller {} printed no metrics-address line: {last}",
+                    bin.display()
+                );
             }
         };
         // The rest of stdout goes to the log as well.
@@ -76,7 +86,11 @@ impl ControllerProcess {
                 let _ = out.write_all(format!("{line}\n").as_bytes()).await;
             }
         });
-        Ok(ControllerProcess { child, pid, metrics_addr })
+        Ok(ControllerProcess {
+            child,
+            pid,
+            metrics_addr,
+        })
     }
 
     /// SIGTERM, SIGKILL after `grace`; returns the exit code if it exited by itself.

@@ -22,12 +22,23 @@ pub struct LoadStats {
 
 impl LoadStats {
     pub fn rate(&self) -> f64 {
-        if self.seconds > 0.0 { self.created as f64 / self.seconds } else { 0.0 }
+        if self.seconds > 0.0 {
+            self.created as f64 / self.seconds
+        } else {
+            0.0
+        }
     }
 }
 
 /// Creates widget-000001 … widget-N in `ns`; stops early when cancelled.
-pub async fn create(client: kube::Client, ns: String, n: u64, concurrency: usize, objects: Arc<Objects>, cancel: CancellationToken) -> LoadStats {
+pub async fn create(
+    client: kube::Client,
+    ns: String,
+    n: u64,
+    concurrency: usize,
+    objects: Arc<Objects>,
+    cancel: CancellationToken,
+) -> LoadStats {
     let api: Api<Widget> = Api::namespaced(client, &ns);
     let t0 = Instant::now();
     let results: Vec<Result<(), String>> = futures::stream::iter(1..=n)

@@ -56,17 +56,28 @@ struct Cluster {
     kubeconfig: Kubeconfig,
     plane: Option<ControlPlane>,
     crd_installed_by_us: bool,
+    /// No kube-controller-manager: ctrlbench must empty and finalize its namespaces.
+    no_namespace_controller: bool,
     version: String,
 }
 
 async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
     let c = &exp.spec.cluster;
-    let kubeconfig_path = opts.kubeconfig.clone().or_else(|| c.kubeconfig.as_ref().map(|k| expand_home(k.get_ref())));
-    let context = opts.context.clone().or_else(|| c.context.as_ref().map(|k| k.get_ref().clone()));
+    let kubeconfig_path = opts
+        .kubeconfig
+        .clone()
+        .or_else(|| c.kubeconfig.as_ref().map(|k| expand_home(k.get_ref())));
+    let context = opts
+        .context
+        .clone()
+        .or_else(|| c.context.as_ref().map(|k| k.get_ref().clone()));
     if kubeconfig_path.is_none() && context.is_none() {
         let popts = PlaneOptions {
             k8s_version: binaries::normalize_version(
-                c.k8s_version.as_ref().map(|v| v.get_ref().as_str()).unwrap_or(binaries::DEFAULT_K8S_VERSION),
+                c.k8s_version
+                    .as_ref()
+                    .map(|v| v.get_ref().as_str())
+                    .unwrap_or(binaries::DEFAULT_K8S_VERSION),
             )?,
             feature_gates: c.feature_gates.clone(),
             apiserver_args: c.apiserver_args.clone(),
@@ -74,38 +85,61 @@ async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
             etcd_fsync: c.etcd_fsync.unwrap_or(true),
             ..PlaneOptions::default()
         };
-        eprintln!("starting the local control plane (Kubernetes {}) …", popts.k8s_version);
+        eprintln!(
+            "starting the local control plane (Kubernetes {}) …",
+            popts.k8s_version
+        );
         let plane = ControlPlane::start(&popts).await?;
-        eprintln!("plane ready in {:.1} s at {}", plane.ready_after.as_secs_f64(), plane.url());
+        eprintln!(
+            "plane ready in {:.1} s at {}",
+            plane.ready_after.as_secs_f64(),
+            plane.url()
+        );
         return Ok(Cluster {
             client: plane.client().await?,
             kubeconfig: plane.kubeconfig.clone(),
             version: plane.version.clone(),
             plane: Some(plane),
             crd_installed_by_us: false,
+            no_namespace_controller: true,
         });
     }
     let mut kc = match &kubeconfig_path {
-        Some(p) => Kubeconfig::read_from(p).with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
+        Some(p) => Kubeconfig::read_from(p)
+            .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
         None => Kubeconfig::read().context("cannot read the default kubeconfig")?,
     };
     if let Some(ctx) = &context {
         kc.current_context = Some(ctx.clone());
     }
-    let config = kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default()).await?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default()).await?;
     let client = kube::Client::try_from(config)?;
-    let version = client.apiserver_version().await.context("cannot reach the cluster")?.git_version;
+    let version = client
+        .apiserver_version()
+        .await
+        .context("cannot reach the cluster")?
+        .git_version;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let installed = crds.get_opt("widgets.benchmark.example.com").await?.is_none();
+    let installed = crds
+        .get_opt("widgets.benchmark.example.com")
+        .await?
+        .is_none();
     if installed {
         crate::cluster::plane::install_crd(&client).await?;
     }
+    // kube-controller-manager publishes kube-root-ca.crt into every
+    // namespace; its absence means nothing will finalize deleted namespaces.
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), "default");
+    let no_namespace_controller = matches!(cms.get_opt("kube-root-ca.crt").await, Ok(None));
     Ok(Cluster {
         client,
         kubeconfig: kc,
         plane: None,
         crd_installed_by_us: installed,
         version,
+        no_namespace_controller,
     })
 }
 
@@ -117,14 +151,19 @@ fn expand_home(p: &str) -> PathBuf {
 }
 
 /// Runs the whole experiment; returns the results directory.
-pub async fn execute(exp: &Experiment, opts: &RunOptions, cancel: CancellationToken) -> Result<Outcome> {
+pub async fn execute(
+    exp: &Experiment,
+    opts: &RunOptions,
+    cancel: CancellationToken,
+) -> Result<Outcome> {
     let runs = plan::expand(exp);
     // Build every controller first: a failed build should cost no cluster time.
     let mut binaries = std::collections::HashMap::new();
     for v in &exp.variants {
         if !binaries.contains_key(&v.implementation) {
             let imp = v.implementation.clone();
-            let bin = tokio::task::spawn_blocking(move || crate::controllers::binary(&imp)).await??;
+            let bin =
+                tokio::task::spawn_blocking(move || crate::controllers::binary(&imp)).await??;
             binaries.insert(v.implementation.clone(), bin);
         }
     }
@@ -142,12 +181,28 @@ pub async fn execute(exp: &Experiment, opts: &RunOptions, cancel: CancellationTo
             complete = false;
             break;
         }
-        let names: Vec<&str> = run.variants.iter().map(|v| exp.variants[*v].name.as_str()).collect();
-        eprintln!("run {}/{}: N={} rep {} {}", i + 1, runs.len(), run.scale, run.repeat, names.join(" + "));
+        let names: Vec<&str> = run
+            .variants
+            .iter()
+            .map(|v| exp.variants[*v].name.as_str())
+            .collect();
+        eprintln!(
+            "run {}/{}: N={} rep {} {}",
+            i + 1,
+            runs.len(),
+            run.scale,
+            run.repeat,
+            names.join(" + ")
+        );
         match run_group(exp, run, &cluster, &binaries, &dir, opts, &cancel).await {
             Ok(summaries) => manifest.runs.extend(summaries),
             Err(e) => {
-                manifest.errors.push(format!("N={} rep {} {}: {e:#}", run.scale, run.repeat, names.join("+")));
+                manifest.errors.push(format!(
+                    "N={} rep {} {}: {e:#}",
+                    run.scale,
+                    run.repeat,
+                    names.join("+")
+                ));
                 eprintln!("run failed: {e:#}");
             }
         }
@@ -158,7 +213,9 @@ pub async fn execute(exp: &Experiment, opts: &RunOptions, cancel: CancellationTo
     }
     if cluster.crd_installed_by_us {
         let crds: Api<CustomResourceDefinition> = Api::all(cluster.client.clone());
-        let _ = crds.delete("widgets.benchmark.example.com", &DeleteParams::default()).await;
+        let _ = crds
+            .delete("widgets.benchmark.example.com", &DeleteParams::default())
+            .await;
     }
     manifest.complete = complete && manifest.errors.is_empty();
     manifest.finished_at = Some(layout::now_rfc3339());
@@ -167,7 +224,10 @@ pub async fn execute(exp: &Experiment, opts: &RunOptions, cancel: CancellationTo
     if let Some(plane) = cluster.plane {
         tokio::task::spawn_blocking(move || plane.stop()).await?;
     }
-    Ok(Outcome { dir, complete: manifest.complete })
+    Ok(Outcome {
+        dir,
+        complete: manifest.complete,
+    })
 }
 
 /// One variant's part of a run.
@@ -191,14 +251,22 @@ async fn run_group(
     cancel: &CancellationToken,
 ) -> Result<Vec<serde_json::Value>> {
     let client = &cluster.client;
-    let suffix = format!("{:04x}", (std::process::id() as u128 ^ Instant::now().elapsed().as_nanos() ^ now_nanos()) & 0xffff);
+    let suffix = format!(
+        "{:04x}",
+        (std::process::id() as u128 ^ Instant::now().elapsed().as_nanos() ^ now_nanos()) & 0xffff
+    );
     let mut members: Vec<Member> = Vec::new();
     // Set-up: anything created is torn down below, whatever happens.
     let setup = async {
         for &vi in &run.variants {
             let v = &exp.variants[vi];
             let ns = format!("cb-{}-n{}-r{}-{suffix}", v.name, run.scale, run.repeat);
-            let ns: String = ns.chars().take(63).collect::<String>().trim_end_matches('-').to_string();
+            let ns: String = ns
+                .chars()
+                .take(63)
+                .collect::<String>()
+                .trim_end_matches('-')
+                .to_string();
             namespace::create(client, &ns, exp.name()).await?;
             let secrets = tempfile::Builder::new().prefix("ctrlbench-id-").tempdir()?;
             members.push(Member {
@@ -211,7 +279,8 @@ async fn run_group(
             });
             let m = members.last_mut().expect("just pushed");
             std::fs::create_dir_all(&m.dir)?;
-            let id = identity::create(client, &cluster.kubeconfig, &ns, "widget-controller").await?;
+            let id =
+                identity::create(client, &cluster.kubeconfig, &ns, "widget-controller").await?;
             let kc = m._secrets.path().join("kubeconfig");
             id.write(&kc)?;
             let mut args = vec![
@@ -224,8 +293,14 @@ async fn run_group(
             let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
             env.extend(v.spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
             m.process = Some(
-                ControllerProcess::start(&binaries[&v.implementation], &args, &env, &m.dir.join("controller.log"), Duration::from_secs(30))
-                    .await?,
+                ControllerProcess::start(
+                    &binaries[&v.implementation],
+                    &args,
+                    &env,
+                    &m.dir.join("controller.log"),
+                    Duration::from_secs(30),
+                )
+                .await?,
             );
         }
         anyhow::Ok(())
@@ -241,9 +316,17 @@ async fn run_group(
             p.stop(STOP_GRACE).await;
         }
     }
-    let finalize = cluster.plane.is_some();
+    let finalize = cluster.no_namespace_controller;
     for m in &members {
-        if let Err(e) = namespace::delete(client, &m.ns, finalize, Duration::from_secs(300)).await {
+        if let Err(e) = namespace::delete(
+            client,
+            &m.ns,
+            finalize,
+            Duration::from_secs(20),
+            Duration::from_secs(300),
+        )
+        .await
+        {
             eprintln!("warning: {e:#}");
         }
     }
@@ -263,7 +346,11 @@ async fn measure(
     let targets = members
         .iter()
         .map(|m| {
-            let addr = m.process.as_ref().map(|p| p.metrics_addr.clone()).unwrap_or_default();
+            let addr = m
+                .process
+                .as_ref()
+                .map(|p| p.metrics_addr.clone())
+                .unwrap_or_default();
             (exp.variants[m.variant].name.clone(), addr, m.dir.clone())
         })
         .collect();
@@ -275,7 +362,10 @@ async fn measure(
         if sampler.controllers.iter().all(|c| c.baseline.is_some()) {
             break;
         }
-        anyhow::ensure!(t0.elapsed() < Duration::from_secs(15), "a controller's /metrics never answered");
+        anyhow::ensure!(
+            t0.elapsed() < Duration::from_secs(15),
+            "a controller's /metrics never answered"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
@@ -284,7 +374,12 @@ async fn measure(
     let mut loads = Vec::new();
     for m in members.iter() {
         m.objects.expected.store(run.scale, Ordering::SeqCst);
-        watches.push(tokio::spawn(watch::watch_ready(client.clone(), m.ns.clone(), m.objects.clone(), stop.clone())));
+        watches.push(tokio::spawn(watch::watch_ready(
+            client.clone(),
+            m.ns.clone(),
+            m.objects.clone(),
+            stop.clone(),
+        )));
     }
     let load_start = Instant::now();
     for m in members.iter() {
@@ -297,7 +392,10 @@ async fn measure(
             stop.clone(),
         )));
     }
-    let names: Vec<String> = members.iter().map(|m| exp.variants[m.variant].name.clone()).collect();
+    let names: Vec<String> = members
+        .iter()
+        .map(|m| exp.variants[m.variant].name.clone())
+        .collect();
     let bars = progress::Bars::new(&names, run.scale, exp.window_s(), opts.progress);
     let interval = Duration::from_secs_f64(*exp.spec.scrape_interval_s.get_ref());
     let window = Duration::from_secs_f64(exp.window_s());
@@ -313,7 +411,10 @@ async fn measure(
         }
         if exp.spec.stop_when_converged
             && members.iter().all(|m| m.objects.ready() >= run.scale)
-            && sampler.controllers.iter().all(|c| c.last_change.elapsed() >= quiet)
+            && sampler
+                .controllers
+                .iter()
+                .all(|c| c.last_change.elapsed() >= quiet)
         {
             break "converged";
         }
@@ -322,7 +423,13 @@ async fn measure(
             sampler.scrape_once().await?;
             for (i, m) in members.iter_mut().enumerate() {
                 let alive = m.process.as_mut().is_some_and(|p| p.running());
-                bars.update(i, m.objects.ready(), sampler.controllers[i].rate, elapsed, alive);
+                bars.update(
+                    i,
+                    m.objects.ready(),
+                    sampler.controllers[i].rate,
+                    elapsed,
+                    alive,
+                );
             }
         }
         tokio::select! {
@@ -349,8 +456,22 @@ async fn measure(
             None => None,
         };
         crate::samples::csv::write_objects(&m.dir.join("objects.csv"), &m.objects.rows())?;
-        let s = summary(exp, run, m, &sampler.controllers[i], &load_stats[i], load_start, elapsed, stop_reason, code, &sampler);
-        std::fs::write(m.dir.join("summary.json"), serde_json::to_string_pretty(&s)?)?;
+        let s = summary(
+            exp,
+            run,
+            m,
+            &sampler.controllers[i],
+            &load_stats[i],
+            load_start,
+            elapsed,
+            stop_reason,
+            code,
+            &sampler,
+        );
+        std::fs::write(
+            m.dir.join("summary.json"),
+            serde_json::to_string_pretty(&s)?,
+        )?;
         summaries.push(s);
     }
     Ok(summaries)
@@ -371,7 +492,10 @@ fn summary(
 ) -> serde_json::Value {
     let v = &exp.variants[m.variant];
     let ready = m.objects.ready();
-    let convergence = m.objects.all_ready_at().map(|t| t.duration_since(load_start).as_secs_f64());
+    let convergence = m
+        .objects
+        .all_ready_at()
+        .map(|t| t.duration_since(load_start).as_secs_f64());
     let delta = |f: fn(&crate::samples::csv::ControllerRow) -> f64| match (c.baseline, c.last) {
         (Some(b), Some(l)) => Some(f(&l) - f(&b)),
         _ => None,
@@ -422,10 +546,18 @@ fn now_nanos() -> u128 {
 /// CPU seconds this process has used (user + system).
 pub fn own_cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rfind(')').map(|i| stat[i + 2..].split_whitespace().collect()).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rfind(')')
+        .map(|i| stat[i + 2..].split_whitespace().collect())
+        .unwrap_or_default();
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    let f = |i: usize| fields.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    let f = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     (f(11) + f(12)) / ticks
 }
 
@@ -461,7 +593,16 @@ impl Manifest {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
         let mem_kb = std::fs::read_to_string("/proc/meminfo")
             .ok()
-            .and_then(|m| m.lines().find_map(|l| l.strip_prefix("MemTotal:")?.trim().trim_end_matches("kB").trim().parse::<u64>().ok()))
+            .and_then(|m| {
+                m.lines().find_map(|l| {
+                    l.strip_prefix("MemTotal:")?
+                        .trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+            })
             .unwrap_or(0);
         Manifest {
             tool: "ctrlbench".into(),

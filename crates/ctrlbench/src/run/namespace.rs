@@ -16,7 +16,8 @@ pub const LABEL: &str = "ctrlbench.dev/run";
 
 pub async fn create(client: &kube::Client, name: &str, run: &str) -> Result<()> {
     let api: Api<Namespace> = Api::all(client.clone());
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name, "labels": {LABEL: run}}}))?;
+    let ns: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {LABEL: run}}}))?;
     api.create(&PostParams::default(), &ns)
         .await
         .with_context(|| format!("cannot create namespace {name}"))?;
@@ -28,43 +29,68 @@ fn not_found(e: &kube::Error) -> bool {
 }
 
 /// Deletes namespace `name` and waits until it is gone. With `finalize`
-/// (local plane), empties and finalizes it first.
-pub async fn delete(client: &kube::Client, name: &str, finalize: bool, timeout: Duration) -> Result<()> {
+/// (local plane) it empties and finalizes the namespace at once; otherwise it
+/// leaves that to the cluster's namespace controller and falls back to doing
+/// it itself when nothing finishes the namespace within `grace` (clusters
+/// without kube-controller-manager, like envtest's).
+pub async fn delete(
+    client: &kube::Client,
+    name: &str,
+    finalize: bool,
+    grace: Duration,
+    timeout: Duration,
+) -> Result<()> {
     let nss: Api<Namespace> = Api::all(client.clone());
-    if finalize {
-        let dp = DeleteParams::default();
-        let lp = ListParams::default();
-        let widgets: Api<Widget> = Api::namespaced(client.clone(), name);
-        let _ = widgets.delete_collection(&dp, &lp).await;
-        let _ = Api::<RoleBinding>::namespaced(client.clone(), name).delete_collection(&dp, &lp).await;
-        let _ = Api::<Role>::namespaced(client.clone(), name).delete_collection(&dp, &lp).await;
-        let _ = Api::<ServiceAccount>::namespaced(client.clone(), name).delete_collection(&dp, &lp).await;
-    }
     match nss.delete(name, &DeleteParams::default()).await {
         Err(e) if not_found(&e) => return Ok(()),
         Err(e) => return Err(e).with_context(|| format!("cannot delete namespace {name}")),
         Ok(_) => {}
     }
-    if finalize {
-        let body = serde_json::to_vec(&json!({
-            "apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name}, "spec": {"finalizers": []}
-        }))?;
-        let req = http::Request::put(format!("/api/v1/namespaces/{name}/finalize"))
-            .header("Content-Type", "application/json")
-            .body(body)?;
-        if let Err(e) = client.request_text(req).await
-            && !not_found(&e)
-        {
-            return Err(e).with_context(|| format!("cannot finalize namespace {name}"));
-        }
-    }
     let t0 = Instant::now();
+    let mut finalized = false;
     loop {
-        match nss.get_opt(name).await? {
-            None => return Ok(()),
-            Some(_) if t0.elapsed() > timeout => bail!("namespace {name} still exists after {timeout:?}"),
-            Some(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        if nss.get_opt(name).await?.is_none() {
+            return Ok(());
         }
+        if !finalized && (finalize || t0.elapsed() >= grace) {
+            empty_and_finalize(client, name).await?;
+            finalized = true;
+            continue;
+        }
+        if t0.elapsed() > timeout {
+            bail!("namespace {name} still exists after {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// What the namespace controller would do for the objects a run creates.
+async fn empty_and_finalize(client: &kube::Client, name: &str) -> Result<()> {
+    let dp = DeleteParams::default();
+    let lp = ListParams::default();
+    let _ = Api::<Widget>::namespaced(client.clone(), name)
+        .delete_collection(&dp, &lp)
+        .await;
+    let _ = Api::<RoleBinding>::namespaced(client.clone(), name)
+        .delete_collection(&dp, &lp)
+        .await;
+    let _ = Api::<Role>::namespaced(client.clone(), name)
+        .delete_collection(&dp, &lp)
+        .await;
+    let _ = Api::<ServiceAccount>::namespaced(client.clone(), name)
+        .delete_collection(&dp, &lp)
+        .await;
+    let body = serde_json::to_vec(&json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": name}, "spec": {"finalizers": []}
+    }))?;
+    let req = http::Request::put(format!("/api/v1/namespaces/{name}/finalize"))
+        .header("Content-Type", "application/json")
+        .body(body)?;
+    match client.request_text(req).await {
+        Err(e) if !not_found(&e) => {
+            Err(e).with_context(|| format!("cannot finalize namespace {name}"))
+        }
+        _ => Ok(()),
     }
 }

@@ -32,7 +32,8 @@ impl Bars {
                 };
                 let b = m.add(ProgressBar::new(scale));
                 b.set_style(
-                    ProgressStyle::with_template("{prefix:<20} {bar:30} {pos}/{len} Ready  {msg}").expect("template"),
+                    ProgressStyle::with_template("{prefix:<20} {bar:30} {pos}/{len} Ready  {msg}")
+                        .expect("template"),
                 );
                 b.set_prefix(n.clone());
                 b
@@ -61,13 +62,20 @@ impl Bars {
             self.bars[i].set_message(msg);
             return;
         }
+        // One block of lines (every variant) at most every PLAIN_EVERY.
         let mut last = self.last_line.lock().expect("progress lock");
-        if last.elapsed() >= PLAIN_EVERY || (i + 1 == self.names.len() && ready == self.scale) {
-            if i + 1 == self.names.len() {
-                *last = Instant::now();
-            }
-            println!("  {:<20} {ready}/{} Ready  {msg}", self.names[i], self.scale);
+        if i == 0 && last.elapsed() < PLAIN_EVERY {
+            return;
         }
+        if i == 0 {
+            *last = Instant::now();
+        } else if last.elapsed() > Duration::from_millis(50) {
+            return;
+        }
+        println!(
+            "  {:<20} {ready}/{} Ready  {msg}",
+            self.names[i], self.scale
+        );
     }
 
     pub fn finish(&self) {

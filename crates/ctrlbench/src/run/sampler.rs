@@ -41,7 +41,11 @@ pub struct Sampler {
 
 impl Sampler {
     /// `dirs`: the run directory of each variant (apiserver.csv and etcd.csv go in each).
-    pub fn new(api: Option<kube::Client>, etcd_url: Option<String>, targets: Vec<(String, String, PathBuf)>) -> Result<Sampler> {
+    pub fn new(
+        api: Option<kube::Client>,
+        etcd_url: Option<String>,
+        targets: Vec<(String, String, PathBuf)>,
+    ) -> Result<Sampler> {
         let mut controllers = Vec::new();
         let mut apiserver_tables = Vec::new();
         let mut etcd_tables = Vec::new();
@@ -67,7 +71,9 @@ impl Sampler {
             });
         }
         Ok(Sampler {
-            http: reqwest::Client::builder().timeout(Duration::from_secs(5)).build()?,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(5))
+                .build()?,
             api,
             etcd_url,
             controllers,
@@ -79,14 +85,27 @@ impl Sampler {
     }
 
     async fn get(&self, url: String) -> Option<Page> {
-        let text = self.http.get(url).send().await.ok()?.error_for_status().ok()?.text().await.ok()?;
+        let text = self
+            .http
+            .get(url)
+            .send()
+            .await
+            .ok()?
+            .error_for_status()
+            .ok()?
+            .text()
+            .await
+            .ok()?;
         Page::parse(&text).ok()
     }
 
     async fn apiserver_page(&self) -> Option<Page> {
         let client = self.api.as_ref()?;
         let req = http::Request::get("/metrics").body(Vec::new()).ok()?;
-        let text = tokio::time::timeout(Duration::from_secs(5), client.request_text(req)).await.ok()?.ok()?;
+        let text = tokio::time::timeout(Duration::from_secs(5), client.request_text(req))
+            .await
+            .ok()?
+            .ok()?;
         Page::parse(&text).ok()
     }
 
@@ -95,7 +114,9 @@ impl Sampler {
         let ts = now_rfc3339();
         let now = Instant::now();
         let ctl = futures::future::join_all(
-            self.controllers.iter().map(|c| self.get(format!("http://{}/metrics", c.addr))),
+            self.controllers
+                .iter()
+                .map(|c| self.get(format!("http://{}/metrics", c.addr))),
         );
         let etcd = async {
             match &self.etcd_url {

@@ -69,9 +69,16 @@ impl Objects {
 }
 
 /// Watches `ns` until cancelled, recording each object's first Ready.
-pub async fn watch_ready(client: kube::Client, ns: String, objects: std::sync::Arc<Objects>, cancel: CancellationToken) {
+pub async fn watch_ready(
+    client: kube::Client,
+    ns: String,
+    objects: std::sync::Arc<Objects>,
+    cancel: CancellationToken,
+) {
     let api: Api<Widget> = Api::namespaced(client, &ns);
-    let stream = watcher(api, watcher::Config::default()).default_backoff().applied_objects();
+    let stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .applied_objects();
     let mut stream = std::pin::pin!(stream);
     loop {
         tokio::select! {

@@ -11,9 +11,47 @@ use super::prom::{Page, bucket_column};
 
 /// controller-runtime's reconcile_time_seconds buckets (the Go and Rust controllers share them).
 pub const RECONCILE_BUCKETS: [f64; 41] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25,
-    1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0,
-    60.0, f64::INFINITY,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+    0.6,
+    0.7,
+    0.8,
+    0.9,
+    1.0,
+    1.25,
+    1.5,
+    1.75,
+    2.0,
+    2.5,
+    3.0,
+    3.5,
+    4.0,
+    4.5,
+    5.0,
+    6.0,
+    7.0,
+    8.0,
+    9.0,
+    10.0,
+    15.0,
+    20.0,
+    25.0,
+    30.0,
+    40.0,
+    50.0,
+    60.0,
+    f64::INFINITY,
 ];
 
 /// The seed's columns, in order (DESIGN §4).
@@ -62,9 +100,9 @@ const APISERVER_COLUMNS: [&str; 13] = [
 ];
 
 /// apiserver_request_duration_seconds buckets of 1.34.
-pub const APISERVER_BUCKETS: [f64; 22] = [
-    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 20.0,
-    30.0, 60.0,
+pub const APISERVER_BUCKETS: [f64; 23] = [
+    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
+    10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
 ];
 
 const ETCD_COLUMNS: [&str; 9] = [
@@ -81,7 +119,20 @@ const ETCD_COLUMNS: [&str; 9] = [
 
 /// etcd_disk_wal_fsync_duration_seconds buckets.
 pub const FSYNC_BUCKETS: [f64; 15] = [
-    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192,
+    0.001,
+    0.002,
+    0.004,
+    0.008,
+    0.016,
+    0.032,
+    0.064,
+    0.128,
+    0.256,
+    0.512,
+    1.024,
+    2.048,
+    4.096,
+    8.192,
     f64::INFINITY,
 ];
 
@@ -98,7 +149,10 @@ impl Table {
         let mut w = csv::Writer::from_path(path)?;
         w.write_record(&header)?;
         w.flush()?;
-        Ok(Table { w, width: header.len() })
+        Ok(Table {
+            w,
+            width: header.len(),
+        })
     }
 
     fn row(&mut self, mut cells: Vec<String>) -> Result<()> {
@@ -110,10 +164,20 @@ impl Table {
 }
 
 fn num(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
 }
 
-fn bucket_cells(page: &Page, name: &str, filter: &[(&str, &str)], only: Option<(&str, &[&str])>, bounds: &[f64]) -> Vec<String> {
+fn bucket_cells(
+    page: &Page,
+    name: &str,
+    filter: &[(&str, &str)],
+    only: Option<(&str, &[&str])>,
+    bounds: &[f64],
+) -> Vec<String> {
     let b = page.buckets(name, filter, only);
     bounds
         .iter()
@@ -130,7 +194,11 @@ fn bucket_cells(page: &Page, name: &str, filter: &[(&str, &str)], only: Option<(
 pub fn controller_table(path: &Path) -> Result<Table> {
     let mut h: Vec<String> = CONTROLLER_COLUMNS.iter().map(|s| s.to_string()).collect();
     h.extend(CONTROLLER_EXTRA.iter().map(|s| s.to_string()));
-    h.extend(RECONCILE_BUCKETS.iter().map(|le| bucket_column("reconcile_latency_", *le)));
+    h.extend(
+        RECONCILE_BUCKETS
+            .iter()
+            .map(|le| bucket_column("reconcile_latency_", *le)),
+    );
     Table::create(path, h)
 }
 
@@ -144,7 +212,12 @@ pub struct ControllerRow {
 }
 
 /// Writes one controller row; `page` is None when the scrape failed.
-pub fn controller_row(t: &mut Table, ts: &str, controller: &str, page: Option<&Page>) -> Result<Option<ControllerRow>> {
+pub fn controller_row(
+    t: &mut Table,
+    ts: &str,
+    controller: &str,
+    page: Option<&Page>,
+) -> Result<Option<ControllerRow>> {
     let Some(p) = page else {
         let mut cells = vec![ts.to_string(), controller.to_string()];
         cells.resize(CONTROLLER_COLUMNS.len(), String::new());
@@ -154,7 +227,12 @@ pub fn controller_row(t: &mut Table, ts: &str, controller: &str, page: Option<&P
     };
     let name = [("name", "widget")];
     let ctl = [("controller", "widget")];
-    let result = |r: &str| p.sum("controller_runtime_reconcile_total", &[("controller", "widget"), ("result", r)]);
+    let result = |r: &str| {
+        p.sum(
+            "controller_runtime_reconcile_total",
+            &[("controller", "widget"), ("result", r)],
+        )
+    };
     let requeue = result("requeue") + result("requeue_after");
     let row = ControllerRow {
         reconciles: result("success") + result("error") + requeue,
@@ -186,7 +264,13 @@ pub fn controller_row(t: &mut Table, ts: &str, controller: &str, page: Option<&P
         num(p.sum("workqueue_queue_duration_seconds_sum", &name)),
         num(p.sum("workqueue_queue_duration_seconds_count", &name)),
     ];
-    cells.extend(bucket_cells(p, "controller_runtime_reconcile_time_seconds", &ctl, None, &RECONCILE_BUCKETS));
+    cells.extend(bucket_cells(
+        p,
+        "controller_runtime_reconcile_time_seconds",
+        &ctl,
+        None,
+        &RECONCILE_BUCKETS,
+    ));
     t.row(cells)?;
     Ok(Some(row))
 }
@@ -194,7 +278,11 @@ pub fn controller_row(t: &mut Table, ts: &str, controller: &str, page: Option<&P
 /// `apiserver.csv`.
 pub fn apiserver_table(path: &Path) -> Result<Table> {
     let mut h: Vec<String> = APISERVER_COLUMNS.iter().map(|s| s.to_string()).collect();
-    h.extend(APISERVER_BUCKETS.iter().map(|le| bucket_column("widget_write_latency_", *le)));
+    h.extend(
+        APISERVER_BUCKETS
+            .iter()
+            .map(|le| bucket_column("widget_write_latency_", *le)),
+    );
     h.push("widget_write_latency_le_+Inf".into());
     Table::create(path, h)
 }
@@ -209,9 +297,22 @@ pub fn apiserver_row(t: &mut Table, ts: &str, page: Option<&Page>) -> Result<()>
         "1".into(),
         num(p.sum("apiserver_request_total", &[])),
         num(p.sum_where("apiserver_request_total", &widgets, "verb", &WRITE_VERBS)),
-        num(p.sum("apiserver_request_total", &[("resource", "widgets"), ("code", "409")])),
-        num(p.sum_where("apiserver_request_duration_seconds_sum", &widgets, "verb", &WRITE_VERBS)),
-        num(p.sum_where("apiserver_request_duration_seconds_count", &widgets, "verb", &WRITE_VERBS)),
+        num(p.sum(
+            "apiserver_request_total",
+            &[("resource", "widgets"), ("code", "409")],
+        )),
+        num(p.sum_where(
+            "apiserver_request_duration_seconds_sum",
+            &widgets,
+            "verb",
+            &WRITE_VERBS,
+        )),
+        num(p.sum_where(
+            "apiserver_request_duration_seconds_count",
+            &widgets,
+            "verb",
+            &WRITE_VERBS,
+        )),
         num(p.sum("apiserver_current_inflight_requests", &[])),
         num(p.sum("apiserver_flowcontrol_current_inqueue_requests", &[])),
         num(p.sum("etcd_request_duration_seconds_sum", &[])),
@@ -221,14 +322,24 @@ pub fn apiserver_row(t: &mut Table, ts: &str, page: Option<&Page>) -> Result<()>
     ];
     let mut bounds = APISERVER_BUCKETS.to_vec();
     bounds.push(f64::INFINITY);
-    cells.extend(bucket_cells(p, "apiserver_request_duration_seconds", &widgets, Some(("verb", &WRITE_VERBS)), &bounds));
+    cells.extend(bucket_cells(
+        p,
+        "apiserver_request_duration_seconds",
+        &widgets,
+        Some(("verb", &WRITE_VERBS)),
+        &bounds,
+    ));
     t.row(cells)
 }
 
 /// `etcd.csv`.
 pub fn etcd_table(path: &Path) -> Result<Table> {
     let mut h: Vec<String> = ETCD_COLUMNS.iter().map(|s| s.to_string()).collect();
-    h.extend(FSYNC_BUCKETS.iter().map(|le| bucket_column("wal_fsync_", *le)));
+    h.extend(
+        FSYNC_BUCKETS
+            .iter()
+            .map(|le| bucket_column("wal_fsync_", *le)),
+    );
     Table::create(path, h)
 }
 
@@ -247,7 +358,13 @@ pub fn etcd_row(t: &mut Table, ts: &str, page: Option<&Page>) -> Result<()> {
         num(p.sum("process_cpu_seconds_total", &[])),
         num(p.sum("process_resident_memory_bytes", &[])),
     ];
-    cells.extend(bucket_cells(p, "etcd_disk_wal_fsync_duration_seconds", &[], None, &FSYNC_BUCKETS));
+    cells.extend(bucket_cells(
+        p,
+        "etcd_disk_wal_fsync_duration_seconds",
+        &[],
+        None,
+        &FSYNC_BUCKETS,
+    ));
     t.row(cells)
 }
 
@@ -256,7 +373,11 @@ pub fn write_objects(path: &Path, rows: &[(String, Option<String>, Option<String
     let mut w = csv::Writer::from_path(path)?;
     w.write_record(["name", "created_at", "ready_at"])?;
     for (n, c, r) in rows {
-        w.write_record([n.as_str(), c.as_deref().unwrap_or(""), r.as_deref().unwrap_or("")])?;
+        w.write_record([
+            n.as_str(),
+            c.as_deref().unwrap_or(""),
+            r.as_deref().unwrap_or(""),
+        ])?;
     }
     w.flush()?;
     Ok(())

@@ -18,11 +18,14 @@ impl Page {
         Ok(Page { scrape })
     }
 
-    fn matching<'a>(&'a self, name: &'a str, filter: &'a [(&'a str, &'a str)]) -> impl Iterator<Item = &'a prometheus_parse::Sample> + 'a {
-        self.scrape
-            .samples
-            .iter()
-            .filter(move |s| s.metric == name && filter.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
+    fn matching<'a>(
+        &'a self,
+        name: &'a str,
+        filter: &'a [(&'a str, &'a str)],
+    ) -> impl Iterator<Item = &'a prometheus_parse::Sample> + 'a {
+        self.scrape.samples.iter().filter(move |s| {
+            s.metric == name && filter.iter().all(|(k, v)| s.labels.get(k) == Some(*v))
+        })
     }
 
     /// Sum of a counter, gauge or untyped metric over samples matching `filter`.
@@ -36,7 +39,13 @@ impl Page {
     }
 
     /// Like `sum`, but only samples whose label `key` is one of `values`.
-    pub fn sum_where(&self, name: &str, filter: &[(&str, &str)], key: &str, values: &[&str]) -> f64 {
+    pub fn sum_where(
+        &self,
+        name: &str,
+        filter: &[(&str, &str)],
+        key: &str,
+        values: &[&str],
+    ) -> f64 {
         self.matching(name, filter)
             .filter(|s| s.labels.get(key).is_some_and(|v| values.contains(&v)))
             .map(|s| match &s.value {
@@ -53,7 +62,12 @@ impl Page {
 
     /// Cumulative bucket counts of a histogram, summed over matching label sets
     /// (and optionally only label `key` in `values`), keyed by upper bound.
-    pub fn buckets(&self, name: &str, filter: &[(&str, &str)], only: Option<(&str, &[&str])>) -> BTreeMap<Bound, f64> {
+    pub fn buckets(
+        &self,
+        name: &str,
+        filter: &[(&str, &str)],
+        only: Option<(&str, &[&str])>,
+    ) -> BTreeMap<Bound, f64> {
         let mut out = BTreeMap::new();
         for s in self.matching(name, filter) {
             if let Some((k, vs)) = only
@@ -72,10 +86,16 @@ impl Page {
 }
 
 /// A bucket's upper bound, ordered (+Inf last).
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bound(pub f64);
 
 impl Eq for Bound {}
+
+impl PartialOrd for Bound {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl Ord for Bound {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {

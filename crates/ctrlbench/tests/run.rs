@@ -1,0 +1,283 @@
+//! `ctrlbench run` end to end through the CLI: against this binary's shared
+//! plane (as an existing cluster), and once with its own local plane for the
+//! Ctrl-C case.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ctrlbench::cluster::process::{is_alive, start_time};
+use ctrlbench::testing::shared_plane;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams};
+
+const CONTROLLER_HEADER: &str = "timestamp,controller,queue_depth,queue_adds_total,queue_retries_total,reconcile_success_total,reconcile_error_total,reconcile_requeue_total,active_workers,unfinished_work_s,reconcile_latency_sum,reconcile_latency_count";
+
+fn widget_controller() -> PathBuf {
+    let p = Path::new(env!("CARGO_BIN_EXE_ctrlbench")).with_file_name("widget-controller");
+    assert!(
+        p.is_file(),
+        "{} is missing: run the tests with `cargo test --workspace`",
+        p.display()
+    );
+    p
+}
+
+fn ctrlbench() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ctrlbench"));
+    c.env("CTRLBENCH_WIDGET_CONTROLLER", widget_controller());
+    c
+}
+
+fn write_experiment(dir: &Path, window: u32, variants: &[(&str, &str)]) -> PathBuf {
+    let mut text = format!("name = \"e2e\"\nscales = [20]\nwindow_s = {window}\n");
+    for (name, preset) in variants {
+        text.push_str(&format!(
+            "\n[[variant]]\nname = \"{name}\"\nimpl = \"rust\"\npreset = \"{preset}\"\n"
+        ));
+    }
+    let path = dir.join("e2e.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn only_results_dir(root: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+fn csv_rows(path: &Path) -> (String, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header = r.headers().unwrap().iter().collect::<Vec<_>>().join(",");
+    let rows = r
+        .records()
+        .map(|x| x.unwrap().iter().map(str::to_string).collect())
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn two_variants_produce_the_documented_directory() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write_experiment(tmp.path(), 10, &[("good", "good"), ("bad", "bad")]);
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .args([
+            "run",
+            exp.to_str().unwrap(),
+            "--no-progress",
+            "--results",
+            results.to_str().unwrap(),
+            "--kubeconfig",
+        ])
+        .arg(&plane.kubeconfig_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = only_results_dir(&results);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["complete"], true);
+    assert!(
+        manifest["experiment_text"]
+            .as_str()
+            .unwrap()
+            .contains("[[variant]]")
+    );
+    for (variant, all_ready) in [("good", true), ("bad", false)] {
+        let run = dir.join("N20").join(variant).join("rep1");
+        for f in [
+            "apiserver.csv",
+            "objects.csv",
+            "summary.json",
+            "controller.log",
+            &format!("metrics-{variant}.csv"),
+        ] {
+            assert!(run.join(f).is_file(), "{} missing", run.join(f).display());
+        }
+        let (header, rows) = csv_rows(&run.join(format!("metrics-{variant}.csv")));
+        assert!(header.starts_with(CONTROLLER_HEADER), "{header}");
+        assert!(rows.len() >= 5, "{variant}: only {} rows", rows.len());
+        let stamps: Vec<k8s_openapi::jiff::Timestamp> =
+            rows.iter().map(|r| r[0].parse().unwrap()).collect();
+        assert!(
+            stamps.windows(2).all(|w| w[0] < w[1]),
+            "{variant}: timestamps do not increase"
+        );
+        assert!(rows.iter().all(|r| r[1] == variant));
+        let (oh, objects) = csv_rows(&run.join("objects.csv"));
+        assert_eq!(oh, "name,created_at,ready_at");
+        assert_eq!(objects.len(), 20);
+        let ready = objects.iter().filter(|r| !r[2].is_empty()).count();
+        assert_eq!(ready, if all_ready { 20 } else { 0 }, "{variant}");
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(s["converged"], all_ready);
+        assert_eq!(s["load"]["created"], 20);
+        assert!(s["reconciles"]["success"].as_f64().unwrap() >= 20.0);
+    }
+    // Every namespace the run created is gone.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let nss: Api<Namespace> = Api::all(plane.client().await);
+        let left = nss
+            .list(&ListParams::default().labels("ctrlbench.dev/run=e2e"))
+            .await
+            .unwrap();
+        assert!(
+            left.items.is_empty(),
+            "namespaces left: {:?}",
+            left.items
+                .iter()
+                .map(|n| n.metadata.name.clone())
+                .collect::<Vec<_>>()
+        );
+    });
+}
+
+/// Pids whose parent is `pid`.
+fn children(pid: u32) -> Vec<(u32, u64)> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
+            let rest = &stat[stat.rfind(')').unwrap() + 2..];
+            let ppid: u32 = rest.split_whitespace().nth(1).unwrap().parse().unwrap();
+            if ppid == pid {
+                out.push((p, start_time(p).unwrap_or(0)));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn sigint_mid_run_cleans_up_and_marks_incomplete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write_experiment(tmp.path(), 120, &[("loop", "bad-fix")]);
+    let results = tmp.path().join("results");
+    let mut child = ctrlbench()
+        .args([
+            "run",
+            exp.to_str().unwrap(),
+            "--no-progress",
+            "--results",
+            results.to_str().unwrap(),
+        ])
+        .env("XDG_STATE_HOME", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until the run is sampling (a few rows in the controller CSV).
+    let t0 = Instant::now();
+    let csv = loop {
+        if let Ok(entries) = std::fs::read_dir(&results)
+            && let Some(d) = entries.flatten().next()
+        {
+            let f = d.path().join("N20/loop/rep1/metrics-loop.csv");
+            if std::fs::read_to_string(&f)
+                .map(|t| t.lines().count())
+                .unwrap_or(0)
+                >= 4
+            {
+                break f;
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the run never started sampling"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let spawned = children(pid);
+    assert!(
+        spawned.len() >= 3,
+        "expected etcd, kube-apiserver and the controller as children: {spawned:?}"
+    );
+    // The plane's directory, from etcd's --data-dir (DIR/etcd).
+    let plane_dir = spawned
+        .iter()
+        .find_map(|(p, _)| {
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).to_string();
+            let d = cmd
+                .split('\0')
+                .find_map(|a| a.strip_prefix("--data-dir="))?;
+            Some(Path::new(d).parent()?.to_path_buf())
+        })
+        .expect("an etcd child with --data-dir");
+    assert!(plane_dir.is_dir());
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let stderr = BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .collect::<Vec<_>>();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr.join("\n"));
+    for (p, st) in &spawned {
+        let t = Instant::now();
+        while is_alive(*p, *st) && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(!is_alive(*p, *st), "process {p} outlived the run");
+    }
+    let dir = csv.ancestors().nth(4).unwrap().to_path_buf();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["complete"], false);
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("N20/loop/rep1/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["stop_reason"], "interrupted");
+    assert!(stderr.iter().any(|l| l.contains("interrupted")));
+    assert!(
+        !plane_dir.exists(),
+        "the plane's directory {} was not removed",
+        plane_dir.display()
+    );
+}
+
+#[test]
+fn dry_run_prints_plan_and_estimate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write_experiment(tmp.path(), 10, &[("good", "good"), ("bad", "bad")]);
+    let out = ctrlbench()
+        .args(["run", "--dry-run", exp.to_str().unwrap(), "--scales", "5,7"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("runs (4)"), "{text}");
+    assert!(text.contains("N=7"), "{text}");
+    assert!(text.contains("estimated duration"), "{text}");
+    let bad = ctrlbench()
+        .args([
+            "run",
+            "--dry-run",
+            exp.to_str().unwrap(),
+            "--variants",
+            "nope",
+        ])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("nope"));
+}
