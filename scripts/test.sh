@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
 # The project's test command (README; .ci/run calls it). Builds what the tests
-# need — etcd and kube-apiserver are built with Go into ~/.cache/ctrlbench when
-# absent — then runs every test against the real local control plane.
+# need — etcd and kube-apiserver with Go into ~/.cache/ctrlbench when absent,
+# both Go controller builds — then runs every test, Rust and Go, against the
+# real local control plane.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+if [ -n "$(gofmt -l controllers/go)" ]; then
+  echo "gofmt would change: $(gofmt -l controllers/go)"; exit 1
+fi
 
 echo "== control-plane binaries (built with Go on first use, then cached)"
-cargo run --quiet -p ctrlbench -- cluster install
+assets=$(cargo run --quiet -p ctrlbench -- cluster install | sed -n 's/^kube-apiserver=//p' | xargs dirname)
+echo "binaries in $assets"
 
-echo "== tests"
+echo "== controllers (Rust, Go with controller-runtime v0.18.4 and v0.22)"
+cargo run --quiet -p ctrlbench -- controllers build
+
+echo "== Go reference controller tests (both builds)"
+(cd controllers/go && go vet ./... && go vet -modfile=v0.18.4.mod ./...)
+(cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 ./...)
+(cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 -modfile=v0.18.4.mod ./...)
+
+echo "== Rust tests"
 cargo test --workspace

@@ -459,3 +459,132 @@ async fn watch_list_works_on_the_default_plane() {
     let _ctl = start(&client, ns, &["--preset", "good-patch", "--watch-list"]).await;
     wait_ready(&client, ns, 5, Duration::from_secs(30)).await;
 }
+
+/// DESIGN §4's names (histograms by their _bucket series).
+const DESIGN_NAMES: [&str; 13] = [
+    "workqueue_depth",
+    "workqueue_adds_total",
+    "workqueue_retries_total",
+    "workqueue_unfinished_work_seconds",
+    "controller_runtime_reconcile_total",
+    "controller_runtime_reconcile_errors_total",
+    "controller_runtime_reconcile_time_seconds",
+    "controller_runtime_active_workers",
+    "controller_runtime_max_concurrent_reconciles",
+    "rest_client_requests_total",
+    "rest_client_rate_limiter_duration_seconds",
+    "process_cpu_seconds_total",
+    "process_resident_memory_bytes",
+];
+
+/// Starts a given binary the way `start` starts the Rust one.
+async fn start_bin(bin: &std::path::Path, client: &kube::Client, ns: &str, args: &[&str]) -> Ctl {
+    let plane = shared_plane();
+    let id = ctrlbench::run::identity::create(client, &plane.kubeconfig, ns, "widget-controller")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    id.write(&kc).unwrap();
+    let mut child = Command::new(bin)
+        .args([
+            "--namespace",
+            ns,
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--log-level",
+            "info",
+        ])
+        .args(args)
+        .env("KUBECONFIG", &kc)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let addr = tokio::task::spawn_blocking(move || {
+        BufReader::new(stdout)
+            .lines()
+            .find_map(|l| l.ok()?.strip_prefix("metrics-address=").map(str::to_string))
+            .expect("metrics-address line")
+    })
+    .await
+    .unwrap();
+    Ctl {
+        child,
+        addr,
+        _dir: dir,
+    }
+}
+
+#[tokio::test]
+async fn rust_and_go_expose_the_same_design_names() {
+    use ctrlbench::experiment::Impl;
+    let mut bins = vec![(
+        "rust".to_string(),
+        std::path::PathBuf::from(env!("CARGO_BIN_EXE_widget-controller")),
+    )];
+    for label in ["v0.18.4", "v0.22"] {
+        let imp = Impl::Go(label.to_string());
+        let bin = tokio::task::spawn_blocking(move || ctrlbench::controllers::binary(&imp))
+            .await
+            .unwrap()
+            .unwrap();
+        bins.push((format!("go-{label}"), bin));
+    }
+    let mut names_by_impl = Vec::new();
+    for (label, bin) in &bins {
+        let ns = format!("names-{}", label.replace('.', "-"));
+        let client = setup(&ns, 3).await;
+        let ctl = start_bin(
+            bin,
+            &client,
+            &ns,
+            &[
+                "--preset",
+                "good",
+                "--client-qps",
+                "50",
+                "--client-burst",
+                "50",
+            ],
+        )
+        .await;
+        wait_ready(&client, &ns, 3, Duration::from_secs(60)).await;
+        let m = scrape(&ctl.addr).await;
+        let present: Vec<&str> = DESIGN_NAMES
+            .iter()
+            .copied()
+            .filter(|n| {
+                m.keys().any(|k| {
+                    k.starts_with(&format!("{n}{{")) || k.starts_with(&format!("{n}_bucket{{"))
+                })
+            })
+            .collect();
+        // The label values the sampler filters on are the same in both languages.
+        assert!(
+            m.keys()
+                .any(|k| k.starts_with("workqueue_depth{") && k.contains("name=widget")),
+            "{label}"
+        );
+        assert!(
+            m.keys()
+                .any(|k| k.starts_with("controller_runtime_reconcile_total{")
+                    && k.contains("controller=widget")),
+            "{label}"
+        );
+        assert!(sum(&m, RECONCILES, &["result=success"]) >= 3.0, "{label}");
+        names_by_impl.push((label.clone(), present));
+    }
+    for (label, present) in &names_by_impl {
+        assert_eq!(
+            present.len(),
+            DESIGN_NAMES.len(),
+            "{label} lacks {:?}",
+            DESIGN_NAMES
+                .iter()
+                .filter(|n| !present.contains(n))
+                .collect::<Vec<_>>()
+        );
+    }
+}
