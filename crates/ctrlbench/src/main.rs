@@ -39,6 +39,24 @@ enum Command {
     Run(RunArgs),
     /// List the built-in experiments.
     Experiments,
+    /// Measure the cluster's raw write capacity: creates and status merge patches
+    /// with 1, 4, 16 and 64 concurrent writers, no controller.
+    Probe {
+        /// Widgets per concurrency level.
+        #[arg(long, default_value_t = 500)]
+        objects: u64,
+        /// Probe this cluster instead of a fresh local plane.
+        #[arg(long)]
+        kubeconfig: Option<PathBuf>,
+        #[arg(long)]
+        context: Option<String>,
+        /// etcd fsync of the local plane.
+        #[arg(long, value_enum, default_value_t = OnOff::On)]
+        etcd_fsync: OnOff,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Build the controllers (Rust, and Go for each controller-runtime build) and print their paths.
     #[command(subcommand)]
     Controllers(ControllersCmd),
@@ -223,6 +241,36 @@ async fn dispatch(cli: Cli) -> Result<()> {
         Command::Experiments => {
             for (name, desc) in ctrlbench::experiment::list() {
                 println!("{name:<12} {desc}");
+            }
+            Ok(())
+        }
+        Command::Probe {
+            objects,
+            kubeconfig,
+            context,
+            etcd_fsync,
+            json,
+        } => {
+            if objects == 0 {
+                bail!("--objects must be at least 1");
+            }
+            let popts = PlaneOptions {
+                etcd_fsync: etcd_fsync == OnOff::On,
+                ..PlaneOptions::default()
+            };
+            let cluster = ctrlbench::run::Cluster::connect(popts, kubeconfig, context).await?;
+            let rows = ctrlbench::run::probe::run(
+                &cluster.client,
+                objects,
+                cluster.no_namespace_controller,
+            )
+            .await;
+            cluster.close().await?;
+            let rows = rows?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                print!("{}", ctrlbench::run::probe::render(&rows));
             }
             Ok(())
         }

@@ -8,6 +8,7 @@ pub mod controller;
 pub mod identity;
 pub mod loader;
 pub mod namespace;
+pub mod probe;
 pub mod progress;
 pub mod sampler;
 pub mod watch;
@@ -33,6 +34,9 @@ use loader::LoadStats;
 use sampler::Sampler;
 use watch::Objects;
 
+/// Widgets per concurrency level when an experiment asks for the probe.
+const PROBE_OBJECTS: u64 = 500;
+
 /// Seconds a controller gets after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
@@ -51,14 +55,14 @@ pub struct Outcome {
 }
 
 /// The cluster a run talks to.
-struct Cluster {
-    client: kube::Client,
-    kubeconfig: Kubeconfig,
-    plane: Option<ControlPlane>,
+pub struct Cluster {
+    pub client: kube::Client,
+    pub kubeconfig: Kubeconfig,
+    pub plane: Option<ControlPlane>,
     crd_installed_by_us: bool,
     /// No kube-controller-manager: ctrlbench must empty and finalize its namespaces.
-    no_namespace_controller: bool,
-    version: String,
+    pub no_namespace_controller: bool,
+    pub version: String,
 }
 
 async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
@@ -71,76 +75,102 @@ async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
         .context
         .clone()
         .or_else(|| c.context.as_ref().map(|k| k.get_ref().clone()));
-    if kubeconfig_path.is_none() && context.is_none() {
-        let popts = PlaneOptions {
-            k8s_version: binaries::normalize_version(
-                c.k8s_version
-                    .as_ref()
-                    .map(|v| v.get_ref().as_str())
-                    .unwrap_or(binaries::DEFAULT_K8S_VERSION),
-            )?,
-            feature_gates: c.feature_gates.clone(),
-            apiserver_args: c.apiserver_args.clone(),
-            etcd_args: c.etcd_args.clone(),
-            etcd_fsync: c.etcd_fsync.unwrap_or(true),
-            ..PlaneOptions::default()
-        };
-        eprintln!(
-            "starting the local control plane (Kubernetes {}) …",
-            popts.k8s_version
-        );
-        let plane = ControlPlane::start(&popts).await?;
-        eprintln!(
-            "plane ready in {:.1} s at {}",
-            plane.ready_after.as_secs_f64(),
-            plane.url()
-        );
-        return Ok(Cluster {
-            client: plane.client().await?,
-            kubeconfig: plane.kubeconfig.clone(),
-            version: plane.version.clone(),
-            plane: Some(plane),
-            crd_installed_by_us: false,
-            no_namespace_controller: true,
-        });
-    }
-    let mut kc = match &kubeconfig_path {
-        Some(p) => Kubeconfig::read_from(p)
-            .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
-        None => Kubeconfig::read().context("cannot read the default kubeconfig")?,
+    let popts = PlaneOptions {
+        k8s_version: binaries::normalize_version(
+            c.k8s_version
+                .as_ref()
+                .map(|v| v.get_ref().as_str())
+                .unwrap_or(binaries::DEFAULT_K8S_VERSION),
+        )?,
+        feature_gates: c.feature_gates.clone(),
+        apiserver_args: c.apiserver_args.clone(),
+        etcd_args: c.etcd_args.clone(),
+        etcd_fsync: c.etcd_fsync.unwrap_or(true),
+        ..PlaneOptions::default()
     };
-    if let Some(ctx) = &context {
-        kc.current_context = Some(ctx.clone());
+    Cluster::connect(popts, kubeconfig_path, context).await
+}
+
+impl Cluster {
+    /// A local plane started with `popts`, unless a kubeconfig or a context
+    /// names an existing cluster (where the CRD is installed if missing).
+    pub async fn connect(
+        popts: PlaneOptions,
+        kubeconfig_path: Option<PathBuf>,
+        context: Option<String>,
+    ) -> Result<Cluster> {
+        if kubeconfig_path.is_none() && context.is_none() {
+            eprintln!(
+                "starting the local control plane (Kubernetes {}) …",
+                popts.k8s_version
+            );
+            let plane = ControlPlane::start(&popts).await?;
+            eprintln!(
+                "plane ready in {:.1} s at {}",
+                plane.ready_after.as_secs_f64(),
+                plane.url()
+            );
+            return Ok(Cluster {
+                client: plane.client().await?,
+                kubeconfig: plane.kubeconfig.clone(),
+                version: plane.version.clone(),
+                plane: Some(plane),
+                crd_installed_by_us: false,
+                no_namespace_controller: true,
+            });
+        }
+        let mut kc = match &kubeconfig_path {
+            Some(p) => Kubeconfig::read_from(p)
+                .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
+            None => Kubeconfig::read().context("cannot read the default kubeconfig")?,
+        };
+        if let Some(ctx) = &context {
+            kc.current_context = Some(ctx.clone());
+        }
+        let config =
+            kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default()).await?;
+        let client = kube::Client::try_from(config)?;
+        let version = client
+            .apiserver_version()
+            .await
+            .context("cannot reach the cluster")?
+            .git_version;
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let installed = crds
+            .get_opt("widgets.benchmark.example.com")
+            .await?
+            .is_none();
+        if installed {
+            crate::cluster::plane::install_crd(&client).await?;
+        }
+        // kube-controller-manager publishes kube-root-ca.crt into every
+        // namespace; its absence means nothing will finalize deleted namespaces.
+        let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(client.clone(), "default");
+        let no_namespace_controller = matches!(cms.get_opt("kube-root-ca.crt").await, Ok(None));
+        Ok(Cluster {
+            client,
+            kubeconfig: kc,
+            plane: None,
+            crd_installed_by_us: installed,
+            version,
+            no_namespace_controller,
+        })
     }
-    let config =
-        kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default()).await?;
-    let client = kube::Client::try_from(config)?;
-    let version = client
-        .apiserver_version()
-        .await
-        .context("cannot reach the cluster")?
-        .git_version;
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let installed = crds
-        .get_opt("widgets.benchmark.example.com")
-        .await?
-        .is_none();
-    if installed {
-        crate::cluster::plane::install_crd(&client).await?;
+
+    /// Removes the CRD if this run installed it, and stops a plane it started.
+    pub async fn close(self) -> Result<()> {
+        if self.crd_installed_by_us {
+            let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+            let _ = crds
+                .delete("widgets.benchmark.example.com", &DeleteParams::default())
+                .await;
+        }
+        if let Some(plane) = self.plane {
+            tokio::task::spawn_blocking(move || plane.stop()).await?;
+        }
+        Ok(())
     }
-    // kube-controller-manager publishes kube-root-ca.crt into every
-    // namespace; its absence means nothing will finalize deleted namespaces.
-    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
-        Api::namespaced(client.clone(), "default");
-    let no_namespace_controller = matches!(cms.get_opt("kube-root-ca.crt").await, Ok(None));
-    Ok(Cluster {
-        client,
-        kubeconfig: kc,
-        plane: None,
-        crd_installed_by_us: installed,
-        version,
-        no_namespace_controller,
-    })
 }
 
 fn expand_home(p: &str) -> PathBuf {
@@ -173,6 +203,15 @@ pub async fn execute(
     let cluster = connect(exp, opts).await?;
     manifest.kubernetes_version = cluster.version.clone();
     manifest.local_plane = cluster.plane.is_some();
+    if exp.spec.probe {
+        let rows = probe::run(
+            &cluster.client,
+            PROBE_OBJECTS,
+            cluster.no_namespace_controller,
+        )
+        .await?;
+        manifest.probe = Some(serde_json::to_value(rows)?);
+    }
     manifest.write(&dir)?;
 
     let mut complete = true;
@@ -211,19 +250,11 @@ pub async fn execute(
             complete = false;
         }
     }
-    if cluster.crd_installed_by_us {
-        let crds: Api<CustomResourceDefinition> = Api::all(cluster.client.clone());
-        let _ = crds
-            .delete("widgets.benchmark.example.com", &DeleteParams::default())
-            .await;
-    }
     manifest.complete = complete && manifest.errors.is_empty();
     manifest.finished_at = Some(layout::now_rfc3339());
     manifest.harness_cpu_seconds = own_cpu_seconds();
     manifest.write(&dir)?;
-    if let Some(plane) = cluster.plane {
-        tokio::task::spawn_blocking(move || plane.stop()).await?;
-    }
+    cluster.close().await?;
     Ok(Outcome {
         dir,
         complete: manifest.complete,
@@ -578,6 +609,7 @@ struct Manifest {
     local_plane: bool,
     machine: serde_json::Value,
     harness_cpu_seconds: f64,
+    probe: Option<serde_json::Value>,
     runs: Vec<serde_json::Value>,
     errors: Vec<String>,
 }
@@ -622,6 +654,7 @@ impl Manifest {
                 "memory_bytes": mem_kb * 1024,
             }),
             harness_cpu_seconds: 0.0,
+            probe: None,
             runs: vec![],
             errors: vec![],
         }

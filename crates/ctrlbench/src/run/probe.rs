@@ -1,0 +1,112 @@
+//! `ctrlbench probe`: the cluster's raw write capacity with no controller —
+//! creates, then JSON merge patches on /status, with 1, 4, 16 and 64
+//! concurrent writers. Reports compare controller throughput against it.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use futures::StreamExt;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+use widget_api::Widget;
+
+use super::namespace;
+
+pub const CONCURRENCIES: [usize; 4] = [1, 4, 16, 64];
+
+/// One concurrency level's rates (objects per second).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ProbeRow {
+    pub writers: usize,
+    pub objects: u64,
+    pub create_per_s: f64,
+    pub status_patch_per_s: f64,
+    pub errors: u64,
+}
+
+async fn timed<F, Fut>(n: u64, writers: usize, f: F) -> (f64, u64)
+where
+    F: Fn(u64) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let t0 = Instant::now();
+    let oks: Vec<bool> = futures::stream::iter(1..=n)
+        .map(f)
+        .buffer_unordered(writers)
+        .collect()
+        .await;
+    let secs = t0.elapsed().as_secs_f64();
+    let ok = oks.iter().filter(|b| **b).count() as u64;
+    (ok as f64 / secs.max(1e-9), n - ok)
+}
+
+/// Runs the probe with `objects` widgets per level, in throw-away namespaces.
+pub async fn run(client: &kube::Client, objects: u64, finalize: bool) -> Result<Vec<ProbeRow>> {
+    let mut rows = Vec::new();
+    for writers in CONCURRENCIES {
+        let ns = format!("cb-probe-{writers}-{:04x}", std::process::id() & 0xffff);
+        namespace::create(client, &ns, "probe").await?;
+        let api: Api<Widget> = Api::namespaced(client.clone(), &ns);
+        let measured = async {
+            let (create, e1) = timed(objects, writers, |i| {
+                let api = api.clone();
+                async move {
+                    api.create(&PostParams::default(), &Widget::numbered(i))
+                        .await
+                        .is_ok()
+                }
+            })
+            .await;
+            let (patch, e2) = timed(objects, writers, |i| {
+                let api = api.clone();
+                async move {
+                    let p = json!({"status": {"phase": "Ready", "processedCount": i}});
+                    api.patch_status(
+                        &widget_api::object_name(i),
+                        &PatchParams::default(),
+                        &Patch::Merge(p),
+                    )
+                    .await
+                    .is_ok()
+                }
+            })
+            .await;
+            ProbeRow {
+                writers,
+                objects,
+                create_per_s: create,
+                status_patch_per_s: patch,
+                errors: e1 + e2,
+            }
+        }
+        .await;
+        eprintln!(
+            "probe: {writers:>2} writers: {:.0} creates/s, {:.0} status patches/s",
+            measured.create_per_s, measured.status_patch_per_s
+        );
+        rows.push(measured);
+        namespace::delete(
+            client,
+            &ns,
+            finalize,
+            Duration::from_secs(20),
+            Duration::from_secs(300),
+        )
+        .await?;
+    }
+    Ok(rows)
+}
+
+/// The probe table as Markdown.
+pub fn render(rows: &[ProbeRow]) -> String {
+    let mut s = String::from(
+        "| writers | objects | creates/s | status patches/s | errors |\n|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "| {} | {} | {:.0} | {:.0} | {} |\n",
+            r.writers, r.objects, r.create_per_s, r.status_patch_per_s, r.errors
+        ));
+    }
+    s
+}
