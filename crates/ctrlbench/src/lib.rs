@@ -9,6 +9,7 @@ pub mod controllers;
 pub mod demo;
 pub mod experiment;
 pub mod progress;
+pub mod report;
 pub mod run;
 pub mod samples;
 pub mod testing;

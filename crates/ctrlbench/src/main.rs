@@ -37,6 +37,18 @@ enum Command {
     /// etcd.csv, objects.csv, controller.log and summary.json). Ctrl-C stops the
     /// loader and controllers, deletes the namespaces and marks the results incomplete.
     Run(RunArgs),
+    /// Write report.md and report.html (tables, percentiles, inline SVG plots) into a results directory.
+    Report {
+        /// A results directory (results/<UTC timestamp>-<experiment>).
+        dir: PathBuf,
+    },
+    /// Print the headline figures of two results directories side by side, with ratios B/A.
+    Compare {
+        /// The baseline results directory (A).
+        a: PathBuf,
+        /// The results directory compared with it (B).
+        b: PathBuf,
+    },
     /// List the built-in experiments.
     Experiments,
     /// Measure the cluster's raw write capacity: creates and status merge patches
@@ -238,6 +250,16 @@ async fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Cluster(c) => cluster(c).await,
         Command::Run(_) => unreachable!("handled in main"),
+        Command::Report { dir } => {
+            let w = ctrlbench::report::write(&dir)?;
+            println!("report: {}", w.markdown.display());
+            println!("report: {}", w.html.display());
+            Ok(())
+        }
+        Command::Compare { a, b } => {
+            print!("{}", ctrlbench::report::compare::compare(&a, &b)?);
+            Ok(())
+        }
         Command::Experiments => {
             for (name, desc) in ctrlbench::experiment::list() {
                 println!("{name:<12} {desc}");
@@ -353,6 +375,11 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     };
     let outcome = ctrlbench::run::execute(&exp, &opts, cancel.clone()).await?;
     println!("results: {}", outcome.dir.display());
+    // A report failure must not fail a run whose results are on disk.
+    match ctrlbench::report::write(&outcome.dir) {
+        Ok(w) => println!("report: {} and {}", w.markdown.display(), w.html.display()),
+        Err(e) => eprintln!("warning: no report: {e:#}"),
+    }
     if cancel.is_cancelled() {
         eprintln!("the results are marked incomplete");
         return Ok(ExitCode::from(130));

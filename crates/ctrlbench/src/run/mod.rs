@@ -203,6 +203,7 @@ pub async fn execute(
     let cluster = connect(exp, opts).await?;
     manifest.kubernetes_version = cluster.version.clone();
     manifest.local_plane = cluster.plane.is_some();
+    warm_up(&cluster).await?;
     if exp.spec.probe {
         let rows = probe::run(
             &cluster.client,
@@ -259,6 +260,31 @@ pub async fn execute(
         dir,
         complete: manifest.complete,
     })
+}
+
+/// One throw-away widget before anything is measured: the first writes to a
+/// freshly established CRD are slow (the apiserver builds its handlers), and
+/// the first run should not pay for that.
+async fn warm_up(cluster: &Cluster) -> Result<()> {
+    let ns = format!("cb-warmup-{:04x}", std::process::id() & 0xffff);
+    namespace::create(&cluster.client, &ns, "warmup").await?;
+    let api: Api<widget_api::Widget> = Api::namespaced(cluster.client.clone(), &ns);
+    let created = api
+        .create(
+            &kube::api::PostParams::default(),
+            &widget_api::Widget::numbered(1),
+        )
+        .await;
+    namespace::delete(
+        &cluster.client,
+        &ns,
+        cluster.no_namespace_controller,
+        Duration::from_secs(20),
+        Duration::from_secs(120),
+    )
+    .await?;
+    created.context("cannot create a widget (is the Widget CRD served?)")?;
+    Ok(())
 }
 
 /// One variant's part of a run.

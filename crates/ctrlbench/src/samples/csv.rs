@@ -83,7 +83,7 @@ const CONTROLLER_EXTRA: [&str; 10] = [
     "queue_wait_count",
 ];
 
-const APISERVER_COLUMNS: [&str; 13] = [
+const APISERVER_COLUMNS: [&str; 16] = [
     "timestamp",
     "scrape_ok",
     "requests_total",
@@ -97,6 +97,9 @@ const APISERVER_COLUMNS: [&str; 13] = [
     "etcd_request_latency_count",
     "cpu_seconds",
     "rss_bytes",
+    "widget_update_writes_total",
+    "widget_update_latency_sum",
+    "widget_update_latency_count",
 ];
 
 /// apiserver_request_duration_seconds buckets of 1.34.
@@ -137,6 +140,8 @@ pub const FSYNC_BUCKETS: [f64; 15] = [
 ];
 
 const WRITE_VERBS: [&str; 4] = ["POST", "PUT", "PATCH", "APPLY"];
+/// Writes to existing objects: what controllers do (the loader only creates).
+const UPDATE_VERBS: [&str; 3] = ["PUT", "PATCH", "APPLY"];
 
 /// One CSV file, flushed after every row.
 pub struct Table {
@@ -319,6 +324,19 @@ pub fn apiserver_row(t: &mut Table, ts: &str, page: Option<&Page>) -> Result<()>
         num(p.sum("etcd_request_duration_seconds_count", &[])),
         num(p.sum("process_cpu_seconds_total", &[])),
         num(p.sum("process_resident_memory_bytes", &[])),
+        num(p.sum_where("apiserver_request_total", &widgets, "verb", &UPDATE_VERBS)),
+        num(p.sum_where(
+            "apiserver_request_duration_seconds_sum",
+            &widgets,
+            "verb",
+            &UPDATE_VERBS,
+        )),
+        num(p.sum_where(
+            "apiserver_request_duration_seconds_count",
+            &widgets,
+            "verb",
+            &UPDATE_VERBS,
+        )),
     ];
     let mut bounds = APISERVER_BUCKETS.to_vec();
     bounds.push(f64::INFINITY);

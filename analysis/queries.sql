@@ -1,0 +1,148 @@
+-- ctrlbench: DuckDB queries over one results directory's CSVs.
+--
+-- Usage (from inside a results directory; the globs are relative to it):
+--   cd results/<UTC timestamp>-<experiment>
+--   duckdb -c ".read ../../analysis/queries.sql"
+-- or in Python:  import duckdb; duckdb.sql(open("…/queries.sql").read())  (runs
+-- every statement and prints only the last one: run the views, then pick queries).
+--
+-- The views come first; each query after them stands alone. Conventions match
+-- `ctrlbench report`:
+--   * a row with scrape_ok = 0 is a failed scrape (empty values, never zeros): skipped;
+--   * counters are deltas from each run's baseline (first scrape_ok = 1 row) to its
+--     last good row;
+--   * rates divide by the REAL gap between consecutive good rows (never 1 s);
+--   * time zero is the load start: objects.csv's last created_at minus
+--     summary.json's load.seconds;
+--   * percentiles from buckets interpolate as PromQL's histogram_quantile does.
+
+-- One row per scrape of each controller, with its run's scale / variant / repeat.
+CREATE OR REPLACE VIEW metrics AS
+SELECT
+    regexp_extract(filename, 'N(\d+)/', 1)::INTEGER        AS scale,
+    regexp_extract(filename, 'N\d+/([^/]+)/rep', 1)        AS variant,
+    regexp_extract(filename, '/rep(\d+)/', 1)::INTEGER     AS rep,
+    "timestamp"::TIMESTAMP                                 AS ts,
+    * EXCLUDE (filename, "timestamp", controller)
+FROM read_csv('N*/*/rep*/metrics-*.csv', filename = true, union_by_name = true,
+              types = {'timestamp': 'VARCHAR'});
+
+CREATE OR REPLACE VIEW objects AS
+SELECT
+    regexp_extract(filename, 'N(\d+)/', 1)::INTEGER        AS scale,
+    regexp_extract(filename, 'N\d+/([^/]+)/rep', 1)        AS variant,
+    regexp_extract(filename, '/rep(\d+)/', 1)::INTEGER     AS rep,
+    name,
+    nullif(created_at, '')::TIMESTAMP                      AS created_at,
+    nullif(ready_at, '')::TIMESTAMP                        AS ready_at
+FROM read_csv('N*/*/rep*/objects.csv', filename = true, all_varchar = true);
+
+CREATE OR REPLACE VIEW summaries AS
+SELECT scale, variant, "repeat" AS rep, load.seconds AS load_seconds, load.created AS created,
+       incomplete, stop_reason, scrapes.failed AS failed_scrapes
+FROM read_json('N*/*/rep*/summary.json');
+
+-- Time zero per run (load start).
+CREATE OR REPLACE VIEW origins AS
+SELECT o.scale, o.variant, o.rep,
+       max(o.created_at) - to_microseconds((any_value(s.load_seconds) * 1e6)::BIGINT) AS t0
+FROM objects o JOIN summaries s USING (scale, variant, rep)
+GROUP BY ALL;
+
+-- 1. Queue depth over time (seconds since load start); failed scrapes left out.
+SELECT m.scale, m.variant, m.rep,
+       round(epoch(m.ts) - epoch(o.t0), 3) AS t_s,
+       m.queue_depth
+FROM metrics m JOIN origins o USING (scale, variant, rep)
+WHERE m.scrape_ok = 1
+ORDER BY ALL;
+
+-- 2. Per-second rates between consecutive good scrapes, over the real gap.
+SELECT scale, variant, rep, ts,
+       round(epoch(ts) - epoch(prev_ts), 3)                                   AS gap_s,
+       (reconciles - prev_reconciles) / (epoch(ts) - epoch(prev_ts))          AS reconciles_per_s,
+       (queue_adds_total - prev_adds) / (epoch(ts) - epoch(prev_ts))          AS adds_per_s,
+       (rest_writes_total - prev_writes) / (epoch(ts) - epoch(prev_ts))       AS writes_per_s
+FROM (
+    SELECT *,
+           reconcile_success_total + reconcile_error_total + reconcile_requeue_total AS reconciles,
+           lag(ts) OVER w                                                      AS prev_ts,
+           lag(reconcile_success_total + reconcile_error_total + reconcile_requeue_total) OVER w
+                                                                               AS prev_reconciles,
+           lag(queue_adds_total) OVER w                                        AS prev_adds,
+           lag(rest_writes_total) OVER w                                       AS prev_writes
+    FROM metrics
+    WHERE scrape_ok = 1
+    WINDOW w AS (PARTITION BY scale, variant, rep ORDER BY ts)
+)
+WHERE prev_ts IS NOT NULL AND ts > prev_ts
+ORDER BY scale, variant, rep, ts;
+
+-- 3. Retry rate: retries per reconcile, baseline → last good row.
+SELECT scale, variant, rep,
+       arg_max(queue_retries_total, ts) - arg_min(queue_retries_total, ts)   AS retries,
+       arg_max(reconcile_success_total + reconcile_error_total, ts)
+         - arg_min(reconcile_success_total + reconcile_error_total, ts)      AS reconciles,
+       retries / nullif(reconciles, 0)                                       AS retries_per_reconcile,
+       (arg_max(reconcile_latency_sum, ts) - arg_min(reconcile_latency_sum, ts))
+         / nullif(arg_max(reconcile_latency_count, ts)
+                  - arg_min(reconcile_latency_count, ts), 0)                 AS mean_reconcile_s
+FROM metrics
+WHERE scrape_ok = 1
+GROUP BY ALL
+ORDER BY ALL;
+
+-- 4. Convergence: the first moment Ready == N (our own watch, objects.csv), and
+--    time-to-Ready percentiles (linear interpolation; never-Ready objects left out).
+WITH ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY scale, variant, rep ORDER BY ready_at) AS k
+    FROM objects WHERE ready_at IS NOT NULL
+)
+SELECT r.scale, r.variant, r.rep,
+       count(*)                                                   AS ready,
+       r.scale - count(*)                                         AS left_,
+       epoch(max(r.ready_at) FILTER (WHERE r.k = r.scale)) - epoch(any_value(o.t0))
+                                                                  AS convergence_s,
+       quantile_cont(epoch(r.ready_at) - epoch(r.created_at), 0.5)  AS ttr_p50_s,
+       quantile_cont(epoch(r.ready_at) - epoch(r.created_at), 0.99) AS ttr_p99_s
+FROM ranked r JOIN origins o USING (scale, variant, rep)
+GROUP BY r.scale, r.variant, r.rep
+ORDER BY ALL;
+
+-- 5. Reconcile latency p50 / p90 / p99 from the histogram buckets (deltas
+--    baseline → last good row), interpolated like PromQL's histogram_quantile:
+--    linear inside the bucket, lower bound 0 for the first one, and the highest
+--    finite bound when the rank falls in +Inf.
+WITH long AS (
+    UNPIVOT (SELECT * FROM metrics WHERE scrape_ok = 1)
+    ON COLUMNS('reconcile_latency_le_.*') INTO NAME bucket VALUE cum
+),
+edges AS (
+    SELECT scale, variant, rep,
+           CASE WHEN bucket LIKE '%+Inf' THEN 'inf'::DOUBLE
+                ELSE replace(bucket, 'reconcile_latency_le_', '')::DOUBLE END AS le,
+           arg_max(coalesce(cum, 0), ts) - arg_min(coalesce(cum, 0), ts)      AS cum
+    FROM long GROUP BY ALL
+),
+b AS (
+    SELECT *,
+           lag(le, 1, 0) OVER w  AS lo,
+           lag(cum, 1, 0) OVER w AS below,
+           max(cum) OVER (PARTITION BY scale, variant, rep) AS total,
+           max(le) FILTER (WHERE le < 'inf'::DOUBLE) OVER (PARTITION BY scale, variant, rep) AS top
+    FROM edges
+    WINDOW w AS (PARTITION BY scale, variant, rep ORDER BY le)
+),
+q AS (SELECT unnest([0.5, 0.9, 0.99]) AS q),
+hit AS (
+    SELECT b.*, q.q, q.q * total AS rank,
+           row_number() OVER (PARTITION BY scale, variant, rep, q.q ORDER BY le) AS first
+    FROM b, q
+    WHERE total > 0 AND cum >= q.q * total
+)
+SELECT scale, variant, rep, q,
+       CASE WHEN le = 'inf'::DOUBLE THEN top
+            ELSE lo + (le - lo) * (rank - below) / (cum - below) END AS latency_s
+FROM hit
+WHERE first = 1
+ORDER BY scale, variant, rep, q;
