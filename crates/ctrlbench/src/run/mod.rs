@@ -458,9 +458,15 @@ async fn measure(
     let window = Duration::from_secs_f64(exp.window_s());
     let quiet = Duration::from_secs_f64(*exp.spec.quiet_s.get_ref());
     let mut next_scrape = Instant::now() + interval;
+    // The harness's own CPU: while loading, then while only watching and sampling.
+    let cpu_at_start = own_cpu_seconds();
+    let mut loaded: Option<(Instant, f64)> = None;
     let stop_reason = loop {
         if cancel.is_cancelled() {
             break "interrupted";
+        }
+        if loaded.is_none() && loads.iter().all(|l| l.is_finished()) {
+            loaded = Some((Instant::now(), own_cpu_seconds()));
         }
         let elapsed = load_start.elapsed();
         if elapsed >= window {
@@ -506,6 +512,19 @@ async fn measure(
         let _ = w.await;
     }
     let elapsed = load_start.elapsed().as_secs_f64();
+    let cpu_at_end = own_cpu_seconds();
+    let harness_cpu = match loaded {
+        Some((t, cpu)) => {
+            let wall = t.elapsed().as_secs_f64();
+            json!({
+                "load_phase_s": cpu - cpu_at_start,
+                "after_load_s": cpu_at_end - cpu,
+                "after_load_wall_s": wall,
+                "after_load_core_fraction": if wall > 0.0 { (cpu_at_end - cpu) / wall } else { 0.0 },
+            })
+        }
+        None => json!({"load_phase_s": cpu_at_end - cpu_at_start}),
+    };
     let mut summaries = Vec::new();
     for (i, m) in members.iter_mut().enumerate() {
         let code = match m.process.take() {
@@ -513,7 +532,7 @@ async fn measure(
             None => None,
         };
         crate::samples::csv::write_objects(&m.dir.join("objects.csv"), &m.objects.rows())?;
-        let s = summary(
+        let mut s = summary(
             exp,
             run,
             m,
@@ -525,6 +544,7 @@ async fn measure(
             code,
             &sampler,
         );
+        s["harness_cpu"] = harness_cpu.clone();
         std::fs::write(
             m.dir.join("summary.json"),
             serde_json::to_string_pretty(&s)?,

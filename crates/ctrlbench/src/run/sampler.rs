@@ -106,7 +106,7 @@ impl Sampler {
             .await
             .ok()?
             .ok()?;
-        Page::parse(&text).ok()
+        Page::parse_only(&text, csv::apiserver_keep).ok()
     }
 
     /// One scrape of every target, written as one row each.

@@ -292,6 +292,18 @@ pub fn apiserver_table(path: &Path) -> Result<Table> {
     Table::create(path, h)
 }
 
+/// The apiserver sample lines `apiserver_row` reads.
+pub fn apiserver_keep(line: &str) -> bool {
+    line.starts_with("apiserver_request_total")
+        || (line.starts_with("apiserver_request_duration_seconds")
+            && line.contains("resource=\"widgets\""))
+        || line.starts_with("apiserver_current_inflight_requests")
+        || line.starts_with("apiserver_flowcontrol_current_inqueue_requests")
+        || line.starts_with("etcd_request_duration_seconds_sum")
+        || line.starts_with("etcd_request_duration_seconds_count")
+        || line.starts_with("process_")
+}
+
 pub fn apiserver_row(t: &mut Table, ts: &str, page: Option<&Page>) -> Result<()> {
     let Some(p) = page else {
         return t.row(vec![ts.to_string(), "0".into()]);

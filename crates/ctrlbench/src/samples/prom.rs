@@ -13,7 +13,16 @@ pub struct Page {
 
 impl Page {
     pub fn parse(text: &str) -> Result<Page> {
-        let lines = text.lines().map(|l| Ok(l.to_string()));
+        Page::parse_only(text, |_| true)
+    }
+
+    /// Parses only the sample lines `keep` accepts (comments are kept): the
+    /// apiserver's page is ~1.6 MB a second, and the sampler needs a few families.
+    pub fn parse_only(text: &str, keep: impl Fn(&str) -> bool) -> Result<Page> {
+        let lines = text
+            .lines()
+            .filter(|l| l.starts_with('#') || keep(l))
+            .map(|l| Ok(l.to_string()));
         let scrape = Scrape::parse(lines).context("not Prometheus text")?;
         Ok(Page { scrape })
     }
