@@ -49,44 +49,10 @@ async fn setup(ns: &str, n: u64) -> kube::Client {
     client
 }
 
-/// Starts the controller as its own namespaced identity.
+/// Starts the Rust controller as its own namespaced identity.
 async fn start(client: &kube::Client, ns: &str, args: &[&str]) -> Ctl {
-    let plane = shared_plane();
-    let id = ctrlbench::run::identity::create(client, &plane.kubeconfig, ns, "widget-controller")
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kubeconfig");
-    id.write(&kc).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_widget-controller"))
-        .args([
-            "--namespace",
-            ns,
-            "--metrics-bind-address",
-            "127.0.0.1:0",
-            "--log-level",
-            "info",
-        ])
-        .args(args)
-        .env("KUBECONFIG", &kc)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let addr = tokio::task::spawn_blocking(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        lines
-            .find_map(|l| l.ok()?.strip_prefix("metrics-address=").map(str::to_string))
-            .expect("metrics-address line")
-    })
-    .await
-    .unwrap();
-    Ctl {
-        child,
-        addr,
-        _dir: dir,
-    }
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_widget-controller"));
+    start_bin(bin, client, ns, args).await
 }
 
 /// Samples keyed by `name{label=value,...}` (labels sorted).
@@ -477,7 +443,8 @@ const DESIGN_NAMES: [&str; 13] = [
     "process_resident_memory_bytes",
 ];
 
-/// Starts a given binary the way `start` starts the Rust one.
+/// Starts a controller binary (Rust or Go: same flags) with a ServiceAccount
+/// identity confined to `ns`, and waits for its metrics address.
 async fn start_bin(bin: &std::path::Path, client: &kube::Client, ns: &str, args: &[&str]) -> Ctl {
     let plane = shared_plane();
     let id = ctrlbench::run::identity::create(client, &plane.kubeconfig, ns, "widget-controller")
@@ -498,7 +465,7 @@ async fn start_bin(bin: &std::path::Path, client: &kube::Client, ns: &str, args:
         .args(args)
         .env("KUBECONFIG", &kc)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
