@@ -84,7 +84,7 @@ impl Sampler {
         })
     }
 
-    async fn get(&self, url: String) -> Option<Page> {
+    async fn get(&self, url: String, keep: fn(&str) -> bool) -> Option<Page> {
         let text = self
             .http
             .get(url)
@@ -96,7 +96,7 @@ impl Sampler {
             .text()
             .await
             .ok()?;
-        Page::parse(&text).ok()
+        Page::parse_only(&text, keep).ok()
     }
 
     async fn apiserver_page(&self) -> Option<Page> {
@@ -116,11 +116,11 @@ impl Sampler {
         let ctl = futures::future::join_all(
             self.controllers
                 .iter()
-                .map(|c| self.get(format!("http://{}/metrics", c.addr))),
+                .map(|c| self.get(format!("http://{}/metrics", c.addr), |_| true)),
         );
         let etcd = async {
             match &self.etcd_url {
-                Some(u) => self.get(u.clone()).await,
+                Some(u) => self.get(u.clone(), csv::etcd_keep).await,
                 None => None,
             }
         };

@@ -373,6 +373,13 @@ pub fn etcd_table(path: &Path) -> Result<Table> {
     Table::create(path, h)
 }
 
+/// The etcd sample lines `etcd_row` reads.
+pub fn etcd_keep(line: &str) -> bool {
+    line.starts_with("etcd_disk_")
+        || line.starts_with("etcd_server_proposals_committed_total")
+        || line.starts_with("process_")
+}
+
 pub fn etcd_row(t: &mut Table, ts: &str, page: Option<&Page>) -> Result<()> {
     let Some(p) = page else {
         return t.row(vec![ts.to_string(), "0".into()]);
