@@ -226,8 +226,14 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         None => {
+            let sup = SUPERVISOR.load(std::sync::atomic::Ordering::SeqCst);
+            if sup != 0 {
+                // SAFETY: kill(2) has no memory-safety preconditions.
+                unsafe { libc::kill(sup as libc::pid_t, libc::SIGTERM) };
+            }
             eprintln!("interrupted");
-            ExitCode::from(130)
+            // Do not wait for a blocking thread still reading the supervisor.
+            std::process::exit(130)
         }
     }
 }
@@ -526,6 +532,7 @@ fn supervise(name: &str) -> Result<()> {
     }
     let mut child = cmd.spawn()?;
     let pid = child.id();
+    SUPERVISOR.store(pid, std::sync::atomic::Ordering::SeqCst);
     let stderr = child.stderr.take().expect("piped");
     let relay = std::thread::spawn(move || {
         let mut last = String::new();
@@ -538,7 +545,7 @@ fn supervise(name: &str) -> Result<()> {
         last
     });
     // Until the plane is ready, an interrupted front takes the supervisor with it.
-    let guard = KillOnDrop(Some(pid));
+    let mut guard = KillOnDrop(Some(pid));
     let mut ready = false;
     for line in BufReader::new(child.stdout.take().expect("piped"))
         .lines()
@@ -551,7 +558,8 @@ fn supervise(name: &str) -> Result<()> {
         }
     }
     if ready {
-        std::mem::forget(guard);
+        guard.0 = None;
+        SUPERVISOR.store(0, std::sync::atomic::Ordering::SeqCst);
         eprintln!("stop it with: ctrlbench cluster down --name {name} (supervisor process {pid})");
         return Ok(());
     }
@@ -560,6 +568,10 @@ fn supervise(name: &str) -> Result<()> {
     let last = relay.join().unwrap_or_default();
     bail!("{}", last.trim_start_matches("error: "))
 }
+
+/// The supervisor a `cluster up` is waiting for; an interrupt stops it (its
+/// own session does not get the terminal's Ctrl-C).
+static SUPERVISOR: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 struct KillOnDrop(Option<u32>);
 
@@ -641,7 +653,6 @@ fn status(name: Option<String>) -> Result<()> {
             s.etcd.pid, s.etcd_url, s.etcd_metrics_url
         );
         println!("  kubeconfig {}", s.kubeconfig.display());
-        let _: PathBuf = s.dir;
     }
     Ok(())
 }
