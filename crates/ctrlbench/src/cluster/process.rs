@@ -179,15 +179,20 @@ fn signal(pid: u32, sig: libc::c_int) {
 
 /// The process's start time in clock ticks since boot (field 22 of /proc/PID/stat).
 pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces; fields resume after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state), so field 22 is index 19.
-    if fields.first() == Some(&"Z") {
+    let fields = stat_fields(&pid.to_string())?;
+    if fields.first().map(String::as_str) == Some("Z") {
         return None;
     }
     fields.get(19)?.parse().ok()
+}
+
+/// The fields of /proc/PID/stat from field 3 (state) on, so field N is at
+/// index N-3. `pid` may be "self".
+pub fn stat_fields(pid: &str) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces; fields resume after the last ')'.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    Some(rest.split_whitespace().map(str::to_string).collect())
 }
 
 /// True if `pid` runs and is the same process that was recorded.

@@ -622,13 +622,10 @@ fn now_nanos() -> u128 {
 
 /// CPU seconds this process has used (user + system).
 pub fn own_cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rfind(')')
-        .map(|i| stat[i + 2..].split_whitespace().collect())
-        .unwrap_or_default();
+    let fields = crate::cluster::process::stat_fields("self").unwrap_or_default();
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    // utime and stime are fields 14 and 15.
     let f = |i: usize| {
         fields
             .get(i)
