@@ -330,36 +330,36 @@ func parseText(text string) (page, error) {
 	return out, nil
 }
 
+// matches reports whether s is a sample of name whose labels include match
+// (key=value pairs).
+func (s sample) matches(name string, match []string) bool {
+	if s.name != name {
+		return false
+	}
+	for i := 0; i+1 < len(match); i += 2 {
+		if s.labels[match[i]] != match[i+1] {
+			return false
+		}
+	}
+	return true
+}
+
 // sum adds every sample of name whose labels include match (key=value pairs).
 func (pg page) sum(name string, match ...string) float64 {
 	var total float64
-next:
 	for _, s := range pg {
-		if s.name != name {
-			continue
+		if s.matches(name, match) {
+			total += s.value
 		}
-		for i := 0; i+1 < len(match); i += 2 {
-			if s.labels[match[i]] != match[i+1] {
-				continue next
-			}
-		}
-		total += s.value
 	}
 	return total
 }
 
 func (pg page) has(name string, match ...string) bool {
-next:
 	for _, s := range pg {
-		if s.name != name {
-			continue
+		if s.matches(name, match) {
+			return true
 		}
-		for i := 0; i+1 < len(match); i += 2 {
-			if s.labels[match[i]] != match[i+1] {
-				continue next
-			}
-		}
-		return true
 	}
 	return false
 }
