@@ -57,14 +57,9 @@ fn default_concurrency() -> Spanned<u32> {
     Spanned::new(0..0, 16)
 }
 
-/// One variant at a time, or all at once (the seed's Experiment 1).
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Schedule {
-    #[default]
-    Isolated,
-    Concurrent,
-}
+/// One variant at a time, or all at once (the seed's Experiment 1): the
+/// record's type, so what the file says is what summary.json says.
+pub use ctrlbench_record::summary::Schedule;
 
 /// `[cluster]`: a local plane (default) or an existing cluster.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

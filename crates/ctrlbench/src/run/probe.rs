@@ -14,15 +14,7 @@ use super::namespace;
 
 pub const CONCURRENCIES: [usize; 4] = [1, 4, 16, 64];
 
-/// One concurrency level's rates (objects per second).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ProbeRow {
-    pub writers: usize,
-    pub objects: u64,
-    pub create_per_s: f64,
-    pub status_patch_per_s: f64,
-    pub errors: u64,
-}
+pub use ctrlbench_record::manifest::ProbeRow;
 
 async fn timed<F, Fut>(n: u64, writers: usize, f: F) -> (f64, u64)
 where

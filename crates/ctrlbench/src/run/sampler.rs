@@ -1,15 +1,43 @@
 //! The sampler: every interval it scrapes each controller, the apiserver and
-//! etcd, and appends one flushed row per target with the real timestamp. A
-//! failed scrape is written as such (scrape_ok=0), never as zeros.
+//! etcd, and appends one flushed row per target with the real timestamp,
+//! columns as the record crate's catalogues define them. A failed scrape is
+//! written as such (scrape_ok=0), never as zeros.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use ctrlbench_record::RunDir;
+use ctrlbench_record::columns::{Catalogue, apiserver, controller, etcd};
+use ctrlbench_record::prom::Page;
+use ctrlbench_record::table::Table;
+use ctrlbench_record::time::now_rfc3339;
 
-use crate::samples::csv::{self, ControllerRow, Table};
-use crate::samples::layout::now_rfc3339;
-use crate::samples::prom::Page;
+/// The values the runner reads back from a controller row.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ControllerRow {
+    pub reconciles: f64,
+    pub success: f64,
+    pub errors: f64,
+    pub depth: f64,
+}
+
+impl ControllerRow {
+    fn of(values: &[Option<f64>]) -> ControllerRow {
+        let c = &controller::CATALOGUE;
+        let v = |name: &str| {
+            c.index(name)
+                .and_then(|i| values.get(i).copied().flatten())
+                .unwrap_or(0.0)
+        };
+        let (success, errors) = (v("reconcile_success_total"), v("reconcile_error_total"));
+        ControllerRow {
+            reconciles: success + errors + v("reconcile_requeue_total"),
+            success,
+            errors,
+            depth: v("queue_depth"),
+        }
+    }
+}
 
 /// One controller being sampled.
 pub struct ControllerTarget {
@@ -40,22 +68,23 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// `dirs`: the run directory of each variant (apiserver.csv and etcd.csv go in each).
+    /// `targets`: (variant, metrics address, run directory); apiserver.csv and
+    /// etcd.csv go in each run directory.
     pub fn new(
         api: Option<kube::Client>,
         etcd_url: Option<String>,
-        targets: Vec<(String, String, PathBuf)>,
+        targets: Vec<(String, String, RunDir)>,
     ) -> Result<Sampler> {
         let mut controllers = Vec::new();
         let mut apiserver_tables = Vec::new();
         let mut etcd_tables = Vec::new();
         for (variant, addr, dir) in targets {
-            let table = csv::controller_table(&dir.join(format!("metrics-{variant}.csv")))?;
+            let table = Table::for_source(&dir.metrics(), &controller::CATALOGUE)?;
             if api.is_some() {
-                apiserver_tables.push(csv::apiserver_table(&dir.join("apiserver.csv"))?);
+                apiserver_tables.push(Table::for_source(&dir.apiserver(), &apiserver::CATALOGUE)?);
             }
             if etcd_url.is_some() {
-                etcd_tables.push(csv::etcd_table(&dir.join("etcd.csv"))?);
+                etcd_tables.push(Table::for_source(&dir.etcd(), &etcd::CATALOGUE)?);
             }
             controllers.push(ControllerTarget {
                 variant,
@@ -71,8 +100,10 @@ impl Sampler {
             });
         }
         Ok(Sampler {
+            // Loopback targets only: never through a proxy from the environment.
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(5))
+                .no_proxy()
                 .build()?,
             api,
             etcd_url,
@@ -84,7 +115,7 @@ impl Sampler {
         })
     }
 
-    async fn get(&self, url: String, keep: fn(&str) -> bool) -> Option<Page> {
+    async fn get(&self, url: String, c: &Catalogue) -> Option<Vec<Option<f64>>> {
         let text = self
             .http
             .get(url)
@@ -96,17 +127,18 @@ impl Sampler {
             .text()
             .await
             .ok()?;
-        Page::parse_only(&text, keep).ok()
+        Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
     }
 
-    async fn apiserver_page(&self) -> Option<Page> {
+    async fn apiserver_values(&self) -> Option<Vec<Option<f64>>> {
         let client = self.api.as_ref()?;
         let req = http::Request::get("/metrics").body(Vec::new()).ok()?;
         let text = tokio::time::timeout(Duration::from_secs(5), client.request_text(req))
             .await
             .ok()?
             .ok()?;
-        Page::parse_only(&text, csv::apiserver_keep).ok()
+        let c = &apiserver::CATALOGUE;
+        Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
     }
 
     /// One scrape of every target, written as one row each.
@@ -116,44 +148,45 @@ impl Sampler {
         let ctl = futures::future::join_all(
             self.controllers
                 .iter()
-                .map(|c| self.get(format!("http://{}/metrics", c.addr), |_| true)),
+                .map(|c| self.get(format!("http://{}/metrics", c.addr), &controller::CATALOGUE)),
         );
         let etcd = async {
             match &self.etcd_url {
-                Some(u) => self.get(u.clone(), csv::etcd_keep).await,
+                Some(u) => self.get(u.clone(), &etcd::CATALOGUE).await,
                 None => None,
             }
         };
-        let (pages, api, etcd) = tokio::join!(ctl, self.apiserver_page(), etcd);
-        for (c, page) in self.controllers.iter_mut().zip(pages) {
-            let row = csv::controller_row(&mut c.table, &ts, &c.variant, page.as_ref())?;
-            match row {
-                Some(r) => {
-                    c.ok += 1;
-                    if c.baseline.is_none() {
-                        c.baseline = Some(r);
-                    }
-                    if c.last.is_none_or(|l| l.reconciles != r.reconciles) {
-                        c.last_change = now;
-                    }
-                    if let Some((t, n)) = c.prev {
-                        let dt = now.duration_since(t).as_secs_f64();
-                        if dt > 0.0 {
-                            c.rate = (r.reconciles - n) / dt;
-                        }
-                    }
-                    c.prev = Some((now, r.reconciles));
-                    c.last = Some(r);
-                }
-                None => c.failed += 1,
+        let (pages, api, etcd) = tokio::join!(ctl, self.apiserver_values(), etcd);
+        for (c, values) in self.controllers.iter_mut().zip(pages) {
+            let cells = controller::CATALOGUE.row(&ts, &c.variant, values.as_deref());
+            c.table.row(cells)?;
+            let Some(values) = values else {
+                c.failed += 1;
+                continue;
+            };
+            let r = ControllerRow::of(&values);
+            c.ok += 1;
+            if c.baseline.is_none() {
+                c.baseline = Some(r);
             }
+            if c.last.is_none_or(|l| l.reconciles != r.reconciles) {
+                c.last_change = now;
+            }
+            if let Some((t, n)) = c.prev {
+                let dt = now.duration_since(t).as_secs_f64();
+                if dt > 0.0 {
+                    c.rate = (r.reconciles - n) / dt;
+                }
+            }
+            c.prev = Some((now, r.reconciles));
+            c.last = Some(r);
         }
         if self.api.is_some() {
             if api.is_none() {
                 self.apiserver_failed += 1;
             }
             for t in &mut self.apiserver_tables {
-                csv::apiserver_row(t, &ts, api.as_ref())?;
+                t.row(apiserver::CATALOGUE.row(&ts, "", api.as_deref()))?;
             }
         }
         if self.etcd_url.is_some() {
@@ -161,7 +194,7 @@ impl Sampler {
                 self.etcd_failed += 1;
             }
             for t in &mut self.etcd_tables {
-                csv::etcd_row(t, &ts, etcd.as_ref())?;
+                t.row(etcd::CATALOGUE.row(&ts, "", etcd.as_deref()))?;
             }
         }
         Ok(())

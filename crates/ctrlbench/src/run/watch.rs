@@ -12,7 +12,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio_util::sync::CancellationToken;
 use widget_api::Widget;
 
-use crate::samples::layout::now_rfc3339;
+use ctrlbench_record::ObjectRecord;
+use ctrlbench_record::time::now_rfc3339;
 
 #[derive(Default, Clone)]
 struct Times {
@@ -56,12 +57,16 @@ impl Objects {
         *self.all_ready_at.lock().expect("objects lock")
     }
 
-    /// (name, created_at, ready_at), sorted by name.
-    pub fn rows(&self) -> Vec<(String, Option<String>, Option<String>)> {
+    /// objects.csv's records, sorted by name.
+    pub fn rows(&self) -> Vec<ObjectRecord> {
         let t = self.times.lock().expect("objects lock");
         let mut rows: Vec<_> = t
             .iter()
-            .map(|(n, v)| (n.clone(), v.created_at.clone(), v.ready_at.clone()))
+            .map(|(n, v)| ObjectRecord {
+                name: n.clone(),
+                created_at: v.created_at.clone(),
+                ready_at: v.ready_at.clone(),
+            })
             .collect();
         rows.sort();
         rows

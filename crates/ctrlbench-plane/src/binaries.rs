@@ -1,0 +1,332 @@
+//! Finding and building etcd and kube-apiserver.
+//!
+//! Lookup follows envtest: `TEST_ASSET_ETCD` / `TEST_ASSET_KUBE_APISERVER`,
+//! then `$KUBEBUILDER_ASSETS`, then ctrlbench's cache
+//! (`${XDG_CACHE_HOME:-~/.cache}/ctrlbench/k8s/<version>/`). Otherwise both are
+//! built with Go from the module proxy through the wrapper modules in
+//! `tools/k8s/` (embedded here, so an installed binary can build them too).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+/// The Kubernetes release built by default: the newest 1.34 patch whose
+/// kubernetes module and staging modules the Go module proxy serves.
+pub const DEFAULT_K8S_VERSION: &str = "1.34.12";
+/// The etcd release paired with every Kubernetes version we build.
+pub const ETCD_VERSION: &str = "3.6.16";
+
+const APISERVER_GO_MOD: &str = include_str!("../../../tools/k8s/kube-apiserver/go.mod");
+const APISERVER_GO_SUM: &str = include_str!("../../../tools/k8s/kube-apiserver/go.sum");
+const ETCD_GO_MOD: &str = include_str!("../../../tools/k8s/etcd/go.mod");
+const ETCD_GO_SUM: &str = include_str!("../../../tools/k8s/etcd/go.sum");
+
+/// Where a binary came from, for messages and the run manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Env,
+    KubebuilderAssets,
+    Cache,
+    Built,
+}
+
+/// The two binaries a plane needs.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    pub etcd: PathBuf,
+    pub kube_apiserver: PathBuf,
+    pub source: Source,
+}
+
+/// Normalises "v1.34.12" and "1.34.12" to "1.34.12"; rejects anything else.
+pub fn normalize_version(v: &str) -> Result<String> {
+    let v = v.trim().trim_start_matches('v');
+    let parts: Vec<&str> = v.split('.').collect();
+    if parts.len() != 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        bail!(
+            "invalid Kubernetes version {v:?}: expected MAJOR.MINOR.PATCH such as {DEFAULT_K8S_VERSION}"
+        );
+    }
+    Ok(v.to_string())
+}
+
+/// `${XDG_CACHE_HOME:-~/.cache}/ctrlbench/k8s/<version>/`.
+pub fn cache_dir(version: &str) -> Result<PathBuf> {
+    let base = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
+    Ok(base.join("ctrlbench").join("k8s").join(version))
+}
+
+/// Resolves both binaries without building anything.
+pub fn find(version: &str) -> Result<Option<Binaries>> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let assets = env("KUBEBUILDER_ASSETS");
+    let cache = cache_dir(version)?;
+    let lookup = |var: &str, name: &str| -> Option<(PathBuf, Source)> {
+        if let Some(p) = env(var) {
+            return Some((p, Source::Env));
+        }
+        if let Some(dir) = &assets {
+            return Some((dir.join(name), Source::KubebuilderAssets));
+        }
+        let p = cache.join(name);
+        p.is_file().then_some((p, Source::Cache))
+    };
+    let (Some((etcd, s1)), Some((api, s2))) = (
+        lookup("TEST_ASSET_ETCD", "etcd"),
+        lookup("TEST_ASSET_KUBE_APISERVER", "kube-apiserver"),
+    ) else {
+        return Ok(None);
+    };
+    for p in [&etcd, &api] {
+        if !p.is_file() {
+            bail!(
+                "{} does not exist (from TEST_ASSET_* or KUBEBUILDER_ASSETS): point it at setup-envtest's binaries or unset it to let ctrlbench build them",
+                p.display()
+            );
+        }
+    }
+    Ok(Some(Binaries {
+        etcd,
+        kube_apiserver: api,
+        source: if s1 == s2 { s1 } else { Source::Env },
+    }))
+}
+
+/// Finds both binaries, building whatever the cache lacks.
+pub fn install(version: &str) -> Result<Binaries> {
+    let version = normalize_version(version)?;
+    if let Some(b) = find(&version)? {
+        return Ok(b);
+    }
+    let go = which_go()?;
+    let cache = cache_dir(&version)?;
+    std::fs::create_dir_all(&cache)
+        .with_context(|| format!("cannot create {}", cache.display()))?;
+    let work = tempfile::Builder::new()
+        .prefix(".build-")
+        .tempdir_in(&cache)
+        .context("cannot create a build directory in the cache")?;
+
+    let etcd = cache.join("etcd");
+    if !etcd.is_file() {
+        let dir = work.path().join("etcd");
+        write_module(&dir, ETCD_GO_MOD, ETCD_GO_SUM)?;
+        let ldflags = format!("-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v{ETCD_VERSION}");
+        build(
+            &go,
+            &dir,
+            "go.etcd.io/etcd/server/v3",
+            &ldflags,
+            &etcd,
+            &format!("etcd v{ETCD_VERSION}"),
+        )?;
+    }
+    let api = cache.join("kube-apiserver");
+    if !api.is_file() {
+        let dir = work.path().join("kube-apiserver");
+        if version == DEFAULT_K8S_VERSION {
+            write_module(&dir, APISERVER_GO_MOD, APISERVER_GO_SUM)?;
+        } else {
+            generate_apiserver_module(&go, &dir, &version)?;
+        }
+        build(
+            &go,
+            &dir,
+            "k8s.io/kubernetes/cmd/kube-apiserver",
+            &version_ldflags(&version)?,
+            &api,
+            &format!("kube-apiserver v{version}"),
+        )?;
+    }
+    find(&version)?.context("binaries missing after build")
+}
+
+fn which_go() -> Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("go"))
+        .find(|p| p.is_file())
+        .context(
+            "Go is not installed, and no etcd/kube-apiserver binaries were found: either install Go (≥ 1.26) so ctrlbench can build them, \
+             or set KUBEBUILDER_ASSETS to a directory holding etcd and kube-apiserver from setup-envtest",
+        )
+}
+
+fn write_module(dir: &Path, go_mod: &str, go_sum: &str) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("go.mod"), go_mod)?;
+    std::fs::write(dir.join("go.sum"), go_sum)?;
+    Ok(())
+}
+
+/// The `-X` flags that make `/version` report the real release.
+fn version_ldflags(version: &str) -> Result<String> {
+    let mut parts = version.split('.');
+    let (major, minor) = (parts.next().unwrap_or("1"), parts.next().unwrap_or("0"));
+    let mut flags = vec!["-s".to_string(), "-w".to_string()];
+    for pkg in [
+        "k8s.io/component-base/version",
+        "k8s.io/client-go/pkg/version",
+    ] {
+        for (k, v) in [
+            ("gitVersion", format!("v{version}")),
+            ("gitMajor", major.to_string()),
+            ("gitMinor", minor.to_string()),
+            ("gitTreeState", "clean".to_string()),
+            ("buildDate", "1970-01-01T00:00:00Z".to_string()),
+        ] {
+            flags.push(format!("-X {pkg}.{k}={v}"));
+        }
+    }
+    Ok(flags.join(" "))
+}
+
+/// For a version other than the committed one: require k8s.io/kubernetes at
+/// that version and replace every staging module it pins at v0.0.0 with the
+/// matching published v0.MINOR.PATCH, then let `go mod tidy` fill go.sum.
+fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let out = Command::new(go)
+        .args([
+            "mod",
+            "download",
+            "-json",
+            &format!("k8s.io/kubernetes@v{version}"),
+        ])
+        .current_dir(dir)
+        .output()
+        .context("cannot run go mod download")?;
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    if let Some(err) = info.get("Error").and_then(|e| e.as_str()) {
+        bail!("Kubernetes v{version} is not available from the Go module proxy: {err}");
+    }
+    let gomod_path = info["GoMod"]
+        .as_str()
+        .context("go mod download gave no go.mod path")?;
+    let upstream = std::fs::read_to_string(gomod_path)?;
+    let staging: Vec<&str> = upstream
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix("require ").unwrap_or(l);
+            let mut f = l.split_whitespace();
+            match (f.next(), f.next()) {
+                (Some(m), Some("v0.0.0")) if m.starts_with("k8s.io/") => Some(m),
+                _ => None,
+            }
+        })
+        .collect();
+    let staging_version = format!("v0{}", &version[version.find('.').unwrap_or(0)..]);
+    let mut gomod = format!(
+        "module ctrlbench.dev/tools/k8s/kube-apiserver\n\ngo 1.24\n\ntool k8s.io/kubernetes/cmd/kube-apiserver\n\nrequire k8s.io/kubernetes v{version}\n\nreplace (\n"
+    );
+    for m in &staging {
+        gomod.push_str(&format!("\t{m} => {m} {staging_version}\n"));
+    }
+    gomod.push_str(")\n");
+    std::fs::write(dir.join("go.mod"), gomod)?;
+    eprintln!(
+        "resolving modules for Kubernetes v{version} ({} staging modules)…",
+        staging.len()
+    );
+    let status = Command::new(go)
+        .args(["mod", "tidy"])
+        .current_dir(dir)
+        .status()
+        .context("cannot run go mod tidy")?;
+    if !status.success() {
+        bail!(
+            "go mod tidy failed for Kubernetes v{version}: a staging module at {staging_version} is probably not served; pick another --k8s-version"
+        );
+    }
+    Ok(())
+}
+
+/// Runs `go build -v` with a progress line fed by the packages it compiles.
+fn build(go: &Path, dir: &Path, pkg: &str, ldflags: &str, out: &Path, label: &str) -> Result<()> {
+    let total = Command::new(go)
+        .args(["list", "-deps", pkg])
+        .current_dir(dir)
+        .stderr(Stdio::inherit())
+        .output()
+        .map(|o| o.stdout.iter().filter(|b| **b == b'\n').count() as u64)
+        .unwrap_or(0);
+    let tmp = out.with_extension("partial");
+    let bar = crate::progress::bar(total.max(1), &format!("building {label}"));
+    let started = Instant::now();
+    let mut child = Command::new(go)
+        .args(["build", "-v", "-trimpath", "-ldflags", ldflags, "-o"])
+        .arg(&tmp)
+        .arg(pkg)
+        .current_dir(dir)
+        .env("CGO_ENABLED", "0")
+        .env("GOFLAGS", "-mod=mod")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run go build")?;
+    let mut tail = Vec::new();
+    for line in BufReader::new(child.stderr.take().expect("piped")).lines() {
+        let line = line?;
+        bar.inc(1);
+        bar.set_message(line.clone());
+        tail.push(line);
+        if tail.len() > 20 {
+            tail.remove(0);
+        }
+    }
+    let status = child.wait()?;
+    bar.finish_and_clear();
+    if !status.success() {
+        let _ = std::fs::remove_file(&tmp);
+        bail!("building {label} failed:\n{}", tail.join("\n"));
+    }
+    std::fs::rename(&tmp, out)?;
+    eprintln!(
+        "built {label} in {:.0?} → {}",
+        round(started.elapsed()),
+        out.display()
+    );
+    Ok(())
+}
+
+fn round(d: Duration) -> Duration {
+    Duration::from_secs(d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_normalise() {
+        assert_eq!(normalize_version("v1.34.12").unwrap(), "1.34.12");
+        assert_eq!(normalize_version("1.33.0").unwrap(), "1.33.0");
+        assert!(normalize_version("1.34").is_err());
+        assert!(normalize_version("latest").is_err());
+    }
+
+    #[test]
+    fn committed_module_matches_default_version() {
+        assert!(APISERVER_GO_MOD.contains(&format!("k8s.io/kubernetes v{DEFAULT_K8S_VERSION}")));
+        assert!(ETCD_GO_MOD.contains(&format!("go.etcd.io/etcd/server/v3 v{ETCD_VERSION}")));
+    }
+
+    #[test]
+    fn ldflags_carry_the_version() {
+        let f = version_ldflags("1.34.12").unwrap();
+        assert!(f.contains("-X k8s.io/component-base/version.gitVersion=v1.34.12"));
+        assert!(f.contains("-X k8s.io/component-base/version.gitMinor=34"));
+    }
+}

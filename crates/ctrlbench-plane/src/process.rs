@@ -1,0 +1,219 @@
+//! One child process of the control plane: started with its output in a log
+//! file, in its own process group, and stopped with SIGTERM then SIGKILL.
+//!
+//! Two lifetimes exist. An *attached* child gets a parent-death signal so it
+//! never outlives the harness (note: Linux sends it when the spawning *thread*
+//! exits, so spawn from a thread that lives as long as the plane). A *detached*
+//! child (`cluster up`) starts its own session and is found again by pid, with
+//! its start time recorded so a recycled pid is never signalled.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+/// How long a process gets between SIGTERM and SIGKILL.
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A started child process.
+#[derive(Debug)]
+pub struct Process {
+    pub name: &'static str,
+    pub pid: u32,
+    pub start_time: u64,
+    pub log: PathBuf,
+    child: Option<Child>,
+}
+
+impl Process {
+    /// Starts `bin args…` with stdout and stderr appended to `log`.
+    pub fn spawn(
+        name: &'static str,
+        bin: &Path,
+        args: &[String],
+        log: &Path,
+        detached: bool,
+    ) -> Result<Process> {
+        let out = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+        let err = out.try_clone()?;
+        let mut cmd = Command::new(bin);
+        cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe libc calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if detached {
+                    if libc::setsid() < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                } else {
+                    // Own process group: a terminal's Ctrl-C reaches the harness
+                    // only, which then stops the plane in order.
+                    if libc::setpgid(0, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // The parent may have died before prctl took effect.
+                    if libc::getppid() != parent {
+                        libc::_exit(1);
+                    }
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {name} ({})", bin.display()))?;
+        let pid = child.id();
+        Ok(Process {
+            name,
+            pid,
+            start_time: start_time(pid).unwrap_or(0),
+            log: log.to_path_buf(),
+            child: Some(child),
+        })
+    }
+
+    /// Re-attaches to a detached process recorded earlier.
+    pub fn recorded(name: &'static str, pid: u32, start_time: u64, log: PathBuf) -> Process {
+        Process {
+            name,
+            pid,
+            start_time,
+            log,
+            child: None,
+        }
+    }
+
+    /// True while the process runs (a zombie counts as gone).
+    pub fn is_running(&mut self) -> bool {
+        if let Some(child) = self.child.as_mut() {
+            return matches!(child.try_wait(), Ok(None));
+        }
+        is_alive(self.pid, self.start_time)
+    }
+
+    /// SIGTERM, then SIGKILL after `timeout`; returns once the process is gone.
+    pub fn stop(&mut self, timeout: Duration) {
+        if !self.is_running() {
+            self.reap();
+            return;
+        }
+        signal(self.pid, libc::SIGTERM);
+        let deadline = Instant::now() + timeout;
+        while self.is_running() {
+            if Instant::now() >= deadline {
+                tracing::warn!(
+                    process = self.name,
+                    pid = self.pid,
+                    "no exit after SIGTERM; sending SIGKILL"
+                );
+                signal(self.pid, libc::SIGKILL);
+                while self.is_running() {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.reap();
+    }
+
+    /// Lets the process outlive this handle (a detached plane after `cluster up`).
+    pub fn release(&mut self) {
+        self.child.take();
+    }
+
+    fn reap(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.wait();
+        }
+    }
+
+    /// The most telling line of the log: an `Error:` line, else the last
+    /// klog error or fatal line, else the last non-empty line.
+    pub fn log_summary(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let pick = lines
+            .iter()
+            .find(|l| l.starts_with("Error:"))
+            .or_else(|| {
+                lines.iter().rev().find(|l| {
+                    l.starts_with('E')
+                        || l.starts_with('F')
+                        || l.contains("\"level\":\"fatal\"")
+                        || l.contains("\"level\":\"error\"")
+                })
+            })
+            .or_else(|| lines.last());
+        pick.map(|s| s.to_string())
+            .unwrap_or_else(|| "(no output)".into())
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        // A child never outlives its handle unless it was released.
+        if self.child.is_some() {
+            self.stop(STOP_TIMEOUT);
+        }
+    }
+}
+
+fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
+/// The process's start time in clock ticks since boot (field 22 of /proc/PID/stat).
+pub fn start_time(pid: u32) -> Option<u64> {
+    let fields = stat_fields(&pid.to_string())?;
+    if fields.first().map(String::as_str) == Some("Z") {
+        return None;
+    }
+    fields.get(19)?.parse().ok()
+}
+
+/// The fields of /proc/PID/stat from field 3 (state) on, so field N is at
+/// index N-3. `pid` may be "self".
+pub fn stat_fields(pid: &str) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces; fields resume after the last ')'.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+/// CPU seconds this process has used (user + system).
+pub fn own_cpu_seconds() -> f64 {
+    let fields = stat_fields("self").unwrap_or_default();
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    // utime and stime are fields 14 and 15.
+    let f = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (f(11) + f(12)) / ticks
+}
+
+/// True if `pid` runs and is the same process that was recorded.
+pub fn is_alive(pid: u32, recorded_start: u64) -> bool {
+    match start_time(pid) {
+        Some(t) => recorded_start == 0 || t == recorded_start,
+        None => false,
+    }
+}

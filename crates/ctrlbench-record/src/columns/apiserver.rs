@@ -1,0 +1,126 @@
+//! `apiserver.csv`: one row per scrape of kube-apiserver's /metrics. These
+//! counters carry no namespace or user label: under the concurrent schedule
+//! every variant's file holds the same cluster-wide page.
+
+use super::{Catalogue, Column, Histogram, Labels, UPDATE_VERBS, Value, WRITE_VERBS};
+
+const WIDGETS: Labels = &[("resource", "widgets")];
+const REQ: &str = "apiserver_request_total";
+const DUR_SUM: &str = "apiserver_request_duration_seconds_sum";
+const DUR_COUNT: &str = "apiserver_request_duration_seconds_count";
+
+const fn sum(name: &'static str, metric: &'static str, labels: Labels) -> Column {
+    Column {
+        name,
+        value: Value::Sum(metric, labels),
+    }
+}
+
+const fn verbs(name: &'static str, metric: &'static str, verbs: &'static [&'static str]) -> Column {
+    Column {
+        name,
+        value: Value::SumWhere(metric, WIDGETS, "verb", verbs),
+    }
+}
+
+const COLUMNS: &[Column] = &[
+    Column {
+        name: "timestamp",
+        value: Value::Timestamp,
+    },
+    Column {
+        name: "scrape_ok",
+        value: Value::ScrapeOk,
+    },
+    sum("requests_total", REQ, &[]),
+    verbs("widget_writes_total", REQ, WRITE_VERBS),
+    sum(
+        "widget_409_total",
+        REQ,
+        &[("resource", "widgets"), ("code", "409")],
+    ),
+    verbs("widget_write_latency_sum", DUR_SUM, WRITE_VERBS),
+    verbs("widget_write_latency_count", DUR_COUNT, WRITE_VERBS),
+    sum(
+        "inflight_requests",
+        "apiserver_current_inflight_requests",
+        &[],
+    ),
+    sum(
+        "flowcontrol_inqueue",
+        "apiserver_flowcontrol_current_inqueue_requests",
+        &[],
+    ),
+    sum(
+        "etcd_request_latency_sum",
+        "etcd_request_duration_seconds_sum",
+        &[],
+    ),
+    sum(
+        "etcd_request_latency_count",
+        "etcd_request_duration_seconds_count",
+        &[],
+    ),
+    sum("cpu_seconds", "process_cpu_seconds_total", &[]),
+    sum("rss_bytes", "process_resident_memory_bytes", &[]),
+    verbs("widget_update_writes_total", REQ, UPDATE_VERBS),
+    verbs("widget_update_latency_sum", DUR_SUM, UPDATE_VERBS),
+    verbs("widget_update_latency_count", DUR_COUNT, UPDATE_VERBS),
+];
+
+/// apiserver_request_duration_seconds buckets of 1.34, +Inf last.
+pub const APISERVER_BUCKETS: [f64; 24] = [
+    0.005,
+    0.025,
+    0.05,
+    0.1,
+    0.2,
+    0.4,
+    0.6,
+    0.8,
+    1.0,
+    1.25,
+    1.5,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    6.0,
+    8.0,
+    10.0,
+    15.0,
+    20.0,
+    30.0,
+    45.0,
+    60.0,
+    f64::INFINITY,
+];
+
+/// Widget write latency buckets (`widget_write_latency_le_<bound>`).
+pub const WIDGET_WRITE_LATENCY: &str = "widget_write_latency";
+
+/// The sample lines the columns read.
+fn keep(line: &str) -> bool {
+    line.starts_with("apiserver_request_total")
+        || (line.starts_with("apiserver_request_duration_seconds")
+            && line.contains("resource=\"widgets\""))
+        || line.starts_with("apiserver_current_inflight_requests")
+        || line.starts_with("apiserver_flowcontrol_current_inqueue_requests")
+        || line.starts_with("etcd_request_duration_seconds_sum")
+        || line.starts_with("etcd_request_duration_seconds_count")
+        || line.starts_with("process_")
+}
+
+pub const CATALOGUE: Catalogue = Catalogue {
+    columns: COLUMNS,
+    histogram: Histogram {
+        prefix: "widget_write_latency_",
+        metric: "apiserver_request_duration_seconds",
+        labels: WIDGETS,
+        only: Some(("verb", WRITE_VERBS)),
+        bounds: &APISERVER_BUCKETS,
+    },
+    keep,
+};
+
+pub const FILE_NAME: &str = "apiserver.csv";

@@ -1,0 +1,82 @@
+//! `etcd.csv`: one row per scrape of etcd's metrics listener (local plane only).
+
+use super::{Catalogue, Column, Histogram, Value};
+
+const fn sum(name: &'static str, metric: &'static str) -> Column {
+    Column {
+        name,
+        value: Value::Sum(metric, &[]),
+    }
+}
+
+const COLUMNS: &[Column] = &[
+    Column {
+        name: "timestamp",
+        value: Value::Timestamp,
+    },
+    Column {
+        name: "scrape_ok",
+        value: Value::ScrapeOk,
+    },
+    sum("wal_fsync_sum", "etcd_disk_wal_fsync_duration_seconds_sum"),
+    sum(
+        "wal_fsync_count",
+        "etcd_disk_wal_fsync_duration_seconds_count",
+    ),
+    sum(
+        "backend_commit_sum",
+        "etcd_disk_backend_commit_duration_seconds_sum",
+    ),
+    sum(
+        "backend_commit_count",
+        "etcd_disk_backend_commit_duration_seconds_count",
+    ),
+    sum(
+        "proposals_committed_total",
+        "etcd_server_proposals_committed_total",
+    ),
+    sum("cpu_seconds", "process_cpu_seconds_total"),
+    sum("rss_bytes", "process_resident_memory_bytes"),
+];
+
+/// etcd_disk_wal_fsync_duration_seconds buckets.
+pub const FSYNC_BUCKETS: [f64; 15] = [
+    0.001,
+    0.002,
+    0.004,
+    0.008,
+    0.016,
+    0.032,
+    0.064,
+    0.128,
+    0.256,
+    0.512,
+    1.024,
+    2.048,
+    4.096,
+    8.192,
+    f64::INFINITY,
+];
+
+/// WAL fsync buckets (`wal_fsync_le_<bound>`).
+pub const WAL_FSYNC: &str = "wal_fsync";
+
+fn keep(line: &str) -> bool {
+    line.starts_with("etcd_disk_")
+        || line.starts_with("etcd_server_proposals_committed_total")
+        || line.starts_with("process_")
+}
+
+pub const CATALOGUE: Catalogue = Catalogue {
+    columns: COLUMNS,
+    histogram: Histogram {
+        prefix: "wal_fsync_",
+        metric: "etcd_disk_wal_fsync_duration_seconds",
+        labels: &[],
+        only: None,
+        bounds: &FSYNC_BUCKETS,
+    },
+    keep,
+};
+
+pub const FILE_NAME: &str = "etcd.csv";

@@ -1,0 +1,163 @@
+//! The results directory as a type (DESIGN §8):
+//! `<root>/<UTC timestamp>-<experiment>/manifest.json`, then per run
+//! `N<scale>/<variant>/rep<k>/` with `metrics-<variant>.csv`,
+//! `apiserver.csv`, `etcd.csv`, `objects.csv`, `controller.log` and
+//! `summary.json`. Every path a run writes or a report reads comes from here.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::columns::{apiserver, controller, etcd};
+
+/// A whole results directory.
+#[derive(Clone, Debug)]
+pub struct ResultsDir {
+    pub path: PathBuf,
+}
+
+/// One run's directory: `N<scale>/<variant>/rep<k>/`.
+#[derive(Clone, Debug)]
+pub struct RunDir {
+    pub path: PathBuf,
+    pub scale: u64,
+    pub variant: String,
+    pub repeat: u32,
+}
+
+impl ResultsDir {
+    pub fn at(path: impl Into<PathBuf>) -> ResultsDir {
+        ResultsDir { path: path.into() }
+    }
+
+    /// Creates `<root>/<UTC timestamp>-<name>/`.
+    pub fn create(root: &Path, name: &str) -> Result<ResultsDir> {
+        let dir = root.join(format!("{}-{name}", crate::time::now_compact()));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(ResultsDir { path: dir })
+    }
+
+    pub fn manifest(&self) -> PathBuf {
+        self.path.join(crate::manifest::FILE_NAME)
+    }
+
+    pub fn report_md(&self) -> PathBuf {
+        self.path.join("report.md")
+    }
+
+    pub fn report_html(&self) -> PathBuf {
+        self.path.join("report.html")
+    }
+
+    pub fn run(&self, scale: u64, variant: &str, repeat: u32) -> RunDir {
+        RunDir {
+            path: self
+                .path
+                .join(format!("N{scale}"))
+                .join(variant)
+                .join(format!("rep{repeat}")),
+            scale,
+            variant: variant.to_string(),
+            repeat,
+        }
+    }
+
+    /// Every run directory present, by scale, variant name and repeat.
+    pub fn runs(&self) -> Result<Vec<RunDir>> {
+        let mut out = Vec::new();
+        for (scale, sdir) in numbered(&self.path, "N")? {
+            let mut variants = subdirs(&sdir)?;
+            variants.sort();
+            for vdir in variants {
+                let variant = vdir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                for (repeat, rdir) in numbered(&vdir, "rep")? {
+                    out.push(RunDir {
+                        path: rdir,
+                        scale,
+                        variant: variant.clone(),
+                        repeat: repeat as u32,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl RunDir {
+    pub fn create(&self) -> Result<()> {
+        std::fs::create_dir_all(&self.path)
+            .with_context(|| format!("cannot create {}", self.path.display()))
+    }
+
+    pub fn summary(&self) -> PathBuf {
+        self.path.join(crate::summary::FILE_NAME)
+    }
+
+    pub fn metrics(&self) -> PathBuf {
+        self.path.join(controller::file_name(&self.variant))
+    }
+
+    pub fn apiserver(&self) -> PathBuf {
+        self.path.join(apiserver::FILE_NAME)
+    }
+
+    pub fn etcd(&self) -> PathBuf {
+        self.path.join(etcd::FILE_NAME)
+    }
+
+    pub fn objects(&self) -> PathBuf {
+        self.path.join(crate::objects::FILE_NAME)
+    }
+
+    pub fn controller_log(&self) -> PathBuf {
+        self.path.join("controller.log")
+    }
+
+    /// `N20/rust-good/rep1`.
+    pub fn label(&self) -> String {
+        format!("N{}/{}/rep{}", self.scale, self.variant, self.repeat)
+    }
+}
+
+/// Subdirectories named `<prefix><number>`, sorted by number.
+fn numbered(dir: &Path, prefix: &str) -> Result<Vec<(u64, PathBuf)>> {
+    let mut v: Vec<(u64, PathBuf)> = subdirs(dir)?
+        .into_iter()
+        .filter_map(|p| {
+            let n = p
+                .file_name()?
+                .to_str()?
+                .strip_prefix(prefix)?
+                .parse()
+                .ok()?;
+            Some((n, p))
+        })
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let p = e?.path();
+        if p.is_dir() {
+            v.push(p);
+        }
+    }
+    Ok(v)
+}
+
+/// Writes `path` whole or not at all: a temp file beside it, then rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}

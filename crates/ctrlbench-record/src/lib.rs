@@ -1,0 +1,26 @@
+//! The results contract of ctrlbench. A run writes these types and the
+//! report reads them back; no other crate spells a file name, a JSON key or a
+//! CSV column. Pure on purpose (no kube, no tokio, no HTTP), so the report
+//! built on it stays pure too.
+//!
+//! - [`layout`]: where everything lives in a results directory.
+//! - [`manifest`], [`summary`], [`objects`]: the JSON and CSV records.
+//! - [`columns`]: one catalogue per scraped source (controller, apiserver,
+//!   etcd), each column's name next to how its value is taken from a page.
+//! - [`prom`]: Prometheus text → [`prom::Page`]; [`table`] writes CSV rows,
+//!   [`series`] reads them back.
+
+pub mod columns;
+pub mod layout;
+pub mod manifest;
+pub mod objects;
+pub mod prom;
+pub mod series;
+pub mod summary;
+pub mod table;
+pub mod time;
+
+pub use layout::{ResultsDir, RunDir};
+pub use manifest::Manifest;
+pub use objects::ObjectRecord;
+pub use summary::{Settings, StopReason, Summary};

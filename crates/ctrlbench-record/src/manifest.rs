@@ -1,0 +1,91 @@
+//! `manifest.json`: one per results directory — versions, the machine, the
+//! experiment file as run, whether it finished, the probe's figures, and every
+//! run's summary.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::summary::Summary;
+
+/// The machine the experiment ran on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    pub cores: usize,
+    pub memory_bytes: u64,
+}
+
+impl Machine {
+    /// This machine (cores available to us, MemTotal).
+    pub fn this() -> Machine {
+        let mem_kb = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                m.lines().find_map(|l| {
+                    l.strip_prefix("MemTotal:")?
+                        .trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+            })
+            .unwrap_or(0);
+        Machine {
+            cores: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(0),
+            memory_bytes: mem_kb * 1024,
+        }
+    }
+}
+
+/// Raw write capacity at one writer count (`ctrlbench probe`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRow {
+    pub writers: usize,
+    pub objects: u64,
+    pub create_per_s: f64,
+    pub status_patch_per_s: f64,
+    pub errors: u64,
+}
+
+/// `manifest.json`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Manifest {
+    pub tool: String,
+    pub tool_version: String,
+    pub git_revision: Option<String>,
+    pub experiment: String,
+    pub experiment_file: String,
+    pub experiment_text: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub complete: bool,
+    pub kubernetes_version: String,
+    pub etcd_version: String,
+    pub local_plane: bool,
+    pub machine: Machine,
+    pub harness_cpu_seconds: f64,
+    pub probe: Option<Vec<ProbeRow>>,
+    pub runs: Vec<Summary>,
+    pub errors: Vec<String>,
+}
+
+pub const FILE_NAME: &str = "manifest.json";
+
+impl Manifest {
+    pub fn read(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a valid manifest", path.display()))
+    }
+
+    /// Written whole or not at all (temp file + rename).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        crate::layout::write_atomic(path, serde_json::to_string_pretty(self)?.as_bytes())
+    }
+}

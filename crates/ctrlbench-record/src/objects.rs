@@ -1,0 +1,93 @@
+//! `objects.csv`: one record per widget the loader created — when the create
+//! returned and when our own watch first saw it Ready (empty: never).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::time::parse_time;
+
+/// One row of objects.csv.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectRecord {
+    pub name: String,
+    /// RFC 3339; None when the create failed.
+    pub created_at: Option<String>,
+    /// RFC 3339 of the first Ready seen by our watch; None when never Ready.
+    pub ready_at: Option<String>,
+}
+
+impl ObjectRecord {
+    /// created_at as seconds since the Unix epoch.
+    pub fn created(&self) -> Option<f64> {
+        self.created_at.as_deref().and_then(parse_time)
+    }
+
+    /// ready_at as seconds since the Unix epoch.
+    pub fn ready(&self) -> Option<f64> {
+        self.ready_at.as_deref().and_then(parse_time)
+    }
+}
+
+pub const FILE_NAME: &str = "objects.csv";
+
+pub fn write(path: &Path, rows: &[ObjectRecord]) -> Result<()> {
+    let mut w = csv::Writer::from_path(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    if rows.is_empty() {
+        w.write_record(["name", "created_at", "ready_at"])?;
+    }
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// Empty when the file does not exist.
+pub fn read(path: &Path) -> Result<Vec<ObjectRecord>> {
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let mut r =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    r.deserialize()
+        .map(|rec| rec.with_context(|| format!("malformed {}", path.display())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_with_missing_times() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(FILE_NAME);
+        let rows = vec![
+            ObjectRecord {
+                name: "widget-000001".into(),
+                created_at: Some("2026-11-30T01:12:28.142Z".into()),
+                ready_at: None,
+            },
+            ObjectRecord {
+                name: "widget-000002".into(),
+                created_at: None,
+                ready_at: None,
+            },
+        ];
+        write(&p, &rows).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(
+            text,
+            "name,created_at,ready_at\nwidget-000001,2026-11-30T01:12:28.142Z,\nwidget-000002,,\n"
+        );
+        assert_eq!(read(&p).unwrap(), rows);
+        write(&p, &[]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "name,created_at,ready_at\n"
+        );
+    }
+}

@@ -1,0 +1,165 @@
+//! Reading a per-scrape CSV back: rows by real timestamp, cells by column
+//! name, histogram buckets by prefix, counters as deltas between the first and
+//! the last good row. Rows of failed scrapes are kept but never read as zeros.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use crate::time::parse_time;
+
+/// A per-scrape CSV: one row per scrape, cells by column name.
+pub struct Series {
+    index: HashMap<String, usize>,
+    /// (histogram prefix, upper bound, column) of every `<prefix>_le_<bound>` column.
+    buckets: Vec<(String, f64, usize)>,
+    pub rows: Vec<Row>,
+}
+
+pub struct Row {
+    /// Seconds since the Unix epoch.
+    pub t: f64,
+    pub ok: bool,
+    cells: Vec<Option<f64>>,
+}
+
+impl Series {
+    /// None when the file does not exist.
+    pub fn read(path: &Path) -> Result<Option<Series>> {
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let mut r = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_path(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let header: Vec<String> = r.headers()?.iter().map(String::from).collect();
+        let index: HashMap<String, usize> = header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.clone(), i))
+            .collect();
+        let buckets = header
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| {
+                let (prefix, le) = h.rsplit_once("_le_")?;
+                let le = if le == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    le.parse().ok()?
+                };
+                Some((prefix.to_string(), le, i))
+            })
+            .collect();
+        let ok_col = index.get("scrape_ok").copied();
+        let mut rows = Vec::new();
+        for rec in r.records() {
+            let rec = rec.with_context(|| format!("malformed {}", path.display()))?;
+            let Some(t) = rec.get(0).and_then(parse_time) else {
+                bail!("{}: a row without a valid timestamp", path.display());
+            };
+            let cells: Vec<Option<f64>> = rec.iter().map(|c| c.trim().parse().ok()).collect();
+            let ok = ok_col.and_then(|i| cells.get(i).copied().flatten()) == Some(1.0);
+            rows.push(Row { t, ok, cells });
+        }
+        Ok(Some(Series {
+            index,
+            buckets,
+            rows,
+        }))
+    }
+
+    pub fn good(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| r.ok)
+    }
+
+    /// The baseline: the first row with scrape_ok=1.
+    pub fn first_good(&self) -> Option<&Row> {
+        self.good().next()
+    }
+
+    pub fn last_good(&self) -> Option<&Row> {
+        self.rows.iter().rev().find(|r| r.ok)
+    }
+
+    pub fn failed(&self) -> usize {
+        self.rows.iter().filter(|r| !r.ok).count()
+    }
+
+    pub fn get(&self, row: &Row, col: &str) -> Option<f64> {
+        row.cells.get(*self.index.get(col)?).copied().flatten()
+    }
+
+    /// Last good row minus baseline.
+    pub fn delta(&self, col: &str) -> Option<f64> {
+        Some(self.get(self.last_good()?, col)? - self.get(self.first_good()?, col)?)
+    }
+
+    pub fn max(&self, col: &str) -> Option<f64> {
+        self.good()
+            .filter_map(|r| self.get(r, col))
+            .reduce(f64::max)
+    }
+
+    /// (upper bound, cumulative count) of histogram `prefix` in a good row;
+    /// an empty cell there means the series did not exist yet: 0.
+    pub fn buckets(&self, row: &Row, prefix: &str) -> Vec<(f64, f64)> {
+        self.buckets
+            .iter()
+            .filter(|(p, _, _)| p == prefix)
+            .map(|(_, le, i)| (*le, row.cells.get(*i).copied().flatten().unwrap_or(0.0)))
+            .collect()
+    }
+
+    /// Bucket counts of the last good row minus the baseline's.
+    pub fn bucket_delta(&self, prefix: &str) -> Vec<(f64, f64)> {
+        let (Some(a), Some(b)) = (self.first_good(), self.last_good()) else {
+            return Vec::new();
+        };
+        self.buckets(b, prefix)
+            .into_iter()
+            .zip(self.buckets(a, prefix))
+            .map(|((le, y), (_, x))| (le, y - x))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::columns::controller::CATALOGUE;
+    use crate::prom::Page;
+    use crate::table::Table;
+
+    /// What the sampler writes, the report reads back by the same names.
+    #[test]
+    fn catalogue_rows_read_back() {
+        let page = Page::parse(
+            "controller_runtime_reconcile_total{controller=\"widget\",result=\"success\"} 7\n\
+             controller_runtime_reconcile_total{controller=\"widget\",result=\"requeue\"} 1\n\
+             controller_runtime_reconcile_total{controller=\"widget\",result=\"requeue_after\"} 2\n\
+             workqueue_depth{name=\"widget\"} 3\n",
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.csv");
+        let mut t = Table::for_source(&path, &CATALOGUE).unwrap();
+        let v = CATALOGUE.values(&page);
+        t.row(CATALOGUE.row("2026-11-30T01:00:00.000Z", "v", Some(&v)))
+            .unwrap();
+        t.row(CATALOGUE.row("2026-11-30T01:00:01.000Z", "v", None))
+            .unwrap();
+        let s = Series::read(&path).unwrap().unwrap();
+        assert_eq!(s.rows.len(), 2);
+        assert_eq!(s.failed(), 1);
+        let r = s.first_good().unwrap();
+        assert_eq!(s.get(r, "reconcile_success_total"), Some(7.0));
+        assert_eq!(s.get(r, "reconcile_requeue_total"), Some(3.0));
+        assert_eq!(s.get(r, "queue_depth"), Some(3.0));
+        // No histogram on the page: empty bucket cells, read as 0 in a good row.
+        assert!(s.buckets(r, "reconcile_latency").iter().all(|b| b.1 == 0.0));
+        assert_eq!(s.get(&s.rows[1], "queue_depth"), None);
+    }
+}

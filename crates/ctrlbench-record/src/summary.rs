@@ -1,0 +1,160 @@
+//! `summary.json`: what one run (one variant at one scale and repeat) did —
+//! the variant's effective settings, the load, Ready counts, convergence,
+//! reconcile deltas, scrape failures and why the run stopped.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// Why the measurement loop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StopReason {
+    /// The observation window ran out.
+    Window,
+    /// Every object Ready and the reconcile counters quiet.
+    Converged,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Window => "window",
+            StopReason::Converged => "converged",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One variant at a time, or all at once (the seed's Experiment 1).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    #[default]
+    Isolated,
+    Concurrent,
+}
+
+impl std::fmt::Display for Schedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Schedule::Isolated => "isolated",
+            Schedule::Concurrent => "concurrent",
+        })
+    }
+}
+
+/// The settings a controller actually ran with, as it printed them
+/// (`--print-settings`): preset values with overrides and library defaults applied.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub preset: String,
+    pub workers: u32,
+    /// "generation" or "none".
+    pub predicate: String,
+    /// "update", "patch", "apply" or "object".
+    pub status_write: String,
+    pub annotate: bool,
+    pub conflict_retry: bool,
+    pub work_ms: u64,
+    /// Client token bucket as applied; None: no client-side limiter.
+    pub client_qps: Option<f64>,
+    pub client_burst: Option<u32>,
+    /// Work-queue kind, when the controller reports one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    pub watch_list: bool,
+}
+
+/// The loader's part of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    pub created: u64,
+    pub errors: u64,
+    pub seconds: f64,
+    pub rate_per_s: f64,
+    pub first_error: Option<String>,
+}
+
+/// Controller reconcile counters, last good scrape minus the baseline.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reconciles {
+    pub total: Option<f64>,
+    pub success: Option<f64>,
+    pub error: Option<f64>,
+}
+
+/// Scrapes taken and failed, per source.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scrapes {
+    pub ok: u64,
+    pub failed: u64,
+    pub apiserver_failed: u64,
+    pub etcd_failed: u64,
+}
+
+/// The harness's own CPU: while loading, then while only watching and sampling.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HarnessCpu {
+    pub load_phase_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_load_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_load_wall_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_load_core_fraction: Option<f64>,
+}
+
+/// `summary.json` of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub variant: String,
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    pub preset: String,
+    /// The controller's command-line flags, as passed.
+    pub flags: Vec<String>,
+    /// What the controller ran with; absent in results from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<Settings>,
+    pub namespace: String,
+    pub scale: u64,
+    pub repeat: u32,
+    pub schedule: Schedule,
+    pub concurrent_with: Vec<String>,
+    pub window_s: f64,
+    pub elapsed_s: f64,
+    pub stop_reason: StopReason,
+    pub incomplete: bool,
+    pub load: Load,
+    pub ready: u64,
+    pub remaining: u64,
+    pub converged: bool,
+    pub convergence_s: Option<f64>,
+    pub throughput_ready_per_s: f64,
+    pub reconciles: Reconciles,
+    pub scrapes: Scrapes,
+    pub controller_exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_cpu: Option<HarnessCpu>,
+}
+
+pub const FILE_NAME: &str = "summary.json";
+
+impl Summary {
+    pub fn read(path: &Path) -> Result<Summary> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a valid summary", path.display()))
+    }
+
+    /// Written whole or not at all (temp file + rename).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        crate::layout::write_atomic(path, serde_json::to_string_pretty(self)?.as_bytes())
+    }
+}

@@ -1,0 +1,132 @@
+//! Where a reconcile's time goes: simulated work (inferred from the
+//! variant's configuration), client rate-limiter wait (measured by the
+//! controller), API write time (measured by the apiserver) and the rest.
+
+use crate::load::Run;
+use crate::stats::{fmt_duration, stat};
+
+/// controller flag default, DESIGN §3: every preset sleeps 10 ms per reconcile.
+pub const DEFAULT_WORK_MS: f64 = 10.0;
+
+/// One run's split of the mean reconcile time, in seconds per reconcile.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Attribution {
+    pub mean: Option<f64>,
+    /// Inferred: the recorded --work-ms setting, or the controllers' default.
+    pub work: f64,
+    /// The recorded work differs from the controllers' default (else shown as "(default)").
+    pub work_overridden: bool,
+    /// Measured: throttle_wait_s_sum delta / reconciles.
+    pub throttle: Option<f64>,
+    /// Measured server-side: apiserver widget write latency mean × writes per reconcile.
+    pub api: Option<f64>,
+    pub writes_per_reconcile: Option<f64>,
+}
+
+impl Attribution {
+    /// mean − work − throttle − api; negative when the parts overlap.
+    pub fn rest(&self) -> Option<f64> {
+        Some(self.mean? - self.work - self.throttle.unwrap_or(0.0) - self.api.unwrap_or(0.0))
+    }
+}
+
+/// The work per reconcile the controller reported it ran with (summary.json's settings).
+fn work_ms(run: &Run) -> Option<f64> {
+    Some(run.summary.as_ref()?.settings.as_ref()?.work_ms as f64)
+}
+
+pub fn of(run: &Run) -> Attribution {
+    let flag = work_ms(run);
+    let mut a = Attribution {
+        work: flag.unwrap_or(DEFAULT_WORK_MS) / 1000.0,
+        work_overridden: flag.is_some_and(|w| w != DEFAULT_WORK_MS),
+        ..Attribution::default()
+    };
+    let Some(m) = &run.metrics else {
+        return a;
+    };
+    let Some(reconciles) = m.delta("reconcile_latency_count").filter(|c| *c > 0.0) else {
+        return a;
+    };
+    a.mean = m.delta("reconcile_latency_sum").map(|s| s / reconciles);
+    a.throttle = m.delta("throttle_wait_s_sum").map(|s| s / reconciles);
+    if let Some(api) = &run.apiserver {
+        // Newer results split out updates (PUT/PATCH/APPLY): the loader's
+        // creates then stay out of the controller's write time.
+        let updates = api.delta("widget_update_writes_total");
+        let writes = match updates {
+            Some(u) => Some(u / reconciles),
+            None => api
+                .delta("widget_writes_total")
+                .map(|w| (w - run.created()).max(0.0) / reconciles),
+        };
+        let (sum_col, count_col) = if updates.is_some() {
+            ("widget_update_latency_sum", "widget_update_latency_count")
+        } else {
+            ("widget_write_latency_sum", "widget_write_latency_count")
+        };
+        let mean_write = api
+            .delta(sum_col)
+            .zip(api.delta(count_col))
+            .filter(|(_, c)| *c > 0.0)
+            .map(|(s, c)| s / c);
+        a.writes_per_reconcile = writes;
+        a.api = match (writes, mean_write) {
+            (Some(w), Some(l)) => Some(w * l),
+            (Some(0.0), None) => Some(0.0),
+            _ => None,
+        };
+    }
+    a
+}
+
+/// Medians of each part over the runs a group uses.
+pub fn median<'a>(runs: impl IntoIterator<Item = &'a Attribution>) -> Attribution {
+    let used: Vec<&Attribution> = runs.into_iter().collect();
+    let med = |f: &dyn Fn(&Attribution) -> Option<f64>| {
+        stat(used.iter().filter_map(|a| f(a)).collect()).map(|s| s.median)
+    };
+    Attribution {
+        mean: med(&|a| a.mean),
+        work: med(&|a| Some(a.work)).unwrap_or(DEFAULT_WORK_MS / 1000.0),
+        work_overridden: used.iter().all(|a| a.work_overridden),
+        throttle: med(&|a| a.throttle),
+        api: med(&|a| a.api),
+        writes_per_reconcile: med(&|a| a.writes_per_reconcile),
+    }
+}
+
+/// One sentence naming the largest part.
+/// `who` names the group, e.g. "N=20 rust-good".
+pub fn sentence(who: &str, a: &Attribution) -> String {
+    let Some(mean) = a.mean.filter(|m| *m > 0.0) else {
+        return format!("{who}: no reconciles measured, nothing to attribute.");
+    };
+    // Overlap beyond rounding (5%): the parts are not additive here.
+    if let Some(rest) = a.rest().filter(|r| *r < -0.05 * mean) {
+        return format!(
+            "{who}: the measured parts exceed the {} mean reconcile by {}, so none can be named \
+             dominant: the apiserver's write mean covers every widget write in the window, the \
+             loader's creates included (slow creates, as on a fresh plane's first run, inflate it).",
+            fmt_duration(mean),
+            fmt_duration(-rest)
+        );
+    }
+    let parts = [
+        ("simulated work (inferred)", Some(a.work)),
+        ("client rate-limiter wait (measured)", a.throttle),
+        ("API write time (measured server-side)", a.api),
+        ("the unattributed rest", a.rest()),
+    ];
+    let (name, v) = parts
+        .iter()
+        .filter_map(|(n, v)| Some((*n, (*v)?)))
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .unwrap_or(("simulated work (inferred)", a.work));
+    format!(
+        "{who}: {name} dominates, {} of the {} mean reconcile ({:.0}%).",
+        fmt_duration(v),
+        fmt_duration(mean),
+        100.0 * v / mean
+    )
+}

@@ -1,0 +1,111 @@
+//! `ctrlbench compare A B`: the headline figures of two results directories
+//! side by side, per scale × variant present in both, with the ratio B/A, as
+//! one Markdown table.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::Table;
+use crate::figures::{Group, Metric, groups};
+use crate::load::Results;
+
+/// The figures compared (the throughput, latency and cost headline).
+pub const HEADLINE: [Metric; 17] = [
+    Metric::Ready,
+    Metric::Convergence,
+    Metric::Success,
+    Metric::Errors,
+    Metric::Retries,
+    Metric::MeanLatency,
+    Metric::P50,
+    Metric::P99,
+    Metric::TtrP99,
+    Metric::ReadyPerS,
+    Metric::WritesPerS,
+    Metric::Conflicts,
+    Metric::ThrottleWait,
+    Metric::Cpu,
+    Metric::PeakRss,
+    Metric::ApiP99,
+    Metric::FsyncP99,
+];
+
+/// B/A; None when undefined (a missing value, or A = 0).
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    let (a, b) = (a?, b?);
+    (a != 0.0).then(|| b / a)
+}
+
+fn cell(g: &Group, m: Metric) -> String {
+    let flag = if g.flagged_only() { " ⚠" } else { "" };
+    match (m, g.stat(m)) {
+        (_, Some(s)) => format!("{}{flag}", m.fmt(s.median)),
+        (Metric::Convergence, None) => "not converged".into(),
+        (_, None) => "—".into(),
+    }
+}
+
+/// The comparison as Markdown.
+pub fn compare(a: &Path, b: &Path) -> Result<String> {
+    let (ra, rb) = (Results::load(a)?, Results::load(b)?);
+    let (ga, gb) = (groups(&ra), groups(&rb));
+    let mut out = format!(
+        "# ctrlbench compare\n\nA: {} ({}, {} runs{})\n\nB: {} ({}, {} runs{})\n\n\
+         Medians over each side's runs without problems (⚠: only flagged runs); ratio = B/A.\n\n",
+        a.display(),
+        ra.experiment(),
+        ra.runs.len(),
+        if ra.complete() { "" } else { ", INCOMPLETE" },
+        b.display(),
+        rb.experiment(),
+        rb.runs.len(),
+        if rb.complete() { "" } else { ", INCOMPLETE" },
+    );
+    let mut t = Table {
+        head: ["N", "variant", "figure", "A", "B", "B/A"]
+            .map(String::from)
+            .to_vec(),
+        rows: vec![],
+    };
+    for x in &ga {
+        let Some(y) = gb
+            .iter()
+            .find(|y| y.scale == x.scale && y.variant == x.variant)
+        else {
+            continue;
+        };
+        for m in HEADLINE {
+            let r = ratio(x.stat(m).map(|s| s.median), y.stat(m).map(|s| s.median));
+            t.rows.push(vec![
+                x.scale.to_string(),
+                x.variant.clone(),
+                m.label().to_string(),
+                cell(x, m),
+                cell(y, m),
+                r.map(|r| format!("{r:.2}")).unwrap_or("—".into()),
+            ]);
+        }
+    }
+    if t.rows.is_empty() {
+        out.push_str("No scale × variant is present in both directories.\n");
+    } else {
+        out.push_str(&t.markdown());
+    }
+    let only = |g: &[Group], other: &[Group]| -> Vec<String> {
+        g.iter()
+            .filter(|x| {
+                !other
+                    .iter()
+                    .any(|y| y.scale == x.scale && y.variant == x.variant)
+            })
+            .map(|x| format!("N{}/{}", x.scale, x.variant))
+            .collect()
+    };
+    for (side, v) in [("A", only(&ga, &gb)), ("B", only(&gb, &ga))] {
+        if !v.is_empty() {
+            out.push_str(&format!("\nOnly in {side}: {}\n", v.join(", ")));
+        }
+    }
+    Ok(out)
+}

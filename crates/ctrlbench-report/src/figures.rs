@@ -1,0 +1,367 @@
+//! The numbers: per-run figures computed from the CSVs (counters as deltas
+//! from the baseline row to the last good row), the problems that keep a run
+//! out of the medians, and per scale × variant aggregation over repeats.
+
+use crate::attribution::{self, Attribution};
+use crate::load::{Results, Run};
+use crate::quantile::{histogram_quantile, percentile};
+use crate::stats::{Stat, fmt_count, fmt_duration, fmt_stat, stat};
+
+/// A headline figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    Ready,
+    Convergence,
+    Success,
+    Errors,
+    Retries,
+    MeanLatency,
+    P50,
+    P90,
+    P99,
+    TtrP50,
+    TtrP99,
+    ReadyPerS,
+    WritesPerS,
+    Conflicts,
+    ThrottleWait,
+    Cpu,
+    PeakRss,
+    ApiP99,
+    FsyncP99,
+}
+
+enum Unit {
+    Count,
+    Duration,
+    Rate,
+    Bytes,
+    Seconds,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 19] = [
+        Metric::Ready,
+        Metric::Convergence,
+        Metric::Success,
+        Metric::Errors,
+        Metric::Retries,
+        Metric::MeanLatency,
+        Metric::P50,
+        Metric::P90,
+        Metric::P99,
+        Metric::TtrP50,
+        Metric::TtrP99,
+        Metric::ReadyPerS,
+        Metric::WritesPerS,
+        Metric::Conflicts,
+        Metric::ThrottleWait,
+        Metric::Cpu,
+        Metric::PeakRss,
+        Metric::ApiP99,
+        Metric::FsyncP99,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Ready => "Ready at window end",
+            Metric::Convergence => "convergence",
+            Metric::Success => "reconciles ok",
+            Metric::Errors => "reconcile errors",
+            Metric::Retries => "retries",
+            Metric::MeanLatency => "mean reconcile",
+            Metric::P50 => "reconcile p50",
+            Metric::P90 => "reconcile p90",
+            Metric::P99 => "reconcile p99",
+            Metric::TtrP50 => "time-to-Ready p50",
+            Metric::TtrP99 => "time-to-Ready p99",
+            Metric::ReadyPerS => "Ready/s",
+            Metric::WritesPerS => "writes/s",
+            Metric::Conflicts => "409s",
+            Metric::ThrottleWait => "throttle wait",
+            Metric::Cpu => "CPU",
+            Metric::PeakRss => "peak RSS",
+            Metric::ApiP99 => "apiserver write p99",
+            Metric::FsyncP99 => "etcd fsync p99",
+        }
+    }
+
+    fn unit(self) -> Unit {
+        match self {
+            Metric::Ready
+            | Metric::Success
+            | Metric::Errors
+            | Metric::Retries
+            | Metric::Conflicts => Unit::Count,
+            Metric::ReadyPerS | Metric::WritesPerS => Unit::Rate,
+            Metric::PeakRss => Unit::Bytes,
+            Metric::Cpu => Unit::Seconds,
+            _ => Unit::Duration,
+        }
+    }
+
+    pub fn fmt(self, v: f64) -> String {
+        match self.unit() {
+            Unit::Count => fmt_count(v),
+            Unit::Rate => format!("{v:.1}/s"),
+            Unit::Bytes => format!("{:.1} MiB", v / (1024.0 * 1024.0)),
+            Unit::Seconds => format!("{v:.2} s"),
+            Unit::Duration => fmt_duration(v),
+        }
+    }
+}
+
+/// What one run measured.
+pub struct RunFigures {
+    pub scale: u64,
+    pub variant: String,
+    pub repeat: u32,
+    /// Why this run stays out of the medians (empty: it counts).
+    pub problems: Vec<String>,
+    /// Load start (epoch seconds): the last create minus the loader's duration.
+    pub origin: f64,
+    values: [Option<f64>; Metric::ALL.len()],
+    pub attribution: Attribution,
+}
+
+impl RunFigures {
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        self.values[m as usize]
+    }
+
+    fn set(&mut self, m: Metric, v: Option<f64>) {
+        self.values[m as usize] = v.filter(|x| x.is_finite());
+    }
+
+    pub fn label(&self) -> String {
+        format!("N{}/{}/rep{}", self.scale, self.variant, self.repeat)
+    }
+}
+
+pub fn run_figures(run: &Run) -> RunFigures {
+    let mut f = RunFigures {
+        scale: run.scale,
+        variant: run.variant.clone(),
+        repeat: run.repeat,
+        problems: problems(run),
+        origin: run.origin(),
+        values: [None; Metric::ALL.len()],
+        attribution: attribution::of(run),
+    };
+    let n = run.scale;
+    let ready_times: Vec<f64> = run.objects.iter().filter_map(|o| o.ready).collect();
+    let ready = ready_times.len() as u64;
+    f.set(Metric::Ready, Some(ready as f64));
+    let convergence = (n > 0 && ready >= n)
+        .then(|| ready_times.iter().copied().reduce(f64::max))
+        .flatten()
+        .map(|t| t - f.origin);
+    f.set(Metric::Convergence, convergence);
+    let ttr: Vec<f64> = run
+        .objects
+        .iter()
+        .filter_map(|o| Some(o.ready? - o.created?))
+        .collect();
+    f.set(Metric::TtrP50, percentile(&ttr, 0.5));
+    f.set(Metric::TtrP99, percentile(&ttr, 0.99));
+
+    if let Some(m) = &run.metrics {
+        f.set(Metric::Success, m.delta("reconcile_success_total"));
+        f.set(Metric::Errors, m.delta("reconcile_error_total"));
+        f.set(Metric::Retries, m.delta("queue_retries_total"));
+        let count = m.delta("reconcile_latency_count");
+        f.set(
+            Metric::MeanLatency,
+            m.delta("reconcile_latency_sum")
+                .zip(count.filter(|c| *c > 0.0))
+                .map(|(s, c)| s / c),
+        );
+        let b = m.bucket_delta("reconcile_latency");
+        f.set(Metric::P50, Some(histogram_quantile(0.5, &b)));
+        f.set(Metric::P90, Some(histogram_quantile(0.9, &b)));
+        f.set(Metric::P99, Some(histogram_quantile(0.99, &b)));
+        f.set(Metric::Conflicts, m.delta("rest_409_total"));
+        f.set(Metric::ThrottleWait, m.delta("throttle_wait_s_sum"));
+        f.set(Metric::Cpu, m.delta("cpu_seconds"));
+        f.set(Metric::PeakRss, m.max("rss_bytes"));
+        // Ready per second: to convergence, else over the whole observed window.
+        let window = m.last_good().map(|r| r.t - f.origin);
+        f.set(
+            Metric::ReadyPerS,
+            match convergence {
+                Some(c) if c > 0.0 => Some(n as f64 / c),
+                _ => window.filter(|w| *w > 0.0).map(|w| ready as f64 / w),
+            },
+        );
+    }
+    if let Some(a) = &run.apiserver {
+        f.set(Metric::WritesPerS, controller_writes_per_s(run, f.origin));
+        f.set(
+            Metric::ApiP99,
+            Some(histogram_quantile(
+                0.99,
+                &a.bucket_delta("widget_write_latency"),
+            )),
+        );
+    }
+    if let Some(e) = &run.etcd {
+        f.set(
+            Metric::FsyncP99,
+            Some(histogram_quantile(0.99, &e.bucket_delta("wal_fsync"))),
+        );
+    }
+    f
+}
+
+/// The controller's widget writes as the apiserver counted them (all write
+/// verbs on widgets, /status included, minus the loader's creates), per
+/// second of the active period: load start → the row where the counter
+/// reached its final value.
+fn controller_writes_per_s(run: &Run, origin: f64) -> Option<f64> {
+    let a = run.apiserver.as_ref()?;
+    let writes = (a.delta("widget_writes_total")? - run.created()).max(0.0);
+    if writes == 0.0 {
+        return Some(0.0);
+    }
+    let last = a.get(a.last_good()?, "widget_writes_total")?;
+    let done = a
+        .good()
+        .find(|r| a.get(r, "widget_writes_total") == Some(last))?;
+    let span = done.t - origin;
+    (span > 0.0).then(|| writes / span)
+}
+
+/// Why a run must not be averaged in: incomplete, failed scrapes, missing files.
+fn problems(run: &Run) -> Vec<String> {
+    let mut p = Vec::new();
+    match &run.summary {
+        None => p.push("no summary.json (the run failed or was interrupted)".to_string()),
+        Some(s) => {
+            if s.incomplete {
+                p.push(format!(
+                    "incomplete (stop reason: {})",
+                    s.stop_reason.as_str()
+                ));
+            }
+        }
+    }
+    let mut failed = Vec::new();
+    for (name, s) in [
+        ("controller", &run.metrics),
+        ("apiserver", &run.apiserver),
+        ("etcd", &run.etcd),
+    ] {
+        match s {
+            Some(s) if s.failed() > 0 => failed.push(format!("{name} {}", s.failed())),
+            Some(s) if s.first_good().is_none() => {
+                p.push(format!("no successful {name} scrape"));
+            }
+            None if name == "controller" => p.push(format!("no metrics-{}.csv", run.variant)),
+            _ => {}
+        }
+    }
+    if !failed.is_empty() {
+        p.push(format!("failed scrapes: {}", failed.join(", ")));
+    }
+    p
+}
+
+/// A scale × variant cell: its runs, and which of them count.
+pub struct Group {
+    pub scale: u64,
+    pub variant: String,
+    pub runs: Vec<RunFigures>,
+}
+
+impl Group {
+    /// The runs the medians use: those without problems, or, when every run
+    /// has one, all of them (and the tables say so).
+    pub fn used(&self) -> Vec<&RunFigures> {
+        let clean: Vec<&RunFigures> = self.runs.iter().filter(|r| r.problems.is_empty()).collect();
+        if clean.is_empty() {
+            self.runs.iter().collect()
+        } else {
+            clean
+        }
+    }
+
+    pub fn flagged_only(&self) -> bool {
+        self.runs.iter().all(|r| !r.problems.is_empty())
+    }
+
+    pub fn excluded(&self) -> usize {
+        if self.flagged_only() {
+            0
+        } else {
+            self.runs.iter().filter(|r| !r.problems.is_empty()).count()
+        }
+    }
+
+    /// "⚠" when the figures rest on flagged runs or some runs were left out.
+    pub fn marker(&self) -> &'static str {
+        if self.flagged_only() {
+            " ⚠ flagged runs only"
+        } else if self.excluded() > 0 {
+            " ⚠ runs excluded"
+        } else {
+            ""
+        }
+    }
+
+    pub fn stat(&self, m: Metric) -> Option<Stat> {
+        stat(self.used().iter().filter_map(|r| r.get(m)).collect())
+    }
+
+    /// "median [min–max]" (just the value for one run); "—" when unmeasured.
+    pub fn cell(&self, m: Metric) -> String {
+        match self.stat(m) {
+            None => "—".into(),
+            Some(s) => fmt_stat(&s, |v| m.fmt(v)),
+        }
+    }
+
+    /// "2.37 s", "not converged: 8 left", or a mix of both over repeats.
+    pub fn convergence_cell(&self) -> String {
+        let used = self.used();
+        let conv: Vec<f64> = used
+            .iter()
+            .filter_map(|r| r.get(Metric::Convergence))
+            .collect();
+        let left: Vec<f64> = used
+            .iter()
+            .filter(|r| r.get(Metric::Convergence).is_none())
+            .map(|r| r.scale as f64 - r.get(Metric::Ready).unwrap_or(0.0))
+            .collect();
+        let fmt_left = |l: Vec<f64>| stat(l).map(|s| fmt_stat(&s, fmt_count)).unwrap_or_default();
+        match (conv.len(), left.len()) {
+            (_, 0) => self.cell(Metric::Convergence),
+            (0, _) => format!("not converged: {} left", fmt_left(left)),
+            (c, l) => format!(
+                "{} ({c} of {} runs converged; others {} left)",
+                self.cell(Metric::Convergence),
+                c + l,
+                fmt_left(left)
+            ),
+        }
+    }
+}
+
+/// Every run's figures, grouped by scale × variant in the experiment's order.
+pub fn groups(results: &Results) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for run in &results.runs {
+        let f = run_figures(run);
+        match groups
+            .iter_mut()
+            .find(|g| g.scale == run.scale && g.variant == run.variant)
+        {
+            Some(g) => g.runs.push(f),
+            None => groups.push(Group {
+                scale: run.scale,
+                variant: run.variant.clone(),
+                runs: vec![f],
+            }),
+        }
+    }
+    groups
+}

@@ -1,0 +1,152 @@
+//! Reading a results directory back through the record types: the manifest,
+//! and per run its summary, its per-scrape series and its objects.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use ctrlbench_record::series::Series;
+use ctrlbench_record::{Manifest, ResultsDir, RunDir, Summary, objects};
+
+/// A whole results directory.
+pub struct Results {
+    pub dir: ResultsDir,
+    pub manifest: Manifest,
+    pub runs: Vec<Run>,
+}
+
+/// One run directory.
+pub struct Run {
+    pub scale: u64,
+    pub variant: String,
+    pub repeat: u32,
+    pub dir: RunDir,
+    pub summary: Option<Summary>,
+    pub metrics: Option<Series>,
+    pub apiserver: Option<Series>,
+    pub etcd: Option<Series>,
+    pub objects: Vec<Object>,
+}
+
+/// One line of objects.csv, as seconds since the Unix epoch.
+#[derive(Debug, Clone, Copy)]
+pub struct Object {
+    pub created: Option<f64>,
+    pub ready: Option<f64>,
+}
+
+impl Results {
+    pub fn load(dir: &Path) -> Result<Results> {
+        let rd = ResultsDir::at(dir);
+        if !rd.manifest().is_file() {
+            bail!(
+                "not a ctrlbench results directory: {} has no manifest.json",
+                dir.display()
+            );
+        }
+        let manifest = Manifest::read(&rd.manifest())?;
+        let mut runs = rd
+            .runs()?
+            .into_iter()
+            .map(Run::load)
+            .collect::<Result<Vec<_>>>()?;
+        // The experiment's own variant order (first appearance in the manifest).
+        let order: Vec<&str> = manifest.runs.iter().fold(Vec::new(), |mut v, r| {
+            if !v.contains(&r.variant.as_str()) {
+                v.push(r.variant.as_str());
+            }
+            v
+        });
+        let rank = |v: &str| order.iter().position(|x| *x == v).unwrap_or(usize::MAX);
+        runs.sort_by(|a, b| {
+            (a.scale, rank(&a.variant), &a.variant, a.repeat).cmp(&(
+                b.scale,
+                rank(&b.variant),
+                &b.variant,
+                b.repeat,
+            ))
+        });
+        Ok(Results {
+            dir: rd,
+            manifest,
+            runs,
+        })
+    }
+
+    pub fn experiment(&self) -> &str {
+        if self.manifest.experiment.is_empty() {
+            "?"
+        } else {
+            &self.manifest.experiment
+        }
+    }
+
+    /// manifest.complete (a manifest without the field counts as incomplete).
+    pub fn complete(&self) -> bool {
+        self.manifest.complete
+    }
+
+    pub fn errors(&self) -> Vec<String> {
+        self.manifest.errors.clone()
+    }
+}
+
+impl Run {
+    fn load(dir: RunDir) -> Result<Run> {
+        let summary = if dir.summary().is_file() {
+            Some(Summary::read(&dir.summary())?)
+        } else {
+            None
+        };
+        let objects = objects::read(&dir.objects())?
+            .iter()
+            .map(|o| Object {
+                created: o.created(),
+                ready: o.ready(),
+            })
+            .collect();
+        Ok(Run {
+            scale: dir.scale,
+            variant: dir.variant.clone(),
+            repeat: dir.repeat,
+            metrics: Series::read(&dir.metrics())?,
+            apiserver: Series::read(&dir.apiserver())?,
+            etcd: Series::read(&dir.etcd())?,
+            summary,
+            objects,
+            dir,
+        })
+    }
+
+    /// The load start: objects.csv's last `created_at` minus summary.load.seconds
+    /// (the loader's clock starts with it); else the baseline scrape.
+    pub fn origin(&self) -> f64 {
+        let last_create = self
+            .objects
+            .iter()
+            .filter_map(|o| o.created)
+            .reduce(f64::max);
+        match (last_create, self.summary.as_ref().map(|s| s.load.seconds)) {
+            (Some(c), Some(s)) => c - s,
+            _ => self
+                .metrics
+                .as_ref()
+                .and_then(|m| m.first_good())
+                .map(|r| r.t)
+                .or_else(|| {
+                    self.objects
+                        .iter()
+                        .filter_map(|o| o.created)
+                        .reduce(f64::min)
+                })
+                .unwrap_or(0.0),
+        }
+    }
+
+    /// Objects the loader created (summary.load.created, else objects.csv).
+    pub fn created(&self) -> f64 {
+        self.summary
+            .as_ref()
+            .map(|s| s.load.created as f64)
+            .unwrap_or_else(|| self.objects.iter().filter(|o| o.created.is_some()).count() as f64)
+    }
+}

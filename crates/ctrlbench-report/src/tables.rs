@@ -1,0 +1,382 @@
+//! The report's text: header, warnings, the tables per scale × variant
+//! (seed shapes first, then percentiles, throughput, cost, server side,
+//! attribution), the plots, per-run detail and how each number is computed.
+
+use ctrlbench_record::summary::Schedule;
+
+use crate::attribution;
+use crate::figures::{Group, Metric};
+use crate::load::Results;
+use crate::stats::{fmt_count, fmt_duration, fmt_stat};
+use crate::{Block, Table};
+
+fn row_head(g: &Group) -> Vec<String> {
+    vec![g.scale.to_string(), format!("{}{}", g.variant, g.marker())]
+}
+
+fn table(groups: &[Group], head: &[&str], cells: impl Fn(&Group) -> Vec<String>) -> Block {
+    let mut h = vec!["N".to_string(), "variant".to_string()];
+    h.extend(head.iter().map(|s| s.to_string()));
+    Block::Table(Table {
+        head: h,
+        rows: groups
+            .iter()
+            .map(|g| {
+                let mut r = row_head(g);
+                r.extend(cells(g));
+                r
+            })
+            .collect(),
+    })
+}
+
+fn ready_cell(g: &Group) -> String {
+    match g.stat(Metric::Ready) {
+        Some(s) => format!("{}/{}", fmt_stat(&s, fmt_count), g.scale),
+        None => "—".into(),
+    }
+}
+
+fn header(r: &Results) -> Vec<Block> {
+    let m = &r.manifest;
+    // Missing (empty) manifest fields show as "?".
+    let s = |v: &str| {
+        if v.is_empty() {
+            "?".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    let first = r.runs.iter().find_map(|x| x.summary.as_ref());
+    let schedule = first.map(|s| s.schedule.to_string()).unwrap_or("?".into());
+    let window = first.map(|s| s.window_s);
+    let repeats = r.runs.iter().map(|x| x.repeat).max().unwrap_or(0);
+    let name = r
+        .dir
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    vec![
+        Block::Heading(1, format!("ctrlbench report: {}", r.experiment())),
+        Block::Para(format!(
+            "Results {name}, started {} and finished {}. Kubernetes {}, etcd {}, {}. \
+             Machine: {} cores, {:.1} GiB. Schedule {schedule}, window {}, {repeats} repeat(s), \
+             {} run(s). ctrlbench {} (git {}).",
+            s(&m.started_at),
+            m.finished_at.as_deref().unwrap_or("never"),
+            s(&m.kubernetes_version),
+            s(&m.etcd_version),
+            if m.local_plane {
+                "local control plane"
+            } else {
+                "existing cluster"
+            },
+            m.machine.cores,
+            m.machine.memory_bytes as f64 / f64::from(1u32 << 30),
+            window.map(|w| format!("{w} s")).unwrap_or("?".into()),
+            r.runs.len(),
+            s(&m.tool_version),
+            m.git_revision
+                .as_deref()
+                .map(|g| &g[..g.len().min(12)])
+                .unwrap_or("unknown"),
+        )),
+    ]
+}
+
+fn warnings(r: &Results, groups: &[Group]) -> Vec<String> {
+    let mut w = Vec::new();
+    if !r.complete() {
+        w.push(
+            "The experiment did not complete (manifest.json: complete=false): runs may be \
+             missing, and every table below comes from an incomplete experiment."
+                .to_string(),
+        );
+    }
+    for e in r.errors() {
+        w.push(format!("Run failed: {e}"));
+    }
+    for g in groups {
+        for f in g.runs.iter().filter(|f| !f.problems.is_empty()) {
+            w.push(format!(
+                "{}: {} — {}.",
+                f.label(),
+                f.problems.join("; "),
+                if g.flagged_only() {
+                    "its group has no other runs, so its figures are shown, marked ⚠"
+                } else {
+                    "left out of the medians (marked ⚠ runs excluded)"
+                }
+            ));
+        }
+    }
+    if r.runs.is_empty() {
+        w.push("No run directories (N<scale>/<variant>/rep<k>/) were found.".into());
+    }
+    w
+}
+
+pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> {
+    let mut d = header(r);
+    let w = warnings(r, groups);
+    if !w.is_empty() {
+        d.push(Block::Heading(2, "Warnings".into()));
+        d.push(Block::Warning(w));
+    }
+    let repeats = groups.iter().any(|g| g.used().len() > 1);
+    d.push(Block::Para(if repeats {
+        "Cells with repeats show median [min–max] over the runs without problems. \
+         Counters are deltas from each run's baseline scrape to its last good scrape."
+            .into()
+    } else {
+        "Counters are deltas from each run's baseline scrape to its last good scrape.".into()
+    }));
+
+    d.push(Block::Heading(2, "Convergence and reconciles".into()));
+    d.push(table(
+        groups,
+        &[
+            "Ready/N at window end",
+            "convergence (Ready==N)",
+            "reconciles ok / error",
+            "retries",
+            "mean reconcile",
+        ],
+        |g| {
+            vec![
+                ready_cell(g),
+                g.convergence_cell(),
+                format!("{} / {}", g.cell(Metric::Success), g.cell(Metric::Errors)),
+                g.cell(Metric::Retries),
+                g.cell(Metric::MeanLatency),
+            ]
+        },
+    ));
+
+    d.push(Block::Heading(2, "Latency percentiles".into()));
+    d.push(table(
+        groups,
+        &[
+            "reconcile p50",
+            "reconcile p90",
+            "reconcile p99",
+            "time-to-Ready p50",
+            "time-to-Ready p99",
+        ],
+        |g| {
+            [
+                Metric::P50,
+                Metric::P90,
+                Metric::P99,
+                Metric::TtrP50,
+                Metric::TtrP99,
+            ]
+            .map(|m| g.cell(m))
+            .to_vec()
+        },
+    ));
+
+    d.push(Block::Heading(2, "Throughput and cost".into()));
+    d.push(table(
+        groups,
+        &[
+            "Ready/s",
+            "controller writes/s (apiserver)",
+            "409s",
+            "client throttle wait",
+            "controller CPU",
+            "peak RSS",
+        ],
+        |g| {
+            [
+                Metric::ReadyPerS,
+                Metric::WritesPerS,
+                Metric::Conflicts,
+                Metric::ThrottleWait,
+                Metric::Cpu,
+                Metric::PeakRss,
+            ]
+            .map(|m| g.cell(m))
+            .to_vec()
+        },
+    ));
+
+    d.push(Block::Heading(2, "Server side".into()));
+    d.push(table(
+        groups,
+        &["apiserver widget write p99", "etcd WAL fsync p99"],
+        |g| vec![g.cell(Metric::ApiP99), g.cell(Metric::FsyncP99)],
+    ));
+
+    d.extend(attribution_section(groups));
+    if !plots.is_empty() {
+        d.push(Block::Heading(2, "Plots".into()));
+        d.extend(plots);
+    }
+    d.push(Block::Heading(2, "Per-run detail".into()));
+    d.push(per_run(groups));
+    d.push(Block::Heading(2, "How the numbers are computed".into()));
+    d.push(Block::List(method_notes(r)));
+    d
+}
+
+fn attribution_section(groups: &[Group]) -> Vec<Block> {
+    let parts: Vec<_> = groups
+        .iter()
+        .map(|g| attribution::median(g.used().iter().map(|r| &r.attribution)))
+        .collect();
+    let opt = |v: Option<f64>| v.map(fmt_duration).unwrap_or("—".into());
+    let rows = groups
+        .iter()
+        .zip(&parts)
+        .map(|(g, a)| {
+            let mut r = row_head(g);
+            r.extend([
+                opt(a.mean),
+                format!(
+                    "{}{}",
+                    fmt_duration(a.work),
+                    if a.work_overridden { "" } else { " (default)" }
+                ),
+                opt(a.throttle),
+                opt(a.api),
+                a.writes_per_reconcile
+                    .map(|w| format!("{w:.2}"))
+                    .unwrap_or("—".into()),
+                opt(a.rest()),
+            ]);
+            r
+        })
+        .collect();
+    let mut v = vec![
+        Block::Heading(2, "Where the reconcile time goes".into()),
+        Block::Para(
+            "Mean reconcile time split into: simulated work — INFERRED from the variant's \
+             configuration (--work-ms, else the controllers' 10 ms default), not measured; \
+             client rate-limiter wait — MEASURED by the controller (throttle wait delta / \
+             reconciles); API write time — MEASURED on the server side (apiserver mean widget \
+             write latency × the controller's writes per reconcile, from apiserver.csv deltas); \
+             and the rest (cache reads, client overhead, conflict back-off, scheduling), \
+             which is what remains."
+                .into(),
+        ),
+        Block::Table(Table {
+            head: [
+                "N",
+                "variant",
+                "mean reconcile",
+                "simulated work (inferred)",
+                "rate-limiter wait (measured)",
+                "API write time (server-side)",
+                "writes/reconcile",
+                "rest",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }),
+    ];
+    v.push(Block::List(
+        groups
+            .iter()
+            .zip(&parts)
+            .map(|(g, a)| attribution::sentence(&format!("N={} {}", g.scale, g.variant), a))
+            .collect(),
+    ));
+    v
+}
+
+fn per_run(groups: &[Group]) -> Block {
+    let opt = |m: Metric, v: Option<f64>| v.map(|x| m.fmt(x)).unwrap_or("—".into());
+    let rows = groups
+        .iter()
+        .flat_map(|g| g.runs.iter())
+        .map(|f| {
+            vec![
+                f.label(),
+                if f.problems.is_empty() {
+                    "ok".into()
+                } else {
+                    format!("⚠ {}", f.problems.join("; "))
+                },
+                format!("{:.0}/{}", f.get(Metric::Ready).unwrap_or(0.0), f.scale),
+                match f.get(Metric::Convergence) {
+                    Some(c) => fmt_duration(c),
+                    None => "not converged".into(),
+                },
+                opt(Metric::Success, f.get(Metric::Success)),
+                opt(Metric::Errors, f.get(Metric::Errors)),
+                opt(Metric::P99, f.get(Metric::P99)),
+                opt(Metric::ReadyPerS, f.get(Metric::ReadyPerS)),
+                opt(Metric::WritesPerS, f.get(Metric::WritesPerS)),
+            ]
+        })
+        .collect();
+    Block::Table(Table {
+        head: [
+            "run",
+            "status",
+            "Ready/N",
+            "convergence",
+            "reconciles ok",
+            "errors",
+            "reconcile p99",
+            "Ready/s",
+            "writes/s",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    })
+}
+
+fn method_notes(r: &Results) -> Vec<String> {
+    let mut v = vec![
+        "Time zero of every run is the load start, reconstructed as objects.csv's last \
+         created_at minus summary.json's load.seconds (the loader's own clock)."
+            .to_string(),
+        "Convergence is the first moment Ready==N: the latest ready_at in objects.csv (our own \
+         watch, not the controller's metrics), minus time zero. Time-to-Ready is ready_at − \
+         created_at per object (p50/p99 with linear interpolation; objects never Ready are left out)."
+            .into(),
+        "Counters (reconciles, retries, 409s, throttle wait, CPU, histogram buckets) are deltas \
+         from the baseline row (the first with scrape_ok=1) to the last good row; failed scrapes \
+         are skipped, never read as zeros."
+            .into(),
+        "Latency percentiles are interpolated from the histogram buckets as PromQL's \
+         histogram_quantile does (linear within a bucket; a rank in the +Inf bucket gives the \
+         highest finite bound)."
+            .into(),
+        "Ready/s is N / convergence, or Ready / the observed window when not converged. \
+         Controller writes/s is the apiserver's widget write count (POST/PUT/PATCH, /status \
+         included) minus the loader's creates, over time zero → the scrape where the count \
+         stopped growing. Rates in the plots use the real gaps between scrapes."
+            .into(),
+        "Peak RSS is the largest resident-memory sample of the controller process.".into(),
+    ];
+    let concurrent = r
+        .runs
+        .iter()
+        .filter_map(|x| x.summary.as_ref())
+        .any(|s| s.schedule == Schedule::Concurrent);
+    if concurrent {
+        v.push(
+            "Schedule concurrent: variants of a group shared the apiserver and etcd, so the \
+             apiserver and etcd figures (writes/s, API write time, p99s) cover all of them."
+                .into(),
+        );
+    }
+    if repeats_note(r) {
+        v.push(
+            "With repeats, cells show median [min–max]; runs with problems (incomplete, failed \
+             scrapes, missing files) are left out and listed under Warnings."
+                .into(),
+        );
+    }
+    v
+}
+
+fn repeats_note(r: &Results) -> bool {
+    r.runs.iter().any(|x| x.repeat > 1)
+}

@@ -1,0 +1,369 @@
+//! `ctrlbench report` and `compare` on results recorded from real runs
+//! (tests/data/results-small: rust good + bad-fix, N=20, 8 s, 2 repeats;
+//! results-small-b: the same with --work-ms=30, 1 repeat). The expected
+//! numbers were computed by hand from the CSVs with a separate script.
+
+use std::path::{Path, PathBuf};
+
+use ctrlbench_report::compare::{HEADLINE, compare, ratio};
+use ctrlbench_report::figures::{Group, Metric, groups};
+use ctrlbench_report::load::Results;
+use ctrlbench_report::{render, write};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn close(what: &str, got: Option<f64>, want: f64) {
+    let got = got.unwrap_or_else(|| panic!("{what}: no value, want {want}"));
+    let tol = 1e-6 * want.abs().max(1.0);
+    assert!((got - want).abs() <= tol, "{what}: got {got}, want {want}");
+}
+
+fn group<'a>(gs: &'a [Group], variant: &str) -> &'a Group {
+    gs.iter().find(|g| g.variant == variant).expect("variant")
+}
+
+/// Copies a fixture into a temp dir so a test can write or alter it.
+fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let p = e.unwrap().path();
+            let t = to.join(p.file_name().unwrap());
+            if p.is_dir() {
+                copy(&p, &t);
+            } else {
+                std::fs::copy(&p, &t).unwrap();
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(name);
+    copy(&data(name), &dir);
+    (tmp, dir)
+}
+
+#[test]
+fn per_run_figures_match_hand_computed_values() {
+    let r = Results::load(&data("results-small")).unwrap();
+    let gs = groups(&r);
+    assert_eq!(gs.len(), 2);
+    let good = group(&gs, "rust-good");
+    let bad = group(&gs, "rust-bad-fix");
+    assert_eq!(good.runs.len(), 2);
+    assert!(good.runs.iter().all(|f| f.problems.is_empty()));
+
+    let g1 = &good.runs[0];
+    close("good rep1 Ready", g1.get(Metric::Ready), 20.0);
+    // objects.csv's last ready_at minus (last created_at − load.seconds).
+    close(
+        "good rep1 convergence",
+        g1.get(Metric::Convergence),
+        2.365282,
+    );
+    close("good rep1 success", g1.get(Metric::Success), 20.0);
+    close("good rep1 mean", g1.get(Metric::MeanLatency), 0.07438241995);
+    close("good rep1 p50", g1.get(Metric::P50), 0.07142857142857144);
+    close("good rep1 p90", g1.get(Metric::P90), 0.13333333333333333);
+    close("good rep1 p99", g1.get(Metric::P99), 0.14833333333333334);
+    close("good rep1 ttr p50", g1.get(Metric::TtrP50), 0.159);
+    close("good rep1 ttr p99", g1.get(Metric::TtrP99), 0.30601);
+    close("good rep1 Ready/s", g1.get(Metric::ReadyPerS), 8.455649);
+    close("good rep1 writes/s", g1.get(Metric::WritesPerS), 6.495019);
+    close("good rep1 cpu", g1.get(Metric::Cpu), 0.06);
+    close("good rep1 peak rss", g1.get(Metric::PeakRss), 22941696.0);
+    close("good rep1 apiserver p99", g1.get(Metric::ApiP99), 2.975);
+    close("good rep1 fsync p99", g1.get(Metric::FsyncP99), 0.11648);
+
+    let g2 = &good.runs[1];
+    close(
+        "good rep2 convergence",
+        g2.get(Metric::Convergence),
+        0.157328,
+    );
+    close("good rep2 Ready/s", g2.get(Metric::ReadyPerS), 127.122657);
+    close("good rep2 writes/s", g2.get(Metric::WritesPerS), 19.582339);
+    close("good rep2 p99", g2.get(Metric::P99), 0.09);
+    close(
+        "good rep2 apiserver p99",
+        g2.get(Metric::ApiP99),
+        0.0247333333,
+    );
+
+    let b1 = &bad.runs[0];
+    close("bad rep1 Ready", b1.get(Metric::Ready), 10.0);
+    assert_eq!(b1.get(Metric::Convergence), None, "bad-fix never converges");
+    close("bad rep1 success", b1.get(Metric::Success), 625.0);
+    close("bad rep1 errors", b1.get(Metric::Errors), 28.0);
+    close("bad rep1 retries", b1.get(Metric::Retries), 28.0);
+    close("bad rep1 409s", b1.get(Metric::Conflicts), 28.0);
+    close(
+        "bad rep1 mean",
+        b1.get(Metric::MeanLatency),
+        0.0626485738101072,
+    );
+    close("bad rep1 p50", b1.get(Metric::P50), 0.05989096573208723);
+    close("bad rep1 p90", b1.get(Metric::P90), 0.1034905660377359);
+    close("bad rep1 p99", b1.get(Metric::P99), 0.18642307692307702);
+    close("bad rep1 ttr p99", b1.get(Metric::TtrP99), 0.26814);
+    close("bad rep1 Ready/s", b1.get(Metric::ReadyPerS), 1.201723);
+    close("bad rep1 writes/s", b1.get(Metric::WritesPerS), 153.580205);
+    close("bad rep1 throttle", b1.get(Metric::ThrottleWait), 0.0);
+    close("bad rep1 cpu", b1.get(Metric::Cpu), 1.85);
+    close(
+        "bad rep1 apiserver p99",
+        b1.get(Metric::ApiP99),
+        0.08573809523809522,
+    );
+    close(
+        "bad rep1 fsync p99",
+        b1.get(Metric::FsyncP99),
+        0.01586105263157893,
+    );
+    let a = b1.attribution;
+    close("bad rep1 work", Some(a.work), 0.01);
+    assert!(
+        !a.work_overridden,
+        "no --work-ms flag: the default is inferred"
+    );
+    close("bad rep1 throttle/reconcile", a.throttle, 0.0);
+    close(
+        "bad rep1 writes/reconcile",
+        a.writes_per_reconcile,
+        1.9571209800918836,
+    );
+    close("bad rep1 api/reconcile", a.api, 0.031846241859144836);
+    close("bad rep1 rest", a.rest(), 0.020802331950962365);
+}
+
+#[test]
+fn repeats_are_median_min_max() {
+    let r = Results::load(&data("results-small")).unwrap();
+    let gs = groups(&r);
+    let good = group(&gs, "rust-good");
+    let s = good.stat(Metric::ReadyPerS).unwrap();
+    close("median Ready/s", Some(s.median), 67.789153);
+    close("min Ready/s", Some(s.min), 8.455649);
+    close("max Ready/s", Some(s.max), 127.122657);
+    assert_eq!(good.cell(Metric::ReadyPerS), "67.8 [8.5–127.1]/s");
+    close(
+        "median convergence",
+        good.stat(Metric::Convergence).map(|s| s.median),
+        1.261305,
+    );
+    let bad = group(&gs, "rust-bad-fix");
+    assert_eq!(bad.convergence_cell(), "not converged: 8.5 [7–10] left");
+    assert_eq!(bad.cell(Metric::Success), "692 [625–759]");
+    assert_eq!(bad.cell(Metric::Errors), "27.5 [27–28]");
+}
+
+/// Every element opened is closed, in order (void tags self-close).
+fn assert_balanced(html: &str) {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        let end = rest.find('>').expect("unterminated tag");
+        let tag = &rest[..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') || tag.starts_with('?') {
+            continue;
+        }
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if let Some(closing) = tag.strip_prefix('/') {
+            let _ = closing;
+            let open = stack
+                .pop()
+                .unwrap_or_else(|| panic!("</{name}> closes nothing"));
+            assert_eq!(open, name, "</{name}> closes <{open}>");
+        } else if !tag.ends_with('/') {
+            stack.push(name);
+        }
+    }
+    assert!(stack.is_empty(), "unclosed: {stack:?}");
+}
+
+#[test]
+fn html_is_one_self_contained_well_formed_file() {
+    let (md, html) = render(&data("results-small")).unwrap();
+    let svgs = html.matches("<svg").count();
+    assert!(svgs >= 4, "{svgs} inline SVGs");
+    assert_eq!(svgs, html.matches("</svg>").count());
+    assert_balanced(&html);
+    for bad in ["src=", "href=", "<script", "<link", "@import", "url("] {
+        assert!(!html.contains(bad), "report.html contains {bad}");
+    }
+    assert!(html.contains("<style>"), "the style is inline");
+    // The seed's table shapes and the percentiles.
+    for want in [
+        "Ready/N at window end",
+        "convergence (Ready==N)",
+        "reconciles ok / error",
+        "reconcile p50",
+        "reconcile p99",
+        "time-to-Ready p99",
+        "| 20 | rust-good | 20/20 | 1.26 s [157.3 ms–2.37 s] | 20 / 0 | 0 | 51.7 [28.9–74.4] ms |",
+        "not converged: 8.5 [7–10] left",
+        "67.8 [8.5–127.1]/s",
+        "INFERRED",
+        "MEASURED",
+    ] {
+        assert!(md.contains(want), "report.md lacks {want:?}");
+    }
+    assert!(
+        !md.contains("## Warnings"),
+        "a clean fixture has no warnings"
+    );
+    assert!(md.contains(
+        "N=20 rust-bad-fix: API write time (measured server-side) dominates, 30.2 ms of the \
+         58.6 ms mean reconcile (52%)."
+    ));
+}
+
+#[test]
+fn write_puts_both_files_in_the_results_dir() {
+    let (_tmp, dir) = scratch("results-small");
+    let w = write(&dir).unwrap();
+    assert_eq!(w.markdown, dir.join("report.md"));
+    assert!(
+        std::fs::read_to_string(&w.html)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+    assert!(std::fs::metadata(&w.markdown).unwrap().len() > 1000);
+}
+
+/// Appends a scrape_ok=0 row (empty values) to a CSV, as the sampler does.
+fn add_failed_scrape(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let header = text.lines().next().unwrap();
+    let cols = header.split(',').count();
+    let ok = header.split(',').position(|c| c == "scrape_ok").unwrap();
+    let mut cells = vec![String::new(); cols];
+    cells[0] = "2026-11-30T01:13:00.000Z".into();
+    cells[ok] = "0".into();
+    std::fs::write(path, format!("{text}{}\n", cells.join(","))).unwrap();
+}
+
+#[test]
+fn flagged_runs_are_marked_and_kept_out_of_medians() {
+    let (_tmp, dir) = scratch("results-small");
+    add_failed_scrape(&dir.join("N20/rust-bad-fix/rep2/metrics-rust-bad-fix.csv"));
+    let s = dir.join("N20/rust-good/rep1/summary.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
+    v["incomplete"] = true.into();
+    v["stop_reason"] = "interrupted".into();
+    std::fs::write(&s, v.to_string()).unwrap();
+    let m = dir.join("manifest.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+    v["complete"] = false.into();
+    std::fs::write(&m, v.to_string()).unwrap();
+
+    let r = Results::load(&dir).unwrap();
+    let gs = groups(&r);
+    let bad = group(&gs, "rust-bad-fix");
+    assert_eq!(bad.runs[1].problems, vec!["failed scrapes: controller 1"]);
+    // The failed row is skipped, not read as zeros: rep2's deltas are intact …
+    close("bad rep2 success", bad.runs[1].get(Metric::Success), 759.0);
+    // … and the median is rep1's alone.
+    assert_eq!(bad.cell(Metric::Success), "625");
+    assert_eq!(bad.marker(), " ⚠ runs excluded");
+    let good = group(&gs, "rust-good");
+    assert!(good.runs[0].problems[0].starts_with("incomplete"));
+    close(
+        "good convergence without rep1",
+        good.stat(Metric::Convergence).map(|s| s.median),
+        0.157328,
+    );
+
+    let (md, html) = render(&dir).unwrap();
+    assert!(md.contains("## Warnings"));
+    assert!(md.contains("complete=false"));
+    assert!(md.contains("N20/rust-bad-fix/rep2: failed scrapes: controller 1"));
+    assert!(md.contains("| 20 | rust-good ⚠ runs excluded |"));
+    assert!(html.contains("class=\"warn\""));
+}
+
+#[test]
+fn a_group_of_flagged_runs_only_is_shown_marked() {
+    let (_tmp, dir) = scratch("results-small-b");
+    add_failed_scrape(&dir.join("N20/rust-good/rep1/apiserver.csv"));
+    let gs = groups(&Results::load(&dir).unwrap());
+    let good = group(&gs, "rust-good");
+    assert!(good.flagged_only());
+    assert_eq!(good.cell(Metric::Success), "20");
+    // A run that left no summary.json (failed mid-way) is still shown, flagged.
+    std::fs::remove_file(dir.join("N20/rust-bad-fix/rep1/summary.json")).unwrap();
+    let (md, _) = render(&dir).unwrap();
+    assert!(md.contains("rust-good ⚠ flagged runs only"));
+    assert!(md.contains("N20/rust-bad-fix/rep1: no summary.json"));
+}
+
+#[test]
+fn compare_gives_ratios_b_over_a() {
+    let out = compare(&data("results-small"), &data("results-small-b")).unwrap();
+    // One Markdown table: a row per scale × variant × headline figure.
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with("| 20 |"))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 2 * HEADLINE.len());
+    let cell = |variant: &str, figure: &str| -> Vec<String> {
+        rows.iter()
+            .find(|r| r[1] == variant && r[2] == figure)
+            .unwrap_or_else(|| panic!("no row {variant} {figure}"))
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let r = |variant: &str, figure: &str| cell(variant, figure)[5].parse::<f64>().ok();
+    // Hand-computed: medians of A's two repeats against B's single run.
+    close("good convergence", r("rust-good", "convergence"), 1.85);
+    close("good Ready/s", r("rust-good", "Ready/s"), 0.13);
+    close("good writes/s", r("rust-good", "writes/s"), 0.50);
+    close("good mean", r("rust-good", "mean reconcile"), 1.11);
+    close("good p99", r("rust-good", "reconcile p99"), 1.59);
+    close("good cpu", r("rust-good", "CPU"), 1.50);
+    close("bad mean", r("rust-bad-fix", "mean reconcile"), 1.13);
+    close("bad p50", r("rust-bad-fix", "reconcile p50"), 1.24);
+    close("bad Ready", r("rust-bad-fix", "Ready at window end"), 0.96);
+    close("bad ok", r("rust-bad-fix", "reconciles ok"), 0.93);
+    close("bad writes/s", r("rust-bad-fix", "writes/s"), 0.88);
+    close("bad fsync p99", r("rust-bad-fix", "etcd fsync p99"), 1.76);
+    // Undefined ratios: 0 errors on both sides, and no convergence.
+    assert_eq!(cell("rust-good", "reconcile errors")[5], "—");
+    assert_eq!(cell("rust-bad-fix", "convergence")[3], "not converged");
+    assert_eq!(cell("rust-bad-fix", "convergence")[5], "—");
+    assert_eq!(cell("rust-good", "Ready/s")[3], "67.8/s");
+    assert_eq!(ratio(Some(2.0), Some(3.0)), Some(1.5));
+    assert_eq!(ratio(Some(0.0), Some(3.0)), None);
+}
+
+/// The report of each fixture is byte-identical to the one the report wrote
+/// before it became its own crate (tests/data/expected, written by the old code).
+#[test]
+fn reports_are_byte_identical_to_the_recorded_expectation() {
+    for name in ["results-small", "results-small-b"] {
+        let (md, _) = render(&data(name)).unwrap();
+        let want =
+            std::fs::read_to_string(data("expected").join(format!("{name}.report.md"))).unwrap();
+        assert!(md == want, "{name}: report.md changed:\n{md}");
+    }
+    // The expectation was written with relative paths.
+    let out = compare(&data("results-small"), &data("results-small-b"))
+        .unwrap()
+        .replace(&format!("{}/", data("x").parent().unwrap().display()), "");
+    let want =
+        std::fs::read_to_string(data("expected").join("compare-small-vs-small-b.md")).unwrap();
+    assert_eq!(out, want);
+}

@@ -1,0 +1,150 @@
+//! A run group: the variants measured together in one run (one variant in
+//! the isolated schedule, all of them in the concurrent one). Sets up a fresh
+//! namespace, a ServiceAccount identity and a controller process per
+//! variant, hands them to the measurement loop, and tears everything down
+//! again — also after errors and Ctrl-C.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use ctrlbench_record::{RunDir, Settings, Summary};
+
+use super::controller::ControllerProcess;
+use super::watch::Objects;
+use super::{Ctx, STOP_GRACE, identity, measure, namespace};
+use crate::experiment::plan::Run;
+
+/// One variant's part of a run.
+pub struct Member {
+    pub variant: usize,
+    pub ns: String,
+    pub dir: RunDir,
+    pub objects: Arc<Objects>,
+    pub process: Option<ControllerProcess>,
+    /// What the controller binary resolved its flags to (`--print-settings`).
+    pub settings: Option<Settings>,
+    pub flags: Vec<String>,
+    _secrets: tempfile::TempDir,
+}
+
+/// Sets up, measures and tears down one run group.
+pub async fn run(ctx: &Ctx<'_>, run: &Run) -> Result<Vec<Summary>> {
+    let client = &ctx.cluster.client;
+    let exp = ctx.exp;
+    let suffix = format!(
+        "{:04x}",
+        (std::process::id() as u128 ^ Instant::now().elapsed().as_nanos() ^ now_nanos()) & 0xffff
+    );
+    let mut members: Vec<Member> = Vec::new();
+    // Set-up: anything created is torn down below, whatever happens.
+    let setup = async {
+        for &vi in &run.variants {
+            let v = &exp.variants[vi];
+            let ns = format!("cb-{}-n{}-r{}-{suffix}", v.name, run.scale, run.repeat);
+            let ns: String = ns
+                .chars()
+                .take(63)
+                .collect::<String>()
+                .trim_end_matches('-')
+                .to_string();
+            namespace::create(client, &ns, exp.name()).await?;
+            let secrets = tempfile::Builder::new().prefix("ctrlbench-id-").tempdir()?;
+            let dir = ctx.results.run(run.scale, &v.name, run.repeat);
+            dir.create()?;
+            let flags = v.spec.flags();
+            let bin = &ctx.binaries[&v.implementation];
+            members.push(Member {
+                variant: vi,
+                ns: ns.clone(),
+                settings: print_settings(bin, &ns, &flags).await,
+                flags: flags.clone(),
+                dir,
+                objects: Arc::new(Objects::default()),
+                process: None,
+                _secrets: secrets,
+            });
+            let m = members.last_mut().expect("just pushed");
+            let id =
+                identity::create(client, &ctx.cluster.kubeconfig, &ns, "widget-controller").await?;
+            let kc = m._secrets.path().join("kubeconfig");
+            id.write(&kc)?;
+            let mut args = vec![
+                "--namespace".to_string(),
+                ns.clone(),
+                "--metrics-bind-address".to_string(),
+                "127.0.0.1:0".to_string(),
+            ];
+            args.extend(flags);
+            let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
+            env.extend(v.spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            m.process = Some(
+                ControllerProcess::start(
+                    bin,
+                    &args,
+                    &env,
+                    &m.dir.controller_log(),
+                    Duration::from_secs(30),
+                )
+                .await?,
+            );
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    let result = match setup {
+        Ok(()) => measure::run(ctx, run, &mut members).await,
+        Err(e) => Err(e),
+    };
+    // Teardown, also after errors and Ctrl-C.
+    for m in &mut members {
+        if let Some(p) = m.process.take() {
+            p.stop(STOP_GRACE).await;
+        }
+    }
+    let finalize = ctx.cluster.no_namespace_controller;
+    for m in &members {
+        if let Err(e) = namespace::delete(
+            client,
+            &m.ns,
+            finalize,
+            Duration::from_secs(20),
+            Duration::from_secs(300),
+        )
+        .await
+        {
+            eprintln!("warning: {e:#}");
+        }
+    }
+    result
+}
+
+/// The settings the binary resolves `flags` to, as it prints them
+/// (`--print-settings`, no cluster contact); None, with a warning, when it cannot.
+async fn print_settings(bin: &std::path::Path, ns: &str, flags: &[String]) -> Option<Settings> {
+    let out = tokio::process::Command::new(bin)
+        .args(flags)
+        .args(["--namespace", ns, "--print-settings"])
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await;
+    let parsed = match &out {
+        Ok(o) if o.status.success() => serde_json::from_slice::<Settings>(&o.stdout).ok(),
+        _ => None,
+    };
+    if parsed.is_none() {
+        eprintln!(
+            "warning: {} did not print its settings; summary.json will lack them",
+            bin.display()
+        );
+    }
+    parsed
+}
+
+fn now_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}

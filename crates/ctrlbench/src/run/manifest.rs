@@ -1,0 +1,39 @@
+//! The manifest a run starts with: tool and git revision, the experiment
+//! file as run, the machine; the runner fills in versions, runs and
+//! completeness as it goes and rewrites it (atomically) after each run.
+
+use ctrlbench_record::Manifest;
+use ctrlbench_record::manifest::Machine;
+use ctrlbench_record::time::now_rfc3339;
+
+use crate::cluster::binaries;
+use crate::experiment::Experiment;
+
+pub fn new(exp: &Experiment) -> Manifest {
+    let git = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    Manifest {
+        tool: "ctrlbench".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        git_revision: git,
+        experiment: exp.name().into(),
+        experiment_file: exp.file.display().to_string(),
+        experiment_text: exp.text.clone(),
+        started_at: now_rfc3339(),
+        finished_at: None,
+        complete: false,
+        kubernetes_version: String::new(),
+        etcd_version: binaries::ETCD_VERSION.into(),
+        local_plane: exp.is_local(),
+        machine: Machine::this(),
+        harness_cpu_seconds: 0.0,
+        probe: None,
+        runs: vec![],
+        errors: vec![],
+    }
+}

@@ -1,0 +1,90 @@
+//! Building one run's [`Summary`] from what the measurement loop saw: the
+//! variant and its effective settings, the load, Ready counts and
+//! convergence from our own watch, reconcile deltas from the sampler.
+
+use std::time::Instant;
+
+use ctrlbench_record::summary::{Load, Reconciles, Scrapes};
+use ctrlbench_record::{StopReason, Summary};
+
+use super::group::Member;
+use super::loader::LoadStats;
+use super::sampler::{ControllerRow, ControllerTarget, Sampler};
+use crate::experiment::Experiment;
+use crate::experiment::plan::Run;
+
+/// Everything a summary is made of.
+pub struct Inputs<'a> {
+    pub exp: &'a Experiment,
+    pub run: &'a Run,
+    pub member: &'a Member,
+    pub controller: &'a ControllerTarget,
+    pub load: &'a LoadStats,
+    pub load_start: Instant,
+    pub elapsed: f64,
+    pub stop_reason: StopReason,
+    pub exit_code: Option<i32>,
+    pub sampler: &'a Sampler,
+}
+
+pub fn of(i: Inputs<'_>) -> Summary {
+    let (exp, run, m, c) = (i.exp, i.run, i.member, i.controller);
+    let v = &exp.variants[m.variant];
+    let ready = m.objects.ready();
+    let convergence = m
+        .objects
+        .all_ready_at()
+        .map(|t| t.duration_since(i.load_start).as_secs_f64());
+    let delta = |f: fn(&ControllerRow) -> f64| match (c.baseline, c.last) {
+        (Some(b), Some(l)) => Some(f(&l) - f(&b)),
+        _ => None,
+    };
+    Summary {
+        variant: v.name.clone(),
+        implementation: v.implementation.to_string(),
+        preset: v.spec.preset.as_str().to_string(),
+        flags: m.flags.clone(),
+        settings: m.settings.clone(),
+        namespace: m.ns.clone(),
+        scale: run.scale,
+        repeat: run.repeat,
+        schedule: exp.spec.schedule,
+        concurrent_with: run
+            .variants
+            .iter()
+            .filter(|x| **x != m.variant)
+            .map(|x| exp.variants[*x].name.clone())
+            .collect(),
+        window_s: exp.window_s(),
+        elapsed_s: i.elapsed,
+        stop_reason: i.stop_reason,
+        incomplete: i.stop_reason == StopReason::Interrupted,
+        load: Load {
+            created: i.load.created,
+            errors: i.load.errors,
+            seconds: i.load.seconds,
+            rate_per_s: i.load.rate(),
+            first_error: i.load.first_error.clone(),
+        },
+        ready,
+        remaining: run.scale.saturating_sub(ready),
+        converged: convergence.is_some(),
+        convergence_s: convergence,
+        throughput_ready_per_s: convergence
+            .map(|t| if t > 0.0 { ready as f64 / t } else { 0.0 })
+            .unwrap_or(ready as f64 / i.elapsed.max(1e-9)),
+        reconciles: Reconciles {
+            total: delta(|r| r.reconciles),
+            success: delta(|r| r.success),
+            error: delta(|r| r.errors),
+        },
+        scrapes: Scrapes {
+            ok: c.ok,
+            failed: c.failed,
+            apiserver_failed: i.sampler.apiserver_failed,
+            etcd_failed: i.sampler.etcd_failed,
+        },
+        controller_exit_code: i.exit_code,
+        harness_cpu: None,
+    }
+}

@@ -1,0 +1,71 @@
+//! The `report` and `compare` subcommands on the report crate's recorded
+//! fixtures: files written, ratios printed, one error line for a directory
+//! that is not a results directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctrlbench-report/tests/data")
+        .join(name)
+}
+
+/// Copies a fixture into a temp dir so the command can write into it.
+fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let p = e.unwrap().path();
+            let t = to.join(p.file_name().unwrap());
+            if p.is_dir() {
+                copy(&p, &t);
+            } else {
+                std::fs::copy(&p, &t).unwrap();
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(name);
+    copy(&data(name), &dir);
+    (tmp, dir)
+}
+
+#[test]
+fn cli_report_and_compare() {
+    let (_tmp, dir) = scratch("results-small");
+    let out = Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("report.html").is_file() && dir.join("report.md").is_file());
+
+    let out = Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
+        .args(["compare"])
+        .arg(&dir)
+        .arg(data("results-small-b"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("| N | variant | figure | A | B | B/A |")
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
+        .arg("report")
+        .arg(dir.join("N20"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("not a ctrlbench results directory:") && err.contains("has no manifest.json")
+    );
+}
