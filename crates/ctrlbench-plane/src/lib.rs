@@ -16,6 +16,7 @@ pub mod plane;
 pub mod process;
 pub mod progress;
 pub mod state;
+pub mod supervisor;
 pub mod testing;
 pub mod tinyca;
 

@@ -217,3 +217,34 @@ pub fn prepare(name: &str) -> Result<Option<String>> {
         None => Ok(None),
     }
 }
+
+/// What `cluster status` prints for a running plane.
+impl std::fmt::Display for PlaneState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{}: running {} at {}, etcd fsync {}{}",
+            self.name,
+            self.version,
+            self.url,
+            crate::bench::on_off(self.etcd_fsync),
+            if self.feature_gates.is_empty() {
+                String::new()
+            } else {
+                format!(", feature gates {}", self.feature_gates.join(","))
+            }
+        )?;
+        writeln!(
+            f,
+            "  pid={} kube-apiserver (log {})",
+            self.apiserver.pid,
+            self.apiserver.log.display()
+        )?;
+        writeln!(
+            f,
+            "  pid={} etcd {} (metrics {})",
+            self.etcd.pid, self.etcd_url, self.etcd_metrics_url
+        )?;
+        writeln!(f, "  kubeconfig {}", self.kubeconfig.display())
+    }
+}

@@ -11,6 +11,8 @@ pub use ctrlbench_plane::{progress, testing};
 pub use ctrlbench_record as record;
 pub use ctrlbench_report as report;
 
+pub mod cli;
+pub mod commands;
 pub mod controllers;
 pub mod demo;
 pub mod experiment;

@@ -2,6 +2,7 @@
 //! (`builtin`), and their expansion into runs (`plan`).
 
 pub mod builtin;
+pub mod overrides;
 pub mod plan;
 pub mod spec;
 
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+pub use overrides::Overrides;
 pub use spec::{Experiment, Impl, Schedule};
 
 /// Loads an experiment by built-in name or by path.

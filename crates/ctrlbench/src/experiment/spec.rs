@@ -260,6 +260,30 @@ pub struct Experiment {
 }
 
 /// Parses and validates an experiment file's text.
+/// `scales`: at least one, each ≥ 1 (also for `--scales`).
+pub fn check_scales(v: &[u64]) -> Result<(), String> {
+    if v.is_empty() || v.contains(&0) {
+        return Err("needs at least one scale, each ≥ 1".into());
+    }
+    Ok(())
+}
+
+/// A duration in seconds (`window_s`, `quiet_s`, `scrape_interval_s`, `--window`).
+pub fn check_seconds(v: f64) -> Result<(), String> {
+    if !(v > 0.0 && v.is_finite()) {
+        return Err(format!("must be a positive number of seconds, not {v}"));
+    }
+    Ok(())
+}
+
+/// `repeats` (also `--repeats`).
+pub fn check_repeats(v: u32) -> Result<(), String> {
+    if v == 0 {
+        return Err("must be at least 1".into());
+    }
+    Ok(())
+}
+
 pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
     let fname = file.display().to_string();
     let spec: Spec = toml::from_str(text).map_err(|e| {
@@ -285,32 +309,20 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
     if spec.name.get_ref().trim().is_empty() {
         return Err(err("name", spec.name.span(), "must not be empty".into()));
     }
-    if spec.scales.get_ref().is_empty() || spec.scales.get_ref().contains(&0) {
-        return Err(err(
-            "scales",
-            spec.scales.span(),
-            "needs at least one scale, each ≥ 1".into(),
-        ));
+    if let Err(m) = check_scales(spec.scales.get_ref()) {
+        return Err(err("scales", spec.scales.span(), m));
     }
     for (key, v) in [
         ("window_s", &spec.window_s),
         ("scrape_interval_s", &spec.scrape_interval_s),
         ("quiet_s", &spec.quiet_s),
     ] {
-        if !(*v.get_ref() > 0.0 && v.get_ref().is_finite()) {
-            return Err(err(
-                key,
-                v.span(),
-                format!("must be a positive number of seconds, not {}", v.get_ref()),
-            ));
+        if let Err(m) = check_seconds(*v.get_ref()) {
+            return Err(err(key, v.span(), m));
         }
     }
-    if *spec.repeats.get_ref() == 0 {
-        return Err(err(
-            "repeats",
-            spec.repeats.span(),
-            "must be at least 1".into(),
-        ));
+    if let Err(m) = check_repeats(*spec.repeats.get_ref()) {
+        return Err(err("repeats", spec.repeats.span(), m));
     }
     if *spec.concurrency.get_ref() == 0 {
         return Err(err(

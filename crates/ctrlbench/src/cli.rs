@@ -1,0 +1,226 @@
+//! The command line: clap types only. One flattened set of plane flags
+//! ([`PlaneArgs`]) becomes [`PlaneOptions`] in one place; `commands` does the work.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::cluster::{DEFAULT_K8S_VERSION, PlaneOptions, binaries};
+use crate::experiment::Overrides;
+
+/// Measures what Kubernetes controller patterns really cost.
+///
+/// ctrlbench starts a real control plane (etcd + kube-apiserver, built from
+/// upstream Go modules) on 127.0.0.1, runs controller variants against it
+/// under identical load, and reports where the time went.
+#[derive(Parser)]
+#[command(name = "ctrlbench", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Build, start, inspect and stop local control planes.
+    #[command(subcommand)]
+    Cluster(ClusterCmd),
+    /// Print the Widget CustomResourceDefinition as YAML (deploy/crd.yaml is generated from it).
+    Crd,
+    /// Run an experiment: a built-in name (see `ctrlbench experiments`) or a TOML file.
+    ///
+    /// Results go to results/<UTC timestamp>-<experiment>/ (manifest.json, then
+    /// N<scale>/<variant>/rep<k>/ with metrics-<variant>.csv, apiserver.csv,
+    /// etcd.csv, objects.csv, controller.log and summary.json). Ctrl-C stops the
+    /// loader and controllers, deletes the namespaces and marks the results incomplete.
+    Run(RunArgs),
+    /// Write report.md and report.html (tables, percentiles, inline SVG plots) into a results directory.
+    Report {
+        /// A results directory (results/<UTC timestamp>-<experiment>).
+        dir: PathBuf,
+    },
+    /// Print the headline figures of two results directories side by side, with ratios B/A.
+    Compare {
+        /// The baseline results directory (A).
+        a: PathBuf,
+        /// The results directory compared with it (B).
+        b: PathBuf,
+    },
+    /// List the built-in experiments.
+    Experiments,
+    /// Measure the cluster's raw write capacity: creates and status merge patches
+    /// with 1, 4, 16 and 64 concurrent writers, no controller.
+    Probe {
+        /// Widgets per concurrency level.
+        #[arg(long, default_value_t = 500)]
+        objects: u64,
+        /// Probe this cluster instead of a fresh local plane.
+        #[arg(long)]
+        kubeconfig: Option<PathBuf>,
+        #[arg(long)]
+        context: Option<String>,
+        /// The local plane probed when no cluster is named.
+        #[command(flatten)]
+        plane: PlaneArgs,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build the controllers (Rust, and Go for each controller-runtime build) and print their paths.
+    #[command(subcommand)]
+    Controllers(ControllersCmd),
+}
+
+#[derive(Subcommand)]
+pub enum ControllersCmd {
+    /// Build (or find cached) controller binaries and print `IMPL PATH` per line.
+    Build,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Built-in experiment name or path to an experiment file.
+    pub experiment: String,
+    /// Print the plan and an estimated duration, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Override the scales, e.g. --scales 50,200.
+    #[arg(long, value_delimiter = ',')]
+    pub scales: Vec<u64>,
+    /// Override the observation window in seconds.
+    #[arg(long)]
+    pub window: Option<f64>,
+    /// Override the number of repeats.
+    #[arg(long)]
+    pub repeats: Option<u32>,
+    /// Run only these variants (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
+    /// Plain progress lines instead of bars.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Use this cluster instead of a local plane.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context to use (implies an existing cluster).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Where results directories are created.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+}
+
+#[derive(Subcommand)]
+pub enum ClusterCmd {
+    /// Find or build etcd and kube-apiserver for a Kubernetes version.
+    ///
+    /// Lookup order: TEST_ASSET_ETCD / TEST_ASSET_KUBE_APISERVER, then
+    /// $KUBEBUILDER_ASSETS, then ~/.cache/ctrlbench/k8s/<version>/; otherwise
+    /// both are built with Go from the module proxy (10–20 minutes cold on 2 cores).
+    Install {
+        /// Kubernetes version to build (MAJOR.MINOR.PATCH).
+        #[arg(long, default_value = DEFAULT_K8S_VERSION)]
+        k8s_version: String,
+    },
+    /// Start a named plane on free 127.0.0.1 ports and print `export KUBECONFIG=...`.
+    ///
+    /// The plane keeps running after the command returns (unless --foreground);
+    /// stop it with `ctrlbench cluster down --name NAME`.
+    Up(UpArgs),
+    /// Show running planes (pids, URL, version, kubeconfig); stale ones are cleaned up.
+    Status {
+        /// Only this plane.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Print the path of a plane's admin kubeconfig.
+    Kubeconfig {
+        #[arg(long, default_value = "default")]
+        name: String,
+    },
+    /// Stop a plane (SIGTERM, SIGKILL after 10 s) and remove its data directory.
+    Down {
+        #[arg(long, default_value = "default")]
+        name: String,
+    },
+    /// Bring a throw-away plane up, show it answering with the Widget CRD, take it down.
+    Demo {
+        #[command(flatten)]
+        plane: PlaneArgs,
+    },
+    /// Start and stop a plane several times; print seconds to /readyz with fsync on and off.
+    Bench {
+        /// Start/stop cycles per fsync setting.
+        #[arg(long, default_value_t = 5)]
+        times: usize,
+        /// The plane started each cycle (its fsync setting is overridden: both are measured).
+        #[command(flatten)]
+        plane: PlaneArgs,
+    },
+}
+
+#[derive(Args)]
+pub struct UpArgs {
+    /// Name of the plane (its state lives in ~/.local/state/ctrlbench/planes/NAME).
+    #[arg(long, default_value = "default")]
+    pub name: String,
+    #[command(flatten)]
+    pub plane: PlaneArgs,
+    /// Stay in the foreground and stop the plane on Ctrl-C or SIGTERM.
+    #[arg(long)]
+    pub foreground: bool,
+}
+
+/// How a local plane is started: one set of flags for `cluster up`, `probe`,
+/// `demo` and `bench`, turned into [`PlaneOptions`] in one place.
+#[derive(Args, Clone)]
+pub struct PlaneArgs {
+    /// Kubernetes version (binaries are built on first use).
+    #[arg(long, default_value = DEFAULT_K8S_VERSION)]
+    pub k8s_version: String,
+    /// kube-apiserver feature gates, e.g. ConcurrentWatchObjectDecode=true,WatchList=true.
+    #[arg(long, value_delimiter = ',')]
+    pub feature_gates: Vec<String>,
+    /// Extra kube-apiserver flag (repeatable), e.g. --apiserver-arg=--max-requests-inflight=800.
+    #[arg(long = "apiserver-arg", allow_hyphen_values = true)]
+    pub apiserver_args: Vec<String>,
+    /// Extra etcd flag (repeatable).
+    #[arg(long = "etcd-arg", allow_hyphen_values = true)]
+    pub etcd_args: Vec<String>,
+    /// etcd fsync. On by default: the disk is part of what a benchmark measures.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub etcd_fsync: OnOff,
+}
+
+impl TryFrom<&PlaneArgs> for PlaneOptions {
+    type Error = anyhow::Error;
+
+    fn try_from(a: &PlaneArgs) -> anyhow::Result<PlaneOptions> {
+        Ok(PlaneOptions {
+            k8s_version: binaries::normalize_version(&a.k8s_version)?,
+            feature_gates: a.feature_gates.clone(),
+            apiserver_args: a.apiserver_args.clone(),
+            etcd_args: a.etcd_args.clone(),
+            etcd_fsync: a.etcd_fsync == OnOff::On,
+            ..PlaneOptions::default()
+        })
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+impl RunArgs {
+    /// The experiment-file overrides this command line asks for.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            scales: self.scales.clone(),
+            window_s: self.window,
+            repeats: self.repeats,
+            variants: self.variants.clone(),
+        }
+    }
+}

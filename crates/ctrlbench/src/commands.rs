@@ -1,0 +1,173 @@
+//! What each subcommand does, given its parsed arguments. `run` owns its
+//! interrupt handling (it cleans up and keeps partial results); every other
+//! command is simply dropped on Ctrl-C, which stops what it had started.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+use crate::cli::{ClusterCmd, Command, ControllersCmd, RunArgs};
+use crate::cluster::plane::install_blocking;
+use crate::cluster::{PlaneOptions, bench, binaries, supervisor};
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        _ = term.recv() => {},
+    }
+}
+
+/// Every command but `run`.
+pub async fn dispatch(cmd: Command) -> Result<()> {
+    match cmd {
+        Command::Crd => {
+            print!("{}", widget_api::crd_yaml());
+            Ok(())
+        }
+        Command::Cluster(c) => cluster(c).await,
+        Command::Run(_) => unreachable!("`run` is dispatched by `run`"),
+        Command::Report { dir } => {
+            let w = crate::report::write(&dir)?;
+            println!("report: {}", w.markdown.display());
+            println!("report: {}", w.html.display());
+            Ok(())
+        }
+        Command::Compare { a, b } => {
+            print!("{}", crate::report::compare::compare(&a, &b)?);
+            Ok(())
+        }
+        Command::Experiments => {
+            for (name, desc) in crate::experiment::list() {
+                println!("{name:<12} {desc}");
+            }
+            Ok(())
+        }
+        Command::Probe {
+            objects,
+            kubeconfig,
+            context,
+            plane,
+            json,
+        } => {
+            if objects == 0 {
+                bail!("--objects must be at least 1");
+            }
+            let popts = PlaneOptions::try_from(&plane)?;
+            let cluster = crate::run::Cluster::connect(popts, kubeconfig, context).await?;
+            let rows =
+                crate::run::probe::run(&cluster.client, objects, cluster.no_namespace_controller)
+                    .await;
+            cluster.close().await?;
+            let rows = rows?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                print!("{}", crate::run::probe::render(&rows));
+            }
+            Ok(())
+        }
+        Command::Controllers(ControllersCmd::Build) => {
+            for (label, path) in
+                tokio::task::spawn_blocking(crate::controllers::build_all).await??
+            {
+                println!("{label} {}", path.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `ctrlbench run`: signals cancel the run, which then cleans up and exits 130.
+pub async fn run(a: RunArgs) -> ExitCode {
+    match run_inner(a).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_inner(a: RunArgs) -> Result<ExitCode> {
+    use crate::experiment::{self, plan};
+    let mut exp = experiment::load(&a.experiment)?;
+    a.overrides().apply(&mut exp)?;
+    let runs = plan::expand(&exp);
+    if a.dry_run {
+        print!("{}", plan::render(&exp, &runs));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        interrupted().await;
+        eprintln!("interrupted: stopping the loader and controllers, deleting namespaces …");
+        c.cancel();
+    });
+    let opts = crate::run::RunOptions {
+        results_root: a.results.clone(),
+        progress: !a.no_progress,
+        kubeconfig: a.kubeconfig.clone(),
+        context: a.context.clone(),
+    };
+    let outcome = crate::run::execute(&exp, &opts, cancel.clone()).await?;
+    println!("results: {}", outcome.dir.display());
+    // A report failure must not fail a run whose results are on disk.
+    match crate::report::write(&outcome.dir) {
+        Ok(w) => println!("report: {} and {}", w.markdown.display(), w.html.display()),
+        Err(e) => eprintln!("warning: no report: {e:#}"),
+    }
+    if cancel.is_cancelled() {
+        eprintln!("the results are marked incomplete");
+        return Ok(ExitCode::from(130));
+    }
+    if !outcome.complete {
+        bail!(
+            "some runs failed: see {}/manifest.json",
+            outcome.dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn cluster(cmd: ClusterCmd) -> Result<()> {
+    match cmd {
+        ClusterCmd::Install { k8s_version } => {
+            let b = install_blocking(&binaries::normalize_version(&k8s_version)?).await?;
+            println!("etcd={}", b.etcd.display());
+            println!("kube-apiserver={}", b.kube_apiserver.display());
+            Ok(())
+        }
+        ClusterCmd::Up(a) => {
+            supervisor::up(&a.name, &PlaneOptions::try_from(&a.plane)?, a.foreground).await
+        }
+        ClusterCmd::Status { name } => {
+            print!("{}", supervisor::status(name.as_deref())?);
+            Ok(())
+        }
+        ClusterCmd::Kubeconfig { name } => {
+            println!("{}", supervisor::running(&name)?.kubeconfig.display());
+            Ok(())
+        }
+        ClusterCmd::Down { name } => {
+            if supervisor::down(&name).await? {
+                println!("plane '{name}' stopped and its data removed");
+            } else {
+                println!("plane '{name}' was already stopped; its data was removed");
+            }
+            Ok(())
+        }
+        ClusterCmd::Demo { plane } => crate::demo::run(&PlaneOptions::try_from(&plane)?).await,
+        ClusterCmd::Bench { times, plane } => {
+            if times == 0 {
+                bail!("--times must be at least 1");
+            }
+            let rows = bench::run(&PlaneOptions::try_from(&plane)?, times).await?;
+            print!("{}", bench::render(&rows));
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Command-line overrides of an experiment file (`run --scales --window
+//! --repeats --variants`), checked by the same rules as the file's own keys.
+
+use anyhow::{Result, bail};
+
+use super::spec::{self, Experiment};
+
+/// What the command line replaces; empty / None keeps the file's value.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub scales: Vec<u64>,
+    pub window_s: Option<f64>,
+    pub repeats: Option<u32>,
+    /// Keep only these variants (by name).
+    pub variants: Vec<String>,
+}
+
+impl Overrides {
+    /// Applies the overrides; an invalid value is one error naming the flag.
+    pub fn apply(&self, exp: &mut Experiment) -> Result<()> {
+        let flag = |name: &str, r: Result<(), String>| match r {
+            Ok(()) => Ok(()),
+            Err(m) => bail!("{name}: {m}"),
+        };
+        if !self.scales.is_empty() {
+            flag("--scales", spec::check_scales(&self.scales))?;
+            *exp.spec.scales.get_mut() = self.scales.clone();
+        }
+        if let Some(w) = self.window_s {
+            flag("--window", spec::check_seconds(w))?;
+            *exp.spec.window_s.get_mut() = w;
+        }
+        if let Some(r) = self.repeats {
+            flag("--repeats", spec::check_repeats(r))?;
+            *exp.spec.repeats.get_mut() = r;
+        }
+        if !self.variants.is_empty() {
+            for v in &self.variants {
+                if !exp.variants.iter().any(|x| &x.name == v) {
+                    bail!(
+                        "--variants: no variant {v:?} in {} (it has {})",
+                        exp.name(),
+                        exp.variants
+                            .iter()
+                            .map(|x| x.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+            }
+            exp.variants.retain(|x| self.variants.contains(&x.name));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exp() -> Experiment {
+        spec::parse(
+            std::path::Path::new("t.toml"),
+            "name = \"t\"\nscales = [20]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"bad\"\n",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn overrides_replace_and_are_checked_like_the_file() {
+        let mut e = exp();
+        Overrides {
+            scales: vec![5, 50],
+            window_s: Some(3.0),
+            repeats: Some(2),
+            variants: vec!["b".into()],
+        }
+        .apply(&mut e)
+        .unwrap();
+        assert_eq!(e.scales(), &[5, 50]);
+        assert_eq!((e.window_s(), e.repeats(), e.variants.len()), (3.0, 2, 1));
+        for (o, want) in [
+            (
+                Overrides {
+                    scales: vec![0],
+                    ..Overrides::default()
+                },
+                "--scales: needs at least one scale",
+            ),
+            (
+                Overrides {
+                    window_s: Some(f64::INFINITY),
+                    ..Overrides::default()
+                },
+                "--window: must be a positive number of seconds",
+            ),
+            (
+                Overrides {
+                    repeats: Some(0),
+                    ..Overrides::default()
+                },
+                "--repeats: must be at least 1",
+            ),
+            (
+                Overrides {
+                    variants: vec!["c".into()],
+                    ..Overrides::default()
+                },
+                "--variants: no variant \"c\" in t (it has a, b)",
+            ),
+        ] {
+            let e = o.apply(&mut exp()).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}");
+        }
+    }
+}
