@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::summary::Summary;
@@ -78,14 +78,11 @@ pub const FILE_NAME: &str = "manifest.json";
 
 impl Manifest {
     pub fn read(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a valid manifest", path.display()))
+        crate::layout::read_json(path, "manifest")
     }
 
     /// Written whole or not at all (temp file + rename).
     pub fn write(&self, path: &Path) -> Result<()> {
-        crate::layout::write_atomic(path, serde_json::to_string_pretty(self)?.as_bytes())
+        crate::layout::write_json(path, self)
     }
 }

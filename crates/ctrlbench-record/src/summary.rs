@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// Why the measurement loop ended.
@@ -147,14 +147,11 @@ pub const FILE_NAME: &str = "summary.json";
 
 impl Summary {
     pub fn read(path: &Path) -> Result<Summary> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a valid summary", path.display()))
+        crate::layout::read_json(path, "summary")
     }
 
     /// Written whole or not at all (temp file + rename).
     pub fn write(&self, path: &Path) -> Result<()> {
-        crate::layout::write_atomic(path, serde_json::to_string_pretty(self)?.as_bytes())
+        crate::layout::write_json(path, self)
     }
 }

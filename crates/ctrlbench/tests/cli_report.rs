@@ -11,23 +11,18 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Copies a fixture into a temp dir so the command can write into it.
+/// A copy of a fixture in a temp dir, so the command can write into it.
 fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let p = e.unwrap().path();
-            let t = to.join(p.file_name().unwrap());
-            if p.is_dir() {
-                copy(&p, &t);
-            } else {
-                std::fs::copy(&p, &t).unwrap();
-            }
-        }
-    }
     let tmp = tempfile::tempdir().unwrap();
+    let ok = Command::new("cp")
+        .arg("-r")
+        .arg(data(name))
+        .arg(tmp.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "cannot copy the fixture {name}");
     let dir = tmp.path().join(name);
-    copy(&data(name), &dir);
     (tmp, dir)
 }
 
