@@ -197,7 +197,7 @@ fn version_ldflags(version: &str) -> Result<String> {
 /// matching published v0.MINOR.PATCH, then let `go mod tidy` fill go.sum.
 fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()> {
     std::fs::create_dir_all(dir)?;
-    let out = Command::new(go)
+    let out = go_command(go)
         .args([
             "mod",
             "download",
@@ -240,7 +240,7 @@ fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()>
         "resolving modules for Kubernetes v{version} ({} staging modules)…",
         staging.len()
     );
-    let status = Command::new(go)
+    let status = go_command(go)
         .args(["mod", "tidy"])
         .current_dir(dir)
         .status()
@@ -255,7 +255,7 @@ fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()>
 
 /// Runs `go build -v` with a progress line fed by the packages it compiles.
 fn build(go: &Path, dir: &Path, pkg: &str, ldflags: &str, out: &Path, label: &str) -> Result<()> {
-    let total = Command::new(go)
+    let total = go_command(go)
         .args(["list", "-deps", pkg])
         .current_dir(dir)
         .stderr(Stdio::inherit())
@@ -265,7 +265,7 @@ fn build(go: &Path, dir: &Path, pkg: &str, ldflags: &str, out: &Path, label: &st
     let tmp = out.with_extension("partial");
     let bar = crate::progress::bar(total.max(1), &format!("building {label}"));
     let started = Instant::now();
-    let mut child = Command::new(go)
+    let mut child = go_command(go)
         .args(["build", "-v", "-trimpath", "-ldflags", ldflags, "-o"])
         .arg(&tmp)
         .arg(pkg)
@@ -303,6 +303,13 @@ fn build(go: &Path, dir: &Path, pkg: &str, ldflags: &str, out: &Path, label: &st
 
 fn round(d: Duration) -> Duration {
     Duration::from_secs(d.as_secs())
+}
+
+/// A `go` command that dies with ctrlbench (see [`crate::process::own`]).
+pub fn go_command(go: &Path) -> Command {
+    let mut cmd = Command::new(go);
+    crate::process::own(&mut cmd, crate::process::Lifetime::Attached);
+    cmd
 }
 
 #[cfg(test)]

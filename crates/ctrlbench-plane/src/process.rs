@@ -14,6 +14,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use rustix::process::Pid;
+pub use rustix::process::Signal;
 
 /// How long a process gets between SIGTERM and SIGKILL.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -41,31 +43,14 @@ impl Process {
         let err = out.try_clone()?;
         let mut cmd = Command::new(bin);
         cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err);
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: only async-signal-safe libc calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                if detached {
-                    if libc::setsid() < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                } else {
-                    // Own process group: a terminal's Ctrl-C reaches the harness
-                    // only, which then stops the plane in order.
-                    if libc::setpgid(0, 0) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    // The parent may have died before prctl took effect.
-                    if libc::getppid() != parent {
-                        libc::_exit(1);
-                    }
-                }
-                Ok(())
-            });
-        }
+        own(
+            &mut cmd,
+            if detached {
+                Lifetime::Detached
+            } else {
+                Lifetime::Attached
+            },
+        );
         let child = cmd
             .spawn()
             .with_context(|| format!("cannot start {name} ({})", bin.display()))?;
@@ -104,7 +89,7 @@ impl Process {
             self.reap();
             return;
         }
-        signal(self.pid, libc::SIGTERM);
+        signal(self.pid, Signal::TERM);
         let deadline = Instant::now() + timeout;
         while self.is_running() {
             if Instant::now() >= deadline {
@@ -113,7 +98,7 @@ impl Process {
                     pid = self.pid,
                     "no exit after SIGTERM; sending SIGKILL"
                 );
-                signal(self.pid, libc::SIGKILL);
+                signal(self.pid, Signal::KILL);
                 while self.is_running() {
                     std::thread::sleep(Duration::from_millis(20));
                 }
@@ -170,10 +155,48 @@ impl Drop for Process {
     }
 }
 
-fn signal(pid: u32, sig: libc::c_int) {
-    // SAFETY: kill(2) has no memory-safety preconditions.
+/// Sends `sig` to `pid` (a pid that is not a process is ignored).
+pub fn signal(pid: u32, sig: Signal) {
+    if let Some(pid) = Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
+}
+
+/// How a child relates to the harness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifetime {
+    /// Dies with the harness: its own process group (a terminal's Ctrl-C
+    /// reaches the harness only, which then stops children in order) and a
+    /// parent-death SIGKILL. Linux sends that signal when the spawning
+    /// *thread* exits: spawn from a thread that lives as long as the child.
+    Attached,
+    /// Outlives the harness in a session of its own (`cluster up`).
+    Detached,
+}
+
+/// The one way ctrlbench starts a child (etcd, kube-apiserver, controllers,
+/// `go build`, the plane supervisor): sets, between fork and exec, what
+/// `lifetime` asks for. For tokio, pass `Command::as_std_mut()`.
+pub fn own(cmd: &mut Command, lifetime: Lifetime) {
+    let parent = rustix::process::getpid();
+    // SAFETY: only async-signal-safe system calls between fork and exec, no allocation.
     unsafe {
-        libc::kill(pid as libc::pid_t, sig);
+        cmd.pre_exec(move || {
+            match lifetime {
+                Lifetime::Detached => {
+                    rustix::process::setsid()?;
+                }
+                Lifetime::Attached => {
+                    rustix::process::setpgid(None, None)?;
+                    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+                    // The parent may have died before the signal was armed.
+                    if rustix::process::getppid() != Some(parent) {
+                        return Err(rustix::io::Errno::SRCH.into());
+                    }
+                }
+            }
+            Ok(())
+        });
     }
 }
 
@@ -198,8 +221,7 @@ pub fn stat_fields(pid: &str) -> Option<Vec<String>> {
 /// CPU seconds this process has used (user + system).
 pub fn own_cpu_seconds() -> f64 {
     let fields = stat_fields("self").unwrap_or_default();
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let ticks = rustix::param::clock_ticks_per_second() as f64;
     // utime and stime are fields 14 and 15.
     let f = |i: usize| {
         fields

@@ -12,7 +12,9 @@ use anyhow::{Result, bail};
 
 use crate::bench::on_off;
 use crate::plane::install_blocking;
-use crate::process::STOP_TIMEOUT;
+use rustix::process::Signal;
+
+use crate::process::{Lifetime, STOP_TIMEOUT, own, signal};
 use crate::state::{self, PlaneState};
 use crate::{ControlPlane, PlaneOptions};
 
@@ -69,8 +71,7 @@ pub async fn up(name: &str, opts: &PlaneOptions, foreground: bool) -> Result<()>
 pub fn stop_pending() {
     let sup = SUPERVISOR.load(Ordering::SeqCst);
     if sup != 0 {
-        // SAFETY: kill(2) has no memory-safety preconditions.
-        unsafe { libc::kill(sup as libc::pid_t, libc::SIGTERM) };
+        signal(sup, Signal::TERM);
     }
 }
 
@@ -78,7 +79,6 @@ pub fn stop_pending() {
 /// new session), relays its output until the plane is ready, and returns.
 fn detach(name: &str) -> Result<()> {
     use std::io::{BufRead, BufReader};
-    use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
 
     let exe = std::env::current_exe()?;
@@ -89,15 +89,7 @@ fn detach(name: &str) -> Result<()> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    own(&mut cmd, Lifetime::Detached);
     let mut child = cmd.spawn()?;
     let pid = child.id();
     SUPERVISOR.store(pid, Ordering::SeqCst);
@@ -142,24 +134,19 @@ struct KillOnDrop(Option<u32>);
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         if let Some(pid) = self.0.take() {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+            signal(pid, Signal::TERM);
         }
     }
 }
 
 /// Points stdout and stderr at `path` (the supervisor outlives its terminal).
 fn redirect_output(path: &std::path::Path) -> Result<()> {
-    use std::os::fd::AsRawFd;
     let f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)?;
-    // SAFETY: dup2 onto the standard descriptors; `f` stays open until both are done.
-    unsafe {
-        libc::dup2(f.as_raw_fd(), 1);
-        libc::dup2(f.as_raw_fd(), 2);
-    }
+    rustix::stdio::dup2_stdout(&f)?;
+    rustix::stdio::dup2_stderr(&f)?;
     Ok(())
 }
 

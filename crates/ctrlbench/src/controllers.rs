@@ -9,6 +9,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+use crate::cluster::binaries::go_command;
+use crate::cluster::process::{Lifetime, own};
 use crate::experiment::Impl;
 
 /// The workspace this binary was built from (where controllers/go lives).
@@ -48,6 +50,7 @@ fn rust_binary() -> Result<PathBuf> {
     if ws.join("Cargo.toml").is_file() && which("cargo") {
         let release = dir.ends_with("release");
         let mut cmd = Command::new("cargo");
+        own(&mut cmd, Lifetime::Attached);
         cmd.args(["build", "--quiet", "-p", "widget-controller"])
             .current_dir(&ws);
         if release {
@@ -119,7 +122,7 @@ fn go_binary(label: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(&dir)?;
     eprintln!("building the Go controller (controller-runtime {label}) …");
     let tmp = dir.join("widget-controller.partial");
-    let out = Command::new("go")
+    let out = go_command(Path::new("go"))
         .arg("build")
         .args(extra)
         .args(["-trimpath", "-o"])

@@ -223,8 +223,7 @@ fn sigint_mid_run_cleans_up_and_marks_incomplete() {
         })
         .expect("an etcd child with --data-dir");
     assert!(plane_dir.is_dir());
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    ctrlbench::cluster::process::signal(pid, ctrlbench::cluster::process::Signal::INT);
     let stderr = BufReader::new(child.stderr.take().unwrap())
         .lines()
         .map_while(Result::ok)

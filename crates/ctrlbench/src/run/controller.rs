@@ -9,6 +9,8 @@ use anyhow::{Context, Result, bail};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::cluster::process::{Lifetime, Signal, own, signal};
+
 /// A running controller.
 pub struct ControllerProcess {
     child: Child,
@@ -33,20 +35,7 @@ impl ControllerProcess {
             .stdout(std::process::Stdio::piped())
             .stderr(log_file.try_clone()?)
             .kill_on_drop(true);
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setpgid(0, 0) < 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
+        own(cmd.as_std_mut(), Lifetime::Attached);
         let mut child = cmd
             .spawn()
             .with_context(|| format!("cannot start {}", bin.display()))?;
@@ -95,8 +84,7 @@ impl ControllerProcess {
 
     /// SIGTERM, SIGKILL after `grace`; returns the exit code if it exited by itself.
     pub async fn stop(mut self, grace: Duration) -> Option<i32> {
-        // SAFETY: kill(2) has no memory-safety preconditions.
-        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
+        signal(self.pid, Signal::TERM);
         match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(Ok(status)) => status.code(),
             _ => {
