@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::plane::{ControlPlane, PlaneOptions, install_blocking};
+use crate::plane::{ControlPlane, PlaneOptions, install_blocking};
+use crate::progress::Progress;
 
 /// Seconds for one configuration.
 pub struct BenchRow {
@@ -18,6 +19,13 @@ pub struct BenchRow {
 /// Starts and stops a plane `times` times per fsync setting.
 pub async fn run(base: &PlaneOptions, times: usize) -> Result<Vec<BenchRow>> {
     install_blocking(&base.k8s_version).await?;
+    let progress = Progress::new(
+        &["etcd fsync on".to_string(), "etcd fsync off".to_string()],
+        times as u64,
+        "cycles",
+        Duration::ZERO,
+        true,
+    );
     let mut rows = Vec::new();
     for fsync in [true, false] {
         let mut row = BenchRow {
@@ -38,19 +46,19 @@ pub async fn run(base: &PlaneOptions, times: usize) -> Result<Vec<BenchRow>> {
             let t1 = Instant::now();
             tokio::task::spawn_blocking(move || plane.stop()).await?;
             row.stop.push(t1.elapsed().as_secs_f64());
-            eprintln!(
-                "fsync={} run {}/{}: ready {:.2} s, CRD established {:.2} s, stopped in {:.2} s",
-                on_off(fsync),
-                i + 1,
-                times,
-                row.ready[i],
-                row.crd[i],
-                row.stop[i]
+            progress.set(
+                usize::from(!fsync),
+                i as u64 + 1,
+                Some(format!(
+                    "last: ready {:.2} s, CRD established {:.2} s, stopped in {:.2} s",
+                    row.ready[i], row.crd[i], row.stop[i]
+                )),
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         rows.push(row);
     }
+    progress.finish();
     Ok(rows)
 }
 

@@ -263,7 +263,7 @@ fn build(go: &Path, dir: &Path, pkg: &str, ldflags: &str, out: &Path, label: &st
         .map(|o| o.stdout.iter().filter(|b| **b == b'\n').count() as u64)
         .unwrap_or(0);
     let tmp = out.with_extension("partial");
-    let bar = crate::progress::bar(total.max(1), &format!("building {label}"));
+    let bar = crate::progress::Progress::bar(total.max(1), &format!("building {label}"));
     let started = Instant::now();
     let mut child = go_command(go)
         .args(["build", "-v", "-trimpath", "-ldflags", ldflags, "-o"])

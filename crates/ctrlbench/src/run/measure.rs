@@ -13,8 +13,9 @@ use ctrlbench_record::{StopReason, Summary, objects};
 
 use super::group::Member;
 use super::sampler::Sampler;
-use super::{Ctx, STOP_GRACE, loader, progress, summary, watch};
+use super::{Ctx, STOP_GRACE, loader, summary, watch};
 use crate::cluster::process::own_cpu_seconds;
+use crate::cluster::progress::Progress;
 use crate::experiment::plan::Run;
 
 pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec<Summary>> {
@@ -79,7 +80,13 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec
         .iter()
         .map(|m| exp.variants[m.variant].name.clone())
         .collect();
-    let bars = progress::Bars::new(&names, run.scale, exp.window_s(), ctx.opts.progress);
+    let bars = Progress::new(
+        &names,
+        run.scale,
+        "Ready",
+        Duration::from_secs(5),
+        ctx.opts.progress,
+    );
     let interval = Duration::from_secs_f64(*exp.spec.scrape_interval_s.get_ref());
     let window = Duration::from_secs_f64(exp.window_s());
     let quiet = Duration::from_secs_f64(*exp.spec.quiet_s.get_ref());
@@ -112,13 +119,14 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec
             sampler.scrape_once().await?;
             for (i, m) in members.iter_mut().enumerate() {
                 let alive = m.process.as_mut().is_some_and(|p| p.running());
-                bars.update(
-                    i,
-                    m.objects.ready(),
+                let msg = format!(
+                    "{:>7.1} reconciles/s  {:>5.0}/{:.0} s{}",
                     sampler.controllers[i].rate,
-                    elapsed,
-                    alive,
+                    elapsed.as_secs_f64(),
+                    exp.window_s(),
+                    if alive { "" } else { "  controller exited!" }
                 );
+                bars.set(i, m.objects.ready(), Some(msg));
             }
         }
         tokio::select! {

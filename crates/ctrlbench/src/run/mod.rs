@@ -12,7 +12,6 @@ pub mod manifest;
 pub mod measure;
 pub mod namespace;
 pub mod probe;
-pub mod progress;
 pub mod sampler;
 pub mod summary;
 pub mod target;
