@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::process::Process;
-use super::tinyca::Certs;
+use crate::flags::Flags;
+use crate::process::Process;
+use crate::tinyca::Certs;
 
 /// How kube-apiserver is started.
 #[derive(Debug, Clone)]
@@ -31,42 +32,46 @@ impl ApiServerConfig {
         format!("https://127.0.0.1:{}", self.port)
     }
 
-    fn args(&self) -> Vec<String> {
+    /// kube-apiserver's flags: the defaults, then `extra_args` replacing any of the same name.
+    pub fn flags(&self) -> Result<Flags> {
         let c = &self.certs;
-        let mut args = vec![
-            "--advertise-address=127.0.0.1".to_string(),
-            "--bind-address=127.0.0.1".to_string(),
-            format!("--secure-port={}", self.port),
-            format!("--etcd-servers={}", self.etcd_url),
-            format!("--tls-cert-file={}", c.serving_cert.display()),
-            format!("--tls-private-key-file={}", c.serving_key.display()),
-            format!("--client-ca-file={}", c.ca_cert.display()),
-            format!("--service-account-key-file={}", c.sa_public.display()),
-            format!(
-                "--service-account-signing-key-file={}",
-                c.sa_private.display()
-            ),
-            format!("--service-account-issuer={}", self.url()),
-            "--authorization-mode=RBAC".to_string(),
-            "--anonymous-auth=false".to_string(),
-            "--service-cluster-ip-range=10.0.0.0/24".to_string(),
-            // No controller-manager mints service-account tokens here: identities
-            // get theirs from the TokenRequest API.
-            "--disable-admission-plugins=ServiceAccount".to_string(),
-            "--endpoint-reconciler-type=none".to_string(),
-        ];
+        let path = |p: &Path| p.display().to_string();
+        let mut f = Flags::default();
+        f.set("advertise-address", "127.0.0.1");
+        f.set("bind-address", "127.0.0.1");
+        f.set("secure-port", self.port.to_string());
+        f.set("etcd-servers", &self.etcd_url);
+        f.set("tls-cert-file", path(&c.serving_cert));
+        f.set("tls-private-key-file", path(&c.serving_key));
+        f.set("client-ca-file", path(&c.ca_cert));
+        f.set("service-account-key-file", path(&c.sa_public));
+        f.set("service-account-signing-key-file", path(&c.sa_private));
+        f.set("service-account-issuer", self.url());
+        f.set("authorization-mode", "RBAC");
+        f.set("anonymous-auth", "false");
+        f.set("service-cluster-ip-range", "10.0.0.0/24");
+        // No controller-manager mints service-account tokens here: identities
+        // get theirs from the TokenRequest API.
+        f.set("disable-admission-plugins", "ServiceAccount");
+        f.set("endpoint-reconciler-type", "none");
         if !self.feature_gates.is_empty() {
-            args.push(format!("--feature-gates={}", self.feature_gates.join(",")));
+            f.set("feature-gates", self.feature_gates.join(","));
         }
-        args.extend(self.extra_args.iter().cloned());
-        args
+        f.apply(&self.extra_args)?;
+        Ok(f)
     }
 }
 
 impl ApiServer {
     /// Starts the process; the plane waits for `/readyz`.
     pub fn start(config: ApiServerConfig, log: &Path, detached: bool) -> Result<ApiServer> {
-        let process = Process::spawn("kube-apiserver", &config.bin, &config.args(), log, detached)?;
+        let process = Process::spawn(
+            "kube-apiserver",
+            &config.bin,
+            &config.flags()?.to_args(),
+            log,
+            detached,
+        )?;
         Ok(ApiServer { config, process })
     }
 

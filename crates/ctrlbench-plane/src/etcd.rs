@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::process::Process;
+use crate::flags::Flags;
+use crate::process::Process;
 
 /// How etcd is started.
 #[derive(Debug, Clone)]
@@ -36,27 +37,27 @@ impl EtcdConfig {
         format!("http://127.0.0.1:{}/metrics", self.metrics_port)
     }
 
-    fn args(&self) -> Vec<String> {
+    /// etcd's flags: the defaults, then `extra_args` replacing any of the same name.
+    pub fn flags(&self) -> Result<Flags> {
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
-        let mut args = vec![
-            "--name=ctrlbench".to_string(),
-            format!("--data-dir={}", self.data_dir.display()),
-            format!("--listen-client-urls={}", self.client_url()),
-            format!("--advertise-client-urls={}", self.client_url()),
-            format!("--listen-peer-urls={peer}"),
-            format!("--initial-advertise-peer-urls={peer}"),
-            format!("--initial-cluster=ctrlbench={peer}"),
-            format!(
-                "--listen-metrics-urls=http://127.0.0.1:{}",
-                self.metrics_port
-            ),
-            "--log-level=warn".to_string(),
-        ];
+        let mut f = Flags::default();
+        f.set("name", "ctrlbench");
+        f.set("data-dir", self.data_dir.display().to_string());
+        f.set("listen-client-urls", self.client_url());
+        f.set("advertise-client-urls", self.client_url());
+        f.set("listen-peer-urls", &peer);
+        f.set("initial-advertise-peer-urls", &peer);
+        f.set("initial-cluster", format!("ctrlbench={peer}"));
+        f.set(
+            "listen-metrics-urls",
+            format!("http://127.0.0.1:{}", self.metrics_port),
+        );
+        f.set("log-level", "warn");
         if !self.fsync {
-            args.push("--unsafe-no-fsync=true".to_string());
+            f.set("unsafe-no-fsync", "true");
         }
-        args.extend(self.extra_args.iter().cloned());
-        args
+        f.apply(&self.extra_args)?;
+        Ok(f)
     }
 }
 
@@ -64,7 +65,13 @@ impl Etcd {
     /// Starts etcd; readiness is observed through the apiserver's `/readyz`.
     pub fn start(config: EtcdConfig, log: &Path, detached: bool) -> Result<Etcd> {
         std::fs::create_dir_all(&config.data_dir)?;
-        let process = Process::spawn("etcd", &config.bin, &config.args(), log, detached)?;
+        let process = Process::spawn(
+            "etcd",
+            &config.bin,
+            &config.flags()?.to_args(),
+            log,
+            detached,
+        )?;
         Ok(Etcd { config, process })
     }
 

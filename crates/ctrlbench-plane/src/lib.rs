@@ -11,6 +11,7 @@ pub mod apiserver;
 pub mod bench;
 pub mod binaries;
 pub mod etcd;
+pub mod flags;
 pub mod kubeconfig;
 pub mod plane;
 pub mod process;
