@@ -18,13 +18,38 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// (label, extra go build args) of each Go build.
-fn go_build(label: &str) -> Option<&'static [&'static str]> {
-    match label {
-        "v0.22" => Some(&[]),
-        "v0.18.4" => Some(&["-modfile=v0.18.4.mod"]),
-        _ => None,
-    }
+/// One controller-runtime build of the Go controller (controllers/go).
+pub struct GoBuild {
+    /// As in `impl = "go@<label>"`.
+    pub label: &'static str,
+    /// Extra `go build` arguments (which go.mod).
+    pub args: &'static [&'static str],
+}
+
+/// Every Go build there is: the one table the spec, the builder and the CLI read.
+pub const GO_BUILDS: [GoBuild; 2] = [
+    GoBuild {
+        label: "v0.18.4",
+        args: &["-modfile=v0.18.4.mod"],
+    },
+    GoBuild {
+        label: "v0.22",
+        args: &[],
+    },
+];
+
+/// The Go build called `label`.
+pub fn go_build(label: &str) -> Option<&'static GoBuild> {
+    GO_BUILDS.iter().find(|b| b.label == label)
+}
+
+/// "go@v0.18.4 or go@v0.22", for error messages.
+pub fn go_labels() -> String {
+    GO_BUILDS
+        .iter()
+        .map(|b| format!("go@{}", b.label))
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 /// Path of the binary for an implementation, building it if needed.
@@ -96,8 +121,8 @@ fn source_hash(src: &Path) -> Result<u64> {
 }
 
 fn go_binary(label: &str) -> Result<PathBuf> {
-    let Some(extra) = go_build(label) else {
-        bail!("no Go build {label:?}: use v0.18.4 or v0.22");
+    let Some(extra) = go_build(label).map(|b| b.args) else {
+        bail!("no Go build {label:?}: use {}", go_labels());
     };
     let src = workspace().join("controllers/go");
     if !src.join("main.go").is_file() {
@@ -144,8 +169,8 @@ fn go_binary(label: &str) -> Result<PathBuf> {
 /// Builds every controller; (label, path) for each.
 pub fn build_all() -> Result<Vec<(String, PathBuf)>> {
     let mut out = vec![("rust".to_string(), rust_binary()?)];
-    for label in crate::experiment::spec::GO_BUILDS {
-        out.push((format!("go@{label}"), go_binary(label)?));
+    for b in &GO_BUILDS {
+        out.push((format!("go@{}", b.label), go_binary(b.label)?));
     }
     Ok(out)
 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use k8s_openapi::api::core::v1::Namespace;
+use kube::Resource;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 use widget_api::Widget;
@@ -18,7 +19,9 @@ pub async fn widget_table(
     ns: &str,
 ) -> Result<(Vec<String>, Vec<Vec<String>>)> {
     let req = http::Request::get(format!(
-        "/apis/benchmark.example.com/v1alpha1/namespaces/{ns}/widgets"
+        "/apis/{}/namespaces/{ns}/{}",
+        Widget::api_version(&()),
+        Widget::plural(&())
     ))
     .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
     .body(Vec::new())?;

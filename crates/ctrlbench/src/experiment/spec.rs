@@ -165,16 +165,13 @@ impl fmt::Display for Impl {
     }
 }
 
-/// The controller-runtime builds that exist (controllers/go).
-pub const GO_BUILDS: [&str; 2] = ["v0.18.4", "v0.22"];
-
 impl Impl {
     pub fn parse(s: &str) -> Option<Impl> {
         match s {
             "rust" => Some(Impl::Rust),
             _ => {
                 let v = s.strip_prefix("go@")?;
-                GO_BUILDS.contains(&v).then(|| Impl::Go(v.to_string()))
+                crate::controllers::go_build(v).map(|b| Impl::Go(b.label.to_string()))
             }
         }
     }
@@ -378,8 +375,9 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
                 "impl",
                 v.implementation.span(),
                 format!(
-                    "unknown implementation {:?}: use rust, go@v0.18.4 or go@v0.22",
-                    v.implementation.get_ref()
+                    "unknown implementation {:?}: use rust, {}",
+                    v.implementation.get_ref(),
+                    crate::controllers::go_labels()
                 ),
             ));
         };

@@ -8,9 +8,11 @@ use anyhow::{Context, Result};
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::Resource;
 use kube::api::{Api, PostParams};
 use kube::config::Kubeconfig;
 use serde_json::json;
+use widget_api::Widget;
 
 use crate::cluster::kubeconfig::{self, Credentials};
 
@@ -40,6 +42,7 @@ pub async fn create(
     )
     .await
     .with_context(|| format!("cannot create ServiceAccount {ns}/{name}"))?;
+    let (group, plural) = (Widget::group(&()), Widget::plural(&()));
     let roles: Api<Role> = Api::namespaced(client.clone(), ns);
     roles
         .create(
@@ -47,9 +50,9 @@ pub async fn create(
             &serde_json::from_value(json!({
                 "metadata": {"name": name},
                 "rules": [
-                    {"apiGroups": ["benchmark.example.com"], "resources": ["widgets"],
+                    {"apiGroups": [group], "resources": [plural],
                      "verbs": ["get", "list", "watch", "update", "patch"]},
-                    {"apiGroups": ["benchmark.example.com"], "resources": ["widgets/status"],
+                    {"apiGroups": [group], "resources": [format!("{plural}/status")],
                      "verbs": ["get", "update", "patch"]},
                 ]
             }))?,
