@@ -32,12 +32,29 @@ impl ResultsDir {
         ResultsDir { path: path.into() }
     }
 
-    /// Creates `<root>/<UTC timestamp>-<name>/`.
+    /// Creates a new `<root>/<UTC timestamp>-<name>/`; never reuses one: a
+    /// second run started in the same second gets `…-<name>-2/`.
     pub fn create(root: &Path, name: &str) -> Result<ResultsDir> {
-        let dir = root.join(format!("{}-{name}", crate::time::now_compact()));
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        Ok(ResultsDir { path: dir })
+        std::fs::create_dir_all(root)
+            .with_context(|| format!("cannot create {}", root.display()))?;
+        let stem = format!("{}-{name}", crate::time::now_compact());
+        for k in 1..1000 {
+            let dir = match k {
+                1 => root.join(&stem),
+                _ => root.join(format!("{stem}-{k}")),
+            };
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(ResultsDir { path: dir }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", dir.display()));
+                }
+            }
+        }
+        anyhow::bail!(
+            "cannot create a results directory for {name} in {}",
+            root.display()
+        )
     }
 
     pub fn manifest(&self) -> PathBuf {
@@ -174,4 +191,18 @@ pub fn read_json<T: DeserializeOwned>(path: &Path, what: &str) -> Result<T> {
 /// Writes a JSON record whole or not at all.
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     write_atomic(path, serde_json::to_string_pretty(value)?.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_results_directories_in_one_second_differ() {
+        let root = tempfile::tempdir().unwrap();
+        let a = ResultsDir::create(root.path(), "x").unwrap();
+        let b = ResultsDir::create(root.path(), "x").unwrap();
+        assert_ne!(a.path, b.path);
+        assert!(a.path.is_dir() && b.path.is_dir());
+    }
 }

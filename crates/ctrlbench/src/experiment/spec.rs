@@ -257,6 +257,25 @@ pub struct Experiment {
 }
 
 /// Parses and validates an experiment file's text.
+/// An experiment's name becomes a directory name and a label value: it must
+/// be a valid Kubernetes label value (≤ 63 of letters, digits, '-', '_',
+/// '.', starting and ending alphanumeric), which also keeps it one path component.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let b = name.as_bytes();
+    let ok = !b.is_empty()
+        && b.len() <= 63
+        && b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'));
+    if !ok {
+        return Err(format!(
+            "{name:?} is not a valid name: use ≤ 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (it names the results directory)"
+        ));
+    }
+    Ok(())
+}
+
 /// `scales`: at least one, each ≥ 1 (also for `--scales`).
 pub fn check_scales(v: &[u64]) -> Result<(), String> {
     if v.is_empty() || v.contains(&0) {
@@ -303,8 +322,8 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
         key: key.to_string(),
         message,
     };
-    if spec.name.get_ref().trim().is_empty() {
-        return Err(err("name", spec.name.span(), "must not be empty".into()));
+    if let Err(m) = check_name(spec.name.get_ref()) {
+        return Err(err("name", spec.name.span(), m));
     }
     if let Err(m) = check_scales(spec.scales.get_ref()) {
         return Err(err("scales", spec.scales.span(), m));
@@ -608,6 +627,29 @@ preset = "good"
                 shown.starts_with(&format!("exp.toml:{line}: key `{key}`")),
                 "{shown}"
             );
+        }
+    }
+
+    #[test]
+    fn path_like_names_are_refused() {
+        for bad in [
+            "../x",
+            "a/b",
+            "a b",
+            "",
+            ".",
+            "..",
+            "-a",
+            "x".repeat(64).as_str(),
+        ] {
+            let text = format!(
+                "name = {bad:?}\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n"
+            );
+            let e = parse(Path::new("f.toml"), &text).unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (1, "name"), "{bad:?}: {e}");
+        }
+        for good in ["quick", "seed-exp1", "a.b_c"] {
+            assert!(check_name(good).is_ok(), "{good}");
         }
     }
 
