@@ -38,9 +38,15 @@ fn rust_binary() -> Result<PathBuf> {
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe()?;
-    let dir = exe
+    let mut dir = exe
         .parent()
         .context("no directory for the running binary")?;
+    // Integration tests run from target/<profile>/deps; the binaries are one up.
+    if dir.file_name().is_some_and(|n| n == "deps")
+        && let Some(up) = dir.parent()
+    {
+        dir = up;
+    }
     let candidate = dir.join("widget-controller");
     // Always ask cargo in a checkout: it is a no-op when up to date and
     // rebuilds a stale controller, which a file-exists check would miss.
