@@ -85,6 +85,7 @@ fn source_hash(src: &Path) -> Result<u64> {
         .filter(|p| {
             let n = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             (n.ends_with(".go") && !n.ends_with("_test.go"))
+                || n.ends_with(".toml") // embedded (presets.toml)
                 || n.ends_with(".mod")
                 || n.ends_with(".sum")
         })
