@@ -8,6 +8,8 @@
 
 mod client;
 mod controller;
+#[cfg(test)]
+mod fixtures;
 mod flags;
 mod metrics;
 mod queue;
