@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -22,27 +21,8 @@ const (
 	writeObject = "object" // one PUT on the main resource carrying annotation + status (status dropped by the server)
 )
 
-// preset is one row of DESIGN §3's table.
-type preset struct {
-	workers     int
-	predicate   bool   // generation-changed predicate on the watch
-	statusWrite string // one of the write* modes
-	annotate    bool   // stamp bad-controller/last-seen with an object Update
-	// conflictRetry wraps a status Update in RetryOnConflict. The good
-	// presets handle conflicts; the bad ones return the error (requeue).
-	conflictRetry bool
-}
-
-var presets = map[string]preset{
-	"good":              {workers: 5, predicate: true, statusWrite: writeUpdate, conflictRetry: true},
-	"good-single":       {workers: 1, predicate: true, statusWrite: writeUpdate, conflictRetry: true},
-	"good-patch":        {workers: 5, predicate: true, statusWrite: writePatch, conflictRetry: true},
-	"good-single-patch": {workers: 1, predicate: true, statusWrite: writePatch, conflictRetry: true},
-	"bad-fix":           {workers: 5, statusWrite: writeUpdate, annotate: true},
-	"bad-fix-single":    {workers: 1, statusWrite: writeUpdate, annotate: true},
-	"bad":               {workers: 1, statusWrite: writeObject, annotate: true},
-	"bad-concurrent":    {workers: 5, statusWrite: writeObject, annotate: true},
-}
+// maxWorkers bounds --workers (the Rust controller's limit, a u16).
+const maxWorkers = 65535
 
 // options is the resolved configuration: preset values with overrides applied.
 type options struct {
@@ -58,8 +38,10 @@ type options struct {
 	ConflictReread string
 	WorkMS         int
 
-	// ClientQPS/ClientBurst apply only when the matching *Set is true;
-	// otherwise the library's own defaults stay.
+	// Client rate limit (deploy/presets.toml's rule): with ClientQPSSet
+	// false the library's own default stays; ClientQPS <= 0 turns the
+	// limiter off; ClientQPS > 0 is a token bucket of ClientBurst (the
+	// --client-burst flag, ClientBurstSet, or the table's default burst).
 	ClientQPS      float64
 	ClientQPSSet   bool
 	ClientBurst    int
@@ -71,6 +53,21 @@ type options struct {
 	// WatchList is nil when --watch-list was not given (environment left as is).
 	WatchList  *bool
 	Kubeconfig string
+	// PrintSettings: print settingsJSON and exit, touching no cluster.
+	PrintSettings bool
+}
+
+// rateLimit is the client rate limit our flags apply: rateLibraryDefault,
+// rateUnlimited or rateTokenBucket.
+func (o *options) rateLimit() string {
+	switch {
+	case !o.ClientQPSSet:
+		return rateLibraryDefault
+	case o.ClientQPS <= 0:
+		return rateUnlimited
+	default:
+		return rateTokenBucket
+	}
 }
 
 // usageError is a bad flag value or combination: exit code 2.
@@ -82,15 +79,6 @@ func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf
 
 // errHelp is returned for -h/--help.
 var errHelp = errors.New("help requested")
-
-func presetNames() string {
-	names := make([]string, 0, len(presets))
-	for n := range presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, "|")
-}
 
 func oneOf(flagName, value string, allowed ...string) error {
 	for _, a := range allowed {
@@ -107,27 +95,29 @@ type rawFlags struct {
 	logLevel, logFormat, conflictReread, kubeconfig        string
 	workers, workMS, clientBurst                           int
 	clientQPS                                              float64
-	annotate, watchList                                    bool
+	annotate, watchList, printSettings                     bool
 }
 
 func newFlagSet(r *rawFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("widget-controller", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&r.namespace, "namespace", "", "namespace to watch (required); the cache is restricted to it")
-	fs.StringVar(&r.preset, "preset", "good", "controller variant: "+presetNames())
+	d := presets.Defaults
+	fs.StringVar(&r.preset, "preset", d.Preset, "controller variant (deploy/presets.toml): "+presets.names())
 	fs.IntVar(&r.workers, "workers", 0, "override: concurrent reconciles (>= 1)")
 	fs.StringVar(&r.predicate, "predicate", "", "override: generation|none")
 	fs.StringVar(&r.statusWrite, "status-write", "", "override: update|patch|apply|object")
 	fs.BoolVar(&r.annotate, "annotate", false, "override: stamp the "+lastSeenAnnotation+" annotation with an object Update (--annotate=false turns it off)")
-	fs.IntVar(&r.workMS, "work-ms", 10, "simulated work per reconcile, milliseconds (>= 0)")
-	fs.Float64Var(&r.clientQPS, "client-qps", 0, "client-side rate limit in requests/s; <= 0 = unlimited; unset = library default")
-	fs.IntVar(&r.clientBurst, "client-burst", 0, "client-side rate limiter burst (>= 1); unset = library default")
-	fs.StringVar(&r.metricsAddr, "metrics-bind-address", "127.0.0.1:0", "HOST:PORT for /metrics (port 0 = any free port, printed as metrics-address=HOST:PORT); 0 = off")
-	fs.StringVar(&r.logLevel, "log-level", "debug", "debug|info|error")
-	fs.StringVar(&r.logFormat, "log-format", "console", "console|json")
+	fs.IntVar(&r.workMS, "work-ms", d.WorkMS, "simulated work per reconcile, milliseconds (>= 0)")
+	fs.Float64Var(&r.clientQPS, "client-qps", 0, "client-side rate limit in requests/s; <= 0 = unlimited; unset = library default; > 0 = token bucket")
+	fs.IntVar(&r.clientBurst, "client-burst", 0, fmt.Sprintf("client-side token bucket size (>= 1); needs --client-qps > 0; default %d", d.ClientBurst))
+	fs.StringVar(&r.metricsAddr, "metrics-bind-address", d.MetricsBindAddress, "HOST:PORT for /metrics (port 0 = any free port, printed as metrics-address=HOST:PORT); 0 = off")
+	fs.StringVar(&r.logLevel, "log-level", d.LogLevel, "debug|info|error")
+	fs.StringVar(&r.logFormat, "log-format", d.LogFormat, "console|json")
 	fs.BoolVar(&r.watchList, "watch-list", false, "streaming initial list: sets KUBE_FEATURE_WatchListClient in this process (--watch-list=false sets it false)")
 	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the seed)")
 	fs.StringVar(&r.kubeconfig, "kubeconfig", "", "kubeconfig path (default: KUBECONFIG, in-cluster, ~/.kube/config)")
+	fs.BoolVar(&r.printSettings, "print-settings", false, "print the resolved settings as one JSON object and exit (no cluster needed)")
 	return fs
 }
 
@@ -160,31 +150,32 @@ func parseFlags(args []string) (*options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	if r.namespace == "" {
+	if strings.TrimSpace(r.namespace) == "" {
 		return nil, usagef("--namespace is required")
 	}
-	p, ok := presets[r.preset]
-	if !ok {
-		return nil, usagef("--preset: unknown preset %q (want %s)", r.preset, presetNames())
+	p := presets.lookup(r.preset)
+	if p == nil {
+		return nil, usagef("--preset: unknown preset %q (want %s)", r.preset, presets.names())
 	}
 	o := &options{
 		Namespace:          r.namespace,
 		Preset:             r.preset,
-		Workers:            p.workers,
-		Predicate:          p.predicate,
-		StatusWrite:        p.statusWrite,
-		Annotate:           p.annotate,
-		ConflictRetry:      p.conflictRetry,
+		Workers:            p.Workers,
+		Predicate:          p.Predicate == "generation",
+		StatusWrite:        p.StatusWrite,
+		Annotate:           p.Annotate,
+		ConflictRetry:      p.ConflictRetry, // from the preset only (no flag)
 		ConflictReread:     r.conflictReread,
 		WorkMS:             r.workMS,
 		MetricsBindAddress: r.metricsAddr,
 		LogLevel:           r.logLevel,
 		LogFormat:          r.logFormat,
 		Kubeconfig:         r.kubeconfig,
+		PrintSettings:      r.printSettings,
 	}
 	if set["workers"] {
-		if r.workers < 1 {
-			return nil, usagef("--workers: must be at least 1, got %d", r.workers)
+		if r.workers < 1 || r.workers > maxWorkers {
+			return nil, usagef("--workers: must be between 1 and %d, got %d", maxWorkers, r.workers)
 		}
 		o.Workers = r.workers
 	}
@@ -213,13 +204,15 @@ func parseFlags(args []string) (*options, error) {
 		o.ClientQPS, o.ClientQPSSet = r.clientQPS, true
 	}
 	if set["client-burst"] {
-		if r.clientBurst < 1 {
-			return nil, usagef("--client-burst: must be at least 1, got %d", r.clientBurst)
+		if !o.ClientQPSSet || o.ClientQPS <= 0 {
+			return nil, usagef("--client-burst: needs --client-qps > 0 (without it no token bucket is configured)")
 		}
-		if o.ClientQPSSet && o.ClientQPS <= 0 {
-			return nil, usagef("--client-burst: has no effect with --client-qps <= 0 (client rate limiter off)")
+		if r.clientBurst < 1 || r.clientBurst > math.MaxInt32 {
+			return nil, usagef("--client-burst: must be between 1 and %d, got %d", math.MaxInt32, r.clientBurst)
 		}
 		o.ClientBurst, o.ClientBurstSet = r.clientBurst, true
+	} else if o.ClientQPSSet && o.ClientQPS > 0 {
+		o.ClientBurst = presets.Defaults.ClientBurst // client-go's default burst
 	}
 	if err := checkBindAddress(r.metricsAddr); err != nil {
 		return nil, err
@@ -260,7 +253,7 @@ func checkBindAddress(addr string) error {
 	if err != nil {
 		return usagef("--metrics-bind-address: %q is not HOST:PORT (or 0 to turn metrics off)", addr)
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+	if n, err := strconv.Atoi(port); err != nil || strings.Trim(port, "0123456789") != "" || n < 0 || n > 65535 {
 		return usagef("--metrics-bind-address: invalid port %q in %q", port, addr)
 	}
 	return nil

@@ -3,6 +3,7 @@ module ctrlbench.dev/controllers/go
 go 1.24.0
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/prometheus/client_golang v1.22.0
 	go.uber.org/zap v1.27.0
 	k8s.io/api v0.34.3

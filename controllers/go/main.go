@@ -42,6 +42,10 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "widget-controller: %v\n", err)
 		return 2
 	}
+	if opts.PrintSettings {
+		fmt.Fprintln(stdout, settingsJSON(opts))
+		return 0
+	}
 	if err := setWatchList(opts.WatchList); err != nil {
 		fmt.Fprintf(stderr, "widget-controller: --watch-list: %v\n", err)
 		return 1
@@ -111,18 +115,11 @@ func restConfig(o *options) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	if o.ClientQPSSet {
-		if o.ClientQPS <= 0 {
-			cfg.QPS = -1 // client-go: no client-side limiter
-		} else {
-			cfg.QPS = float32(o.ClientQPS)
-		}
-	}
-	if o.ClientBurstSet {
-		if cfg.QPS < 0 {
-			return nil, usagef("--client-burst: this build's default leaves the client rate limiter off; set --client-qps > 0 too")
-		}
-		cfg.Burst = o.ClientBurst
+	switch o.rateLimit() {
+	case rateUnlimited:
+		cfg.QPS = -1 // client-go: no client-side limiter
+	case rateTokenBucket:
+		cfg.QPS, cfg.Burst = float32(o.ClientQPS), o.ClientBurst
 	}
 	cfg.UserAgent = "widget-controller/" + o.Preset
 	return cfg, nil

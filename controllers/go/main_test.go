@@ -608,14 +608,14 @@ func TestPresets(t *testing.T) {
 // ---- flags -----------------------------------------------------------------
 
 func TestParseFlagsPresets(t *testing.T) {
-	for name, want := range presets {
-		o, err := parseFlags([]string{"--namespace", "ns", "--preset", name})
+	for _, want := range presets.Presets {
+		o, err := parseFlags([]string{"--namespace", "ns", "--preset", want.Name})
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: %v", want.Name, err)
 		}
-		if o.Workers != want.workers || o.Predicate != want.predicate || o.StatusWrite != want.statusWrite ||
-			o.Annotate != want.annotate || o.ConflictRetry != want.conflictRetry {
-			t.Errorf("%s: got %+v, want %+v", name, o, want)
+		if o.Workers != want.Workers || o.Predicate != (want.Predicate == "generation") || o.StatusWrite != want.StatusWrite ||
+			o.Annotate != want.Annotate || o.ConflictRetry != want.ConflictRetry {
+			t.Errorf("%s: got %+v, want %+v", want.Name, o, want)
 		}
 	}
 	o, err := parseFlags([]string{"--namespace", "ns"})
@@ -624,22 +624,119 @@ func TestParseFlagsPresets(t *testing.T) {
 	}
 	if o.Preset != "good" || o.Workers != 5 || !o.Predicate || o.StatusWrite != writeUpdate || o.Annotate ||
 		!o.ConflictRetry || o.ConflictReread != "api" || o.WorkMS != 10 || o.ClientQPSSet || o.ClientBurstSet ||
-		o.MetricsBindAddress != "127.0.0.1:0" || o.LogLevel != "debug" || o.LogFormat != "console" || o.WatchList != nil {
+		o.MetricsBindAddress != "127.0.0.1:0" || o.LogLevel != "debug" || o.LogFormat != "console" || o.WatchList != nil ||
+		o.PrintSettings {
 		t.Errorf("defaults: %+v", o)
 	}
 	// Spot-check the table against DESIGN §3.
 	table := map[string]string{
-		"good": "5 true update false true", "good-single": "1 true update false true",
-		"good-patch": "5 true patch false", "good-single-patch": "1 true patch false",
-		"bad-fix": "5 false update true false", "bad-fix-single": "1 false update true false",
-		"bad": "1 false object true false", "bad-concurrent": "5 false object true false",
+		"good": "5 generation update false true", "good-single": "1 generation update false true",
+		"good-patch": "5 generation patch false true", "good-single-patch": "1 generation patch false true",
+		"bad-fix": "5 none update true false", "bad-fix-single": "1 none update true false",
+		"bad": "1 none object true false", "bad-concurrent": "5 none object true false",
+	}
+	if len(presets.Presets) != len(table) {
+		t.Errorf("%d presets, want %d", len(presets.Presets), len(table))
 	}
 	for name, row := range table {
-		p := presets[name]
-		got := fmt.Sprintf("%d %v %s %v %v", p.workers, p.predicate, p.statusWrite, p.annotate, p.conflictRetry)
-		if !strings.HasPrefix(got, row) {
+		p := presets.lookup(name)
+		if p == nil {
+			t.Errorf("no preset %s", name)
+			continue
+		}
+		got := fmt.Sprintf("%d %s %s %v %v", p.Workers, p.Predicate, p.StatusWrite, p.Annotate, p.ConflictRetry)
+		if got != row {
 			t.Errorf("preset %s = %q, want %q", name, got, row)
 		}
+		if p.Description == "" || !strings.HasSuffix(p.Description, ".") {
+			t.Errorf("preset %s: description %q is not a sentence", name, p.Description)
+		}
+	}
+	if d := presets.Defaults; d.ClientBurst != 10 || d.WorkMS != 10 || d.MetricsBindAddress != "127.0.0.1:0" {
+		t.Errorf("defaults row: %+v", d)
+	}
+}
+
+// TestPresetsCopyMatchesDeploy: presets.toml (embedded) must stay a
+// byte-identical copy of deploy/presets.toml, the one table (the Rust test
+// crates/widget-api/tests/deploy_presets.rs checks the same).
+func TestPresetsCopyMatchesDeploy(t *testing.T) {
+	deploy, err := os.ReadFile(filepath.Join("..", "..", "deploy", "presets.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(deploy, presetsTOML) {
+		t.Fatal("controllers/go/presets.toml drifted from deploy/presets.toml: run `cp deploy/presets.toml controllers/go/presets.toml`")
+	}
+}
+
+func TestPresetTableIsStrict(t *testing.T) {
+	base := string(presetsTOML)
+	for name, text := range map[string]string{
+		"unknown key":     strings.Replace(base, "workers = 5\n", "workers = 5\nretries = 3\n", 1),
+		"missing key":     strings.Replace(base, "conflict_retry = true\n", "", 1),
+		"bad predicate":   strings.Replace(base, `predicate = "none"`, `predicate = "always"`, 1),
+		"zero workers":    strings.Replace(base, "workers = 1\n", "workers = 0\n", 1),
+		"unknown default": strings.Replace(base, `preset = "good"`, `preset = "great"`, 1),
+		"duplicate":       strings.Replace(base, `name = "bad-concurrent"`, `name = "bad"`, 1),
+	} {
+		if text == base {
+			t.Fatalf("%s: the replacement did not apply", name)
+		}
+		if _, err := parsePresetTable([]byte(text)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestRateLimitRule(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		mode  string
+		qps   float64
+		burst int
+	}{
+		{nil, rateLibraryDefault, 0, 0},
+		{[]string{"--client-qps", "5"}, rateTokenBucket, 5, 10},
+		{[]string{"--client-qps", "20", "--client-burst", "30"}, rateTokenBucket, 20, 30},
+		{[]string{"--client-qps", "0"}, rateUnlimited, 0, 0},
+		{[]string{"--client-qps", "-1"}, rateUnlimited, -1, 0},
+	} {
+		o, err := parseFlags(append([]string{"--namespace", "ns"}, tc.args...))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		s := settingsOf(o)
+		if s.ClientRateLimit != tc.mode {
+			t.Errorf("%q: mode %s, want %s", tc.args, s.ClientRateLimit, tc.mode)
+		}
+		if tc.mode == rateTokenBucket && (s.ClientQPS == nil || *s.ClientQPS != tc.qps || s.ClientBurst == nil || *s.ClientBurst != tc.burst) {
+			t.Errorf("%q: bucket %v/%v, want %v/%v", tc.args, s.ClientQPS, s.ClientBurst, tc.qps, tc.burst)
+		}
+		if tc.mode != rateTokenBucket && (s.ClientQPS != nil || s.ClientBurst != nil) {
+			t.Errorf("%q: qps/burst reported without a token bucket", tc.args)
+		}
+	}
+}
+
+// TestPrintSettings runs the program with no kubeconfig at all.
+func TestPrintSettings(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--namespace", "x", "--preset", "bad-fix", "--annotate=false",
+		"--client-qps", "5", "--print-settings")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "KUBECONFIG=/nonexistent")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v (stderr %q)", err, stderr.String())
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	want := `{"namespace":"x","preset":"bad-fix","workers":5,"predicate":"none","status_write":"update","annotate":false,` +
+		`"conflict_retry":false,"work_ms":10,"client_rate_limit":"token-bucket","client_qps":5,"client_burst":10,` +
+		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false}` + "\n"
+	if stdout.String() != want {
+		t.Errorf("got  %s\nwant %s", stdout.String(), want)
 	}
 }
 
@@ -687,7 +784,11 @@ var invalidFlags = []struct {
 	{[]string{"--namespace", "ns", "--client-qps", "fast"}, "--client-qps"},
 	{[]string{"--namespace", "ns", "--client-qps", "NaN"}, "--client-qps"},
 	{[]string{"--namespace", "ns", "--client-burst", "0"}, "--client-burst"},
+	{[]string{"--namespace", "ns", "--client-burst", "5"}, "--client-burst"},
 	{[]string{"--namespace", "ns", "--client-qps", "-1", "--client-burst", "5"}, "--client-burst"},
+	{[]string{"--namespace", "ns", "--client-qps", "5", "--client-burst", "0"}, "--client-burst"},
+	{[]string{"--namespace", "ns", "--workers", "70000"}, "--workers"},
+	{[]string{"--namespace", "ns", "--metrics-bind-address", "127.0.0.1:+80"}, "--metrics-bind-address"},
 	{[]string{"--namespace", "ns", "--metrics-bind-address", "localhost"}, "--metrics-bind-address"},
 	{[]string{"--namespace", "ns", "--metrics-bind-address", "127.0.0.1:99999"}, "--metrics-bind-address"},
 	{[]string{"--namespace", "ns", "--log-level", "trace"}, "--log-level"},
@@ -713,15 +814,9 @@ func TestParseFlagsInvalid(t *testing.T) {
 
 // TestInvalidFlagsExit2 runs the program itself: exit code 2 and one stderr line.
 func TestInvalidFlagsExit2(t *testing.T) {
-	cases := invalidFlags[:6]
-	if strings.HasPrefix(controllerRuntimeVersion(), "v0.22.") {
-		// v0.22 leaves the client limiter off by default, so a burst alone
-		// has nothing to apply to (decided after loading the kubeconfig).
-		cases = append(cases, struct {
-			args []string
-			flag string
-		}{[]string{"--namespace", "ns", "--client-burst", "5"}, "--client-burst"})
-	}
+	// The first six, plus a burst without a token bucket (a parse-time rule
+	// in both builds and in the Rust controller).
+	cases := append(invalidFlags[:6:6], invalidFlags[13])
 	for _, tc := range cases {
 		cmd := childCommand(tc.args...)
 		var stdout, stderr bytes.Buffer

@@ -65,9 +65,15 @@ fn rust_binary() -> Result<PathBuf> {
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe()?;
-    let dir = exe
+    let mut dir = exe
         .parent()
         .context("no directory for the running binary")?;
+    // Integration tests run from target/<profile>/deps; the binaries are one up.
+    if dir.file_name().is_some_and(|n| n == "deps")
+        && let Some(up) = dir.parent()
+    {
+        dir = up;
+    }
     let candidate = dir.join("widget-controller");
     // Always ask cargo in a checkout: it is a no-op when up to date and
     // rebuilds a stale controller, which a file-exists check would miss.
@@ -107,6 +113,7 @@ fn source_hash(src: &Path) -> Result<u64> {
         .filter(|p| {
             let n = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             (n.ends_with(".go") && !n.ends_with("_test.go"))
+                || n.ends_with(".toml") // embedded (presets.toml)
                 || n.ends_with(".mod")
                 || n.ends_with(".sum")
         })

@@ -4,6 +4,8 @@
 //! Kept exactly as the seed write-up defined it (DESIGN §2) so that seed users'
 //! kubectl habits and queries still work.
 
+pub mod presets;
+
 use kube::CustomResource;
 use kube::core::CustomResourceExt;
 use schemars::JsonSchema;

@@ -15,7 +15,9 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use widget_api::{LAST_SEEN_ANNOTATION, READY, Widget, WidgetStatus};
 
-use crate::flags::{PredicateKind, Settings, StatusWrite};
+use widget_api::presets::{Predicate, StatusWrite};
+
+use crate::flags::Settings;
 use crate::metrics::{Metrics, Outcome};
 
 /// client-go's default per-item backoff: 5 ms doubling per failure, capped at 1000 s.
@@ -39,6 +41,28 @@ pub struct Context {
     /// Failures per key since its last success (for the backoff).
     failures: Mutex<HashMap<String, u32>>,
     requeue: mpsc::UnboundedSender<(ObjectRef<Widget>, Duration)>,
+}
+
+impl Context {
+    /// A context for `client`; the receiver yields the requeues `error_policy` asks for.
+    pub fn new(
+        client: kube::Client,
+        settings: Settings,
+        metrics: Arc<Metrics>,
+    ) -> (
+        Context,
+        mpsc::UnboundedReceiver<(ObjectRef<Widget>, Duration)>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let ctx = Context {
+            client,
+            settings,
+            metrics,
+            failures: Mutex::new(HashMap::new()),
+            requeue: tx,
+        };
+        (ctx, rx)
+    }
 }
 
 fn key(w: &Widget) -> String {
@@ -75,7 +99,7 @@ fn is_conflict(e: &kube::Error) -> bool {
 }
 
 /// One reconcile, wrapped in the work-queue and controller-runtime metrics.
-async fn reconcile(obj: Arc<Widget>, ctx: Arc<Context>) -> Result<Action, Error> {
+pub async fn reconcile(obj: Arc<Widget>, ctx: Arc<Context>) -> Result<Action, Error> {
     let k = key(&obj);
     if let Some(waited) = ctx.metrics.queue.start(&k) {
         ctx.metrics.queue_duration.observe(waited);
@@ -222,10 +246,10 @@ pub async fn run(
         .applied_objects();
     let objects: std::pin::Pin<Box<dyn Stream<Item = Result<Widget, watcher::Error>> + Send>> =
         match settings.predicate {
-            PredicateKind::Generation => objects
+            Predicate::Generation => objects
                 .predicate_filter(predicates::generation, Default::default())
                 .boxed(),
-            PredicateKind::None => objects.boxed(),
+            Predicate::None => objects.boxed(),
         };
     let m = metrics.clone();
     let objects = objects.inspect_ok(move |w| {
@@ -233,8 +257,9 @@ pub async fn run(
         m.record_add(counted);
     });
 
-    let (tx, rx) = mpsc::unbounded_channel::<(ObjectRef<Widget>, Duration)>();
-    let m = metrics.clone();
+    let (ctx, rx) = Context::new(client, settings.clone(), metrics.clone());
+    let ctx = Arc::new(ctx);
+    let m = metrics;
     let requeues = tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
         .map(move |(obj, delay)| {
             let m = m.clone();
@@ -252,13 +277,6 @@ pub async fn run(
         })
         .buffer_unordered(usize::MAX);
 
-    let ctx = Arc::new(Context {
-        client,
-        metrics,
-        failures: Mutex::new(HashMap::new()),
-        requeue: tx,
-        settings: settings.clone(),
-    });
     Controller::for_stream(objects, reader)
         .with_config(ControllerConfig::default().concurrency(settings.workers))
         .reconcile_on(requeues)

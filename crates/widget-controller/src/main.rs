@@ -2,10 +2,14 @@
 //! (kube-rs), selected by flags, exporting controller-runtime's metric names.
 //!
 //! Prints `metrics-address=HOST:PORT` on stdout once /metrics is served, and
-//! stops on SIGTERM/SIGINT after letting in-flight reconciles finish.
+//! stops on SIGTERM/SIGINT after letting in-flight reconciles finish. With
+//! `--print-settings` it prints the resolved settings as one JSON object and
+//! exits without touching any cluster.
 
 mod client;
 mod controller;
+#[cfg(test)]
+mod fixtures;
 mod flags;
 mod metrics;
 mod queue;
@@ -18,8 +22,9 @@ use anyhow::{Context as _, Result};
 use clap::Parser;
 use tokio::sync::mpsc;
 
-use flags::{Flags, LogFormat, LogLevel, Settings};
+use flags::{Flags, Settings};
 use metrics::Metrics;
+use widget_api::presets::LogFormat;
 
 /// How long in-flight reconciles get after a stop signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -33,6 +38,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if flags.print_settings {
+        println!("{}", settings.to_json());
+        return ExitCode::SUCCESS;
+    }
     init_logging(&settings);
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     match rt.block_on(run(settings)) {
@@ -45,11 +54,7 @@ fn main() -> ExitCode {
 }
 
 fn init_logging(s: &Settings) {
-    let level = match s.log_level {
-        LogLevel::Debug => "debug",
-        LogLevel::Info => "info",
-        LogLevel::Error => "error",
-    };
+    let level = s.log_level.as_str();
     // Our own lines at the chosen level; libraries at warn, as the seed's zap setup logged only the controller.
     let filter = tracing_subscriber::EnvFilter::new(format!("warn,widget_controller={level}"));
     let b = tracing_subscriber::fmt()
@@ -67,39 +72,14 @@ async fn run(settings: Settings) -> Result<()> {
     let config = kube::Config::infer()
         .await
         .context("no Kubernetes configuration: set KUBECONFIG or run in a cluster")?;
-    let client = client::build(config, metrics.clone(), settings.rate_limit).await?;
+    let client = client::build(config, metrics.clone(), settings.token_bucket()).await?;
 
-    let listener = tokio::net::TcpListener::bind(settings.metrics_bind_address)
-        .await
-        .with_context(|| {
-            format!(
-                "cannot listen on --metrics-bind-address {}",
-                settings.metrics_bind_address
-            )
-        })?;
-    let addr = listener.local_addr()?;
-    let m = metrics.clone();
-    let app = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let m = m.clone();
-            async move {
-                (
-                    [(
-                        http::header::CONTENT_TYPE,
-                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                    )],
-                    m.encode(),
-                )
-            }
-        }),
-    );
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    println!("metrics-address={addr}");
-    tracing::info!(namespace = %settings.namespace, workers = settings.workers, predicate = ?settings.predicate,
-        status_write = ?settings.status_write, annotate = settings.annotate, "starting widget controller");
+    if settings.metrics_bind_address != "0" {
+        serve_metrics(&settings.metrics_bind_address, metrics.clone()).await?;
+    }
+    tracing::info!(namespace = %settings.namespace, preset = %settings.preset, workers = settings.workers,
+        predicate = settings.predicate.as_str(), status_write = settings.status_write.as_str(),
+        annotate = settings.annotate, conflict_retry = settings.conflict_retry, "starting widget controller");
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel::<String>();
@@ -127,6 +107,35 @@ async fn run(settings: Settings) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Serves /metrics on `bind` and prints `metrics-address=HOST:PORT` (the bound address).
+async fn serve_metrics(bind: &str, metrics: Arc<Metrics>) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .with_context(|| format!("cannot listen on --metrics-bind-address {}", bind))?;
+    let addr = listener.local_addr()?;
+    let m = metrics;
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let m = m.clone();
+            async move {
+                (
+                    [(
+                        http::header::CONTENT_TYPE,
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )],
+                    m.encode(),
+                )
+            }
+        }),
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    println!("metrics-address={addr}");
+    Ok(())
 }
 
 async fn signal() {

@@ -104,17 +104,24 @@ fn default_impl() -> Spanned<String> {
     Spanned::new(0..0, "rust".to_string())
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum Preset {
-    Good,
-    GoodSingle,
-    GoodPatch,
-    GoodSinglePatch,
-    BadFix,
-    BadFixSingle,
-    Bad,
-    BadConcurrent,
+/// A preset name, one of `deploy/presets.toml`'s (`widget_api::presets::names`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Preset(String);
+
+impl<'de> Deserialize<'de> for Preset {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        let names = widget_api::presets::names();
+        if names.contains(&name.as_str()) {
+            Ok(Preset(name))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "unknown preset {name:?}, expected one of {}",
+                names.join(", ")
+            )))
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
@@ -178,17 +185,8 @@ impl Impl {
 }
 
 impl Preset {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Preset::Good => "good",
-            Preset::GoodSingle => "good-single",
-            Preset::GoodPatch => "good-patch",
-            Preset::GoodSinglePatch => "good-single-patch",
-            Preset::BadFix => "bad-fix",
-            Preset::BadFixSingle => "bad-fix-single",
-            Preset::Bad => "bad",
-            Preset::BadConcurrent => "bad-concurrent",
-        }
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -405,11 +403,16 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
         {
             return Err(err("workers", w.span(), "must be at least 1".into()));
         }
+        // deploy/presets.toml's rule: a burst needs a token bucket (client_qps > 0).
         if let Some(b) = &v.client_burst {
-            if v.client_qps.is_none() {
-                return Err(err("client_burst", b.span(), "needs client_qps".into()));
+            if !v.client_qps.is_some_and(|q| q > 0.0) {
+                return Err(err(
+                    "client_burst",
+                    b.span(),
+                    "needs client_qps > 0 (without it no token bucket is configured)".into(),
+                ));
             }
-            if *b.get_ref() < 1 && v.client_qps.unwrap_or(0.0) > 0.0 {
+            if *b.get_ref() < 1 {
                 return Err(err(
                     "client_burst",
                     b.span(),
@@ -547,7 +550,7 @@ preset = "good"
 
     #[test]
     fn malformed_files_name_file_line_and_key() {
-        let cases: [(&str, usize, &str); 14] = [
+        let cases: [(&str, usize, &str); 15] = [
             (
                 "name = \"t\"\nscales = [20]\nrepeets = 2\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
                 3,
@@ -596,6 +599,11 @@ preset = "good"
             (
                 "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nclient_burst = 5\n",
                 6,
+                "client_burst",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nclient_qps = -1\nclient_burst = 5\n",
+                7,
                 "client_burst",
             ),
             (

@@ -1,6 +1,9 @@
 //! The Rust controller's presets against the real local plane (one plane for
 //! this binary), each case in its own namespace with its own ServiceAccount,
-//! N = 20 widgets. The controller runs as the real binary.
+//! N = 20 widgets. The controller runs as the real binary, located (and built
+//! when stale) by `ctrlbench::controllers::binary`: black-box tests of the
+//! controller that live in the harness crate, so the controller crate does not
+//! depend on the harness.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -14,6 +17,16 @@ use serde_json::json;
 use widget_api::{LAST_SEEN_ANNOTATION, Widget};
 
 const N: u64 = 20;
+
+/// The Rust widget-controller binary (built by cargo if stale).
+fn rust_bin() -> std::path::PathBuf {
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        ctrlbench::controllers::binary(&ctrlbench::experiment::Impl::Rust)
+            .expect("the Rust widget-controller binary")
+    })
+    .clone()
+}
 
 /// A controller process, stopped with SIGTERM when dropped.
 struct Ctl {
@@ -51,8 +64,8 @@ async fn setup(ns: &str, n: u64) -> kube::Client {
 
 /// Starts the Rust controller as its own namespaced identity.
 async fn start(client: &kube::Client, ns: &str, args: &[&str]) -> Ctl {
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_widget-controller"));
-    start_bin(bin, client, ns, args).await
+    let bin = tokio::task::spawn_blocking(rust_bin).await.unwrap();
+    start_bin(&bin, client, ns, args).await
 }
 
 /// Samples keyed by `name{label=value,...}` (labels sorted).
@@ -367,7 +380,7 @@ fn invalid_flags_exit_2_naming_the_flag() {
             "--metrics-bind-address",
         ),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_widget-controller"))
+        let out = Command::new(rust_bin())
             .args(["--namespace", "x"])
             .args(args)
             .output()
@@ -392,7 +405,7 @@ async fn watch_list_refused_is_a_clear_error() {
     let out = tokio::task::spawn_blocking({
         let kc = plane.kubeconfig_path.clone();
         move || {
-            Command::new(env!("CARGO_BIN_EXE_widget-controller"))
+            Command::new(rust_bin())
                 .args([
                     "--namespace",
                     "default",
@@ -489,7 +502,7 @@ async fn rust_and_go_expose_the_same_design_names() {
     use ctrlbench::experiment::Impl;
     let mut bins = vec![(
         "rust".to_string(),
-        std::path::PathBuf::from(env!("CARGO_BIN_EXE_widget-controller")),
+        tokio::task::spawn_blocking(rust_bin).await.unwrap(),
     )];
     for label in ["v0.18.4", "v0.22"] {
         let imp = Impl::Go(label.to_string());

@@ -1,0 +1,203 @@
+//! Flag parity between the Rust controller and the Go controller
+//! (controller-runtime v0.22 build), black-box: both binaries resolve the
+//! same command lines through the one preset table (deploy/presets.toml) and
+//! must print the same `--print-settings` JSON, and reject the same invalid
+//! combinations with exit code 2. No cluster is involved (no KUBECONFIG).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use ctrlbench::experiment::Impl;
+use serde_json::Value;
+
+const PRESETS: [&str; 8] = [
+    "good",
+    "good-single",
+    "good-patch",
+    "good-single-patch",
+    "bad-fix",
+    "bad-fix-single",
+    "bad",
+    "bad-concurrent",
+];
+
+/// Overrides applied to every preset.
+const OVERRIDES: [&[&str]; 14] = [
+    &[],
+    &["--workers", "3"],
+    &["--predicate", "none"],
+    &["--predicate", "generation"],
+    &["--status-write", "update"],
+    &["--status-write", "apply"],
+    &["--annotate"],
+    &["--annotate=false"],
+    &["--work-ms", "0"],
+    &["--client-qps", "5"],
+    &["--client-qps", "50", "--client-burst", "7"],
+    &["--client-qps", "-1"],
+    &["--metrics-bind-address", "127.0.0.1:9091"],
+    &["--watch-list"],
+];
+
+/// Further single command lines (on the default preset unless they name one).
+const EXTRA: [&[&str]; 8] = [
+    &["--client-qps", "0"],
+    &["--client-qps", "0.5"],
+    &["--client-qps", "2.5", "--client-burst", "1"],
+    &["--status-write", "patch", "--preset", "bad-fix"],
+    &["--status-write", "object", "--annotate=false"],
+    &["--log-level", "error", "--log-format", "json"],
+    &["--watch-list=false", "--workers", "1"],
+    &["--metrics-bind-address", "0"],
+];
+
+/// Invalid combinations: exit 2 in both.
+const INVALID: [&[&str]; 11] = [
+    &["--client-burst", "5"],
+    &["--client-qps", "-1", "--client-burst", "5"],
+    &["--client-qps", "0", "--client-burst", "5"],
+    &["--client-qps", "5", "--client-burst", "0"],
+    &["--workers", "0"],
+    &["--workers", "70000"],
+    &["--work-ms", "-1"],
+    &["--preset", "great"],
+    &["--predicate", "always"],
+    &["--status-write", "put"],
+    &["--metrics-bind-address", "nowhere"],
+];
+
+/// Both binaries, built once per test binary (the tests run in parallel and
+/// concurrent Go builds of the same cache entry would race).
+fn binaries() -> (PathBuf, PathBuf) {
+    static BINS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    BINS.get_or_init(|| {
+        let rust = ctrlbench::controllers::binary(&Impl::Rust).expect("the Rust widget-controller");
+        let go = ctrlbench::controllers::binary(&Impl::Go("v0.22".into()))
+            .expect("the Go widget-controller (controller-runtime v0.22)");
+        (rust, go)
+    })
+    .clone()
+}
+
+fn run(bin: &PathBuf, args: &[&str]) -> Output {
+    Command::new(bin)
+        .args(["--namespace", "x"])
+        .args(args)
+        .arg("--print-settings")
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent")
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", bin.display()))
+}
+
+/// JSON equality with numbers compared by value (Go writes 5, Rust may write 5.0).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn settings(label: &str, bin: &PathBuf, args: &[&str]) -> Value {
+    let out = run(bin, args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{label} {args:?}: {} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{label} {args:?}: stderr {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.lines().count(), 1, "{label} {args:?}: {stdout}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{label} {args:?}: {e}: {stdout}"))
+}
+
+#[test]
+fn print_settings_is_identical_in_rust_and_go() {
+    let (rust, go) = binaries();
+    let mut lines: Vec<Vec<&str>> = Vec::new();
+    for p in PRESETS {
+        for o in OVERRIDES {
+            let mut a = vec!["--preset", p];
+            a.extend_from_slice(o);
+            lines.push(a);
+        }
+    }
+    lines.extend(EXTRA.iter().map(|a| a.to_vec()));
+    assert!(lines.len() >= 40);
+    let mut differ = Vec::new();
+    for args in &lines {
+        let r = settings("rust", &rust, args);
+        let g = settings("go", &go, args);
+        if !same(&r, &g) {
+            differ.push(format!("{args:?}:\n  rust {r}\n  go   {g}"));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "--print-settings differs for {} of {} command lines:\n{}",
+        differ.len(),
+        lines.len(),
+        differ.join("\n")
+    );
+    eprintln!("{} command lines: identical settings", lines.len());
+}
+
+#[test]
+fn invalid_combinations_exit_2_in_both() {
+    let (rust, go) = binaries();
+    let mut wrong = Vec::new();
+    for args in INVALID {
+        for (label, bin) in [("rust", &rust), ("go", &go)] {
+            let out = run(bin, args);
+            if out.status.code() != Some(2) || !out.stdout.is_empty() {
+                wrong.push(format!(
+                    "{label} {args:?}: {} stdout {:?}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stdout)
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "want exit 2:\n{}", wrong.join("\n"));
+}
+
+/// The rules the table documents, seen through the Rust binary (the parity
+/// test carries them over to Go).
+#[test]
+fn the_documented_rules_hold() {
+    let (rust, _) = binaries();
+    let s = settings("rust", &rust, &["--preset", "bad-fix", "--annotate=false"]);
+    assert_eq!(
+        s["conflict_retry"], false,
+        "conflict_retry comes from the preset"
+    );
+    let s = settings(
+        "rust",
+        &rust,
+        &["--preset", "good-patch", "--status-write", "update"],
+    );
+    assert_eq!(s["conflict_retry"], true);
+    let s = settings("rust", &rust, &["--client-qps", "5"]);
+    assert_eq!(
+        (&s["client_rate_limit"], s["client_burst"].as_u64()),
+        (&Value::from("token-bucket"), Some(10))
+    );
+    let s = settings("rust", &rust, &[]);
+    assert_eq!(s["client_rate_limit"], "library-default");
+    assert!(s["client_qps"].is_null() && s["client_burst"].is_null());
+    assert_eq!(s["metrics_bind_address"], "127.0.0.1:0");
+    let s = settings("rust", &rust, &["--client-qps", "-1"]);
+    assert_eq!(s["client_rate_limit"], "unlimited");
+}
