@@ -5,6 +5,7 @@
 //! controller that live in the harness crate, so the controller crate does not
 //! depend on the harness.
 
+use ctrlbench::cluster::process::{Signal, signal};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -37,8 +38,7 @@ struct Ctl {
 
 impl Drop for Ctl {
     fn drop(&mut self) {
-        // SAFETY: kill(2) has no memory-safety preconditions.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        signal(self.child.id(), Signal::TERM);
         let _ = self.child.wait();
     }
 }
