@@ -61,7 +61,11 @@ pub struct Settings {
     pub annotate: bool,
     pub conflict_retry: bool,
     pub work_ms: u64,
-    /// Client token bucket as applied; None: no client-side limiter.
+    /// "token-bucket", "unlimited" or "library-default" (the client
+    /// library's own limiter stays); absent in older results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_rate_limit: Option<String>,
+    /// Client token bucket our flags applied; None: none of ours.
     pub client_qps: Option<f64>,
     pub client_burst: Option<u32>,
     /// Work-queue kind, when the controller reports one.

@@ -127,6 +127,28 @@ fn two_variants_produce_the_documented_directory() {
         assert_eq!(s["converged"], all_ready);
         assert_eq!(s["load"]["created"], 20);
         assert!(s["reconciles"]["success"].as_f64().unwrap() >= 20.0);
+        // The controller's own resolution of its flags (--print-settings) is recorded.
+        let want = if all_ready {
+            (5, "generation", "update", false, true)
+        } else {
+            (1, "none", "object", true, false)
+        };
+        let st = &s["settings"];
+        assert_eq!(
+            (
+                st["workers"].as_u64().unwrap(),
+                st["predicate"].as_str().unwrap(),
+                st["status_write"].as_str().unwrap(),
+                st["annotate"].as_bool().unwrap(),
+                st["conflict_retry"].as_bool().unwrap()
+            ),
+            want,
+            "{variant}: {st}"
+        );
+        assert_eq!(st["work_ms"], 10);
+        // The typed record reads what the run wrote.
+        let typed = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
+        assert_eq!(typed.settings.unwrap().preset, variant);
     }
     // Every namespace the run created is gone.
     let rt = tokio::runtime::Runtime::new().unwrap();
