@@ -124,29 +124,8 @@ impl<'de> Deserialize<'de> for Preset {
     }
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Predicate {
-    Generation,
-    None,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum StatusWrite {
-    Update,
-    Patch,
-    Apply,
-    Object,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    Debug,
-    Info,
-    Error,
-}
+/// The controllers' own setting types: what the file accepts is what they accept.
+pub use widget_api::presets::{LogLevel, Predicate, StatusWrite};
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -468,23 +447,10 @@ impl VariantSpec {
             f.push(format!("--workers={}", w.get_ref()));
         }
         if let Some(p) = self.predicate {
-            f.push(format!(
-                "--predicate={}",
-                if p == Predicate::Generation {
-                    "generation"
-                } else {
-                    "none"
-                }
-            ));
+            f.push(format!("--predicate={}", p.as_str()));
         }
         if let Some(s) = self.status_write {
-            let s = match s {
-                StatusWrite::Update => "update",
-                StatusWrite::Patch => "patch",
-                StatusWrite::Apply => "apply",
-                StatusWrite::Object => "object",
-            };
-            f.push(format!("--status-write={s}"));
+            f.push(format!("--status-write={}", s.as_str()));
         }
         if let Some(a) = self.annotate {
             f.push(format!("--annotate={a}"));
@@ -501,12 +467,8 @@ impl VariantSpec {
         if self.watch_list {
             f.push("--watch-list".to_string());
         }
-        let level = match self.log_level.unwrap_or(LogLevel::Debug) {
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Error => "error",
-        };
-        f.push(format!("--log-level={level}"));
+        let level = self.log_level.unwrap_or(LogLevel::Debug);
+        f.push(format!("--log-level={}", level.as_str()));
         if let Some(c) = self.conflict_reread {
             f.push(format!(
                 "--conflict-reread={}",
