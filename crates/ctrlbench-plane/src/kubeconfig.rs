@@ -19,11 +19,50 @@ pub enum Credentials<'a> {
     Token(&'a str),
 }
 
-/// Builds a single-context kubeconfig.
+/// Builds a single-context kubeconfig for a server and its CA.
 pub fn build(
     name: &str,
     server: &str,
     ca_pem: &str,
+    creds: Credentials<'_>,
+    namespace: Option<&str>,
+) -> Kubeconfig {
+    let cluster = Cluster {
+        server: Some(server.into()),
+        certificate_authority_data: Some(STANDARD.encode(ca_pem)),
+        ..Default::default()
+    };
+    for_cluster(name, cluster, creds, namespace)
+}
+
+/// The cluster entry of `kc`'s current context, as written there (CA data or
+/// file, tls-server-name, proxy-url, insecure-skip-tls-verify and all): the
+/// cluster a client of `kc` talks to, never just the first one listed.
+pub fn current_cluster(kc: &Kubeconfig) -> Result<Cluster> {
+    let ctx_name = kc
+        .current_context
+        .as_deref()
+        .context("the kubeconfig has no current context")?;
+    let cluster_name = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == ctx_name)
+        .and_then(|c| c.context.as_ref())
+        .map(|c| c.cluster.clone())
+        .with_context(|| format!("the kubeconfig has no context {ctx_name:?}"))?;
+    kc.clusters
+        .iter()
+        .find(|c| c.name == cluster_name)
+        .and_then(|c| c.cluster.clone())
+        .with_context(|| {
+            format!("the kubeconfig has no cluster {cluster_name:?} (context {ctx_name:?})")
+        })
+}
+
+/// Builds a single-context kubeconfig for a cluster entry.
+pub fn for_cluster(
+    name: &str,
+    cluster: Cluster,
     creds: Credentials<'_>,
     namespace: Option<&str>,
 ) -> Kubeconfig {
@@ -40,11 +79,7 @@ pub fn build(
         kind: Some("Config".into()),
         clusters: vec![NamedCluster {
             name: name.into(),
-            cluster: Some(Cluster {
-                server: Some(server.into()),
-                certificate_authority_data: Some(STANDARD.encode(ca_pem)),
-                ..Default::default()
-            }),
+            cluster: Some(cluster),
             other: Default::default(),
         }],
         auth_infos: vec![NamedAuthInfo {

@@ -302,3 +302,59 @@ fn dry_run_prints_plan_and_estimate() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("nope"));
 }
+
+/// A kubeconfig whose first cluster (and current context) is a decoy: with
+/// `--context` naming the real plane, the run converges and neither the
+/// harness nor the controller's identity ever connects to the decoy.
+#[test]
+fn the_selected_context_decides_where_tokens_go() {
+    use std::net::TcpListener;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let decoy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let decoy_port = decoy.local_addr().unwrap().port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let h = hits.clone();
+    std::thread::spawn(move || {
+        for c in decoy.incoming() {
+            h.fetch_add(1, Ordering::SeqCst);
+            drop(c);
+        }
+    });
+    let mut kc = plane.kubeconfig.clone();
+    let real_ctx = kc.current_context.clone().unwrap();
+    let mut bad_cluster = kc.clusters[0].clone();
+    bad_cluster.name = "decoy".into();
+    bad_cluster.cluster.as_mut().unwrap().server = Some(format!("https://127.0.0.1:{decoy_port}"));
+    kc.clusters.insert(0, bad_cluster);
+    let mut bad_ctx = kc.contexts[0].clone();
+    bad_ctx.name = "decoy".into();
+    bad_ctx.context.as_mut().unwrap().cluster = "decoy".into();
+    kc.contexts.insert(0, bad_ctx);
+    kc.current_context = Some("decoy".into());
+    let kc_path = tmp.path().join("multi.kubeconfig");
+    std::fs::write(&kc_path, serde_yaml::to_string(&kc).unwrap()).unwrap();
+
+    let exp = write_experiment(tmp.path(), 20, &[("good", "good")]);
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(&results)
+        .arg("--kubeconfig")
+        .arg(&kc_path)
+        .args(["--context", &real_ctx])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = only_results_dir(&results);
+    let s = ctrlbench::record::Summary::read(&dir.join("N20/good/rep1/summary.json")).unwrap();
+    assert_eq!(s.ready, 20, "the run against context {real_ctx} converges");
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "the decoy got a connection");
+}

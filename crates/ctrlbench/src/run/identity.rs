@@ -79,23 +79,10 @@ pub async fn create(
         .with_context(|| format!("TokenRequest for {ns}/{name} failed"))?;
     let token = tr.status.context("TokenRequest returned no token")?.token;
 
-    let cluster = admin_kc
-        .clusters
-        .first()
-        .and_then(|c| c.cluster.as_ref())
-        .context("admin kubeconfig has no cluster")?;
-    let server = cluster
-        .server
-        .clone()
-        .context("admin kubeconfig has no server")?;
-    let ca = match &cluster.certificate_authority_data {
-        Some(b64) => {
-            use base64::Engine;
-            String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64)?)?
-        }
-        None => String::new(),
-    };
-    let kc = kubeconfig::build(name, &server, &ca, Credentials::Token(&token), Some(ns));
+    // The cluster the admin client talks to (the selected context's), with
+    // its TLS settings as written: a token must never go to another server.
+    let cluster = kubeconfig::current_cluster(admin_kc)?;
+    let kc = kubeconfig::for_cluster(name, cluster, Credentials::Token(&token), Some(ns));
     Ok(Identity {
         namespace: ns.to_string(),
         service_account: name.to_string(),
