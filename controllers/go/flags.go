@@ -1,3 +1,7 @@
+// Command-line flags: parsing, and their resolution into options through
+// the shared preset table (presets.go). A bad value or combination is one
+// line naming the flag and exit code 2.
+
 package main
 
 import (

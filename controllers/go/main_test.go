@@ -1,3 +1,8 @@
+// Black-box tests of the built controller against a real kube-apiserver
+// (envtest pointed at ctrlbench's etcd and kube-apiserver): every preset's
+// behaviour, metric names, signals and flag errors, for whichever
+// controller-runtime build this is compiled with.
+
 package main
 
 import (

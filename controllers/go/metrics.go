@@ -1,3 +1,7 @@
+// Metrics: controller-runtime's own registry served on a listener we bind
+// (so the real port can be printed), plus client-go's rate-limiter latency
+// histogram, which controller-runtime does not register itself.
+
 package main
 
 import (

@@ -1,3 +1,7 @@
+// The reconcile of every preset: simulated work, then the status write the
+// preset asks for (update with optional RetryOnConflict, merge patch, apply,
+// or an object update whose status the server drops), and the annotation stamp.
+
 package main
 
 import (

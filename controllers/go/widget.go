@@ -1,3 +1,6 @@
+// The Widget types (DESIGN §2) written by hand with their DeepCopy methods,
+// so the Go controller needs no code generator.
+
 package main
 
 import (
