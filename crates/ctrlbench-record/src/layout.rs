@@ -7,8 +7,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::columns::{apiserver, controller, etcd};
 
@@ -170,27 +168,6 @@ fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(v)
-}
-
-/// Writes `path` whole or not at all: a temp file beside it, then rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Reads a JSON record; the error names the file and what it should have held.
-pub fn read_json<T: DeserializeOwned>(path: &Path, what: &str) -> Result<T> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not a valid {what}", path.display()))
-}
-
-/// Writes a JSON record whole or not at all.
-pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    write_atomic(path, serde_json::to_string_pretty(value)?.as_bytes())
 }
 
 #[cfg(test)]

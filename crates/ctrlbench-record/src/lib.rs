@@ -8,9 +8,10 @@
 //! - [`columns`]: one catalogue per scraped source (controller, apiserver,
 //!   etcd), each column's name next to how its value is taken from a page.
 //! - [`prom`]: Prometheus text → [`prom::Page`]; [`table`] writes CSV rows,
-//!   [`series`] reads them back.
+//!   [`series`] reads them back; [`files`] writes every file atomically.
 
 pub mod columns;
+pub mod files;
 pub mod layout;
 pub mod manifest;
 pub mod objects;

@@ -78,11 +78,11 @@ pub const FILE_NAME: &str = "manifest.json";
 
 impl Manifest {
     pub fn read(path: &Path) -> Result<Manifest> {
-        crate::layout::read_json(path, "manifest")
+        crate::files::read_json(path, "manifest")
     }
 
     /// Written whole or not at all (temp file + rename).
     pub fn write(&self, path: &Path) -> Result<()> {
-        crate::layout::write_json(path, self)
+        crate::files::write_json(path, self)
     }
 }

@@ -151,11 +151,11 @@ pub const FILE_NAME: &str = "summary.json";
 
 impl Summary {
     pub fn read(path: &Path) -> Result<Summary> {
-        crate::layout::read_json(path, "summary")
+        crate::files::read_json(path, "summary")
     }
 
     /// Written whole or not at all (temp file + rename).
     pub fn write(&self, path: &Path) -> Result<()> {
-        crate::layout::write_json(path, self)
+        crate::files::write_json(path, self)
     }
 }

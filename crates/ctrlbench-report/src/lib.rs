@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use ctrlbench_record::ResultsDir;
-use ctrlbench_record::layout::write_atomic;
+use ctrlbench_record::files::write_atomic;
 
 /// A piece of the report.
 pub enum Block {

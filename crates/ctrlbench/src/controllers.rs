@@ -3,15 +3,16 @@
 //! two controller-runtime builds (built with Go from `controllers/go` into
 //! `~/.cache/ctrlbench/controllers/`, keyed by build and source hash).
 
+use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
+use serde::Serialize;
 
 use crate::cluster::binaries::go_command;
 use crate::cluster::process::{Lifetime, own};
-use crate::experiment::Impl;
 
 /// The workspace this binary was built from (where controllers/go lives).
 fn workspace() -> PathBuf {
@@ -50,6 +51,35 @@ pub fn go_labels() -> String {
         .map(|b| format!("go@{}", b.label))
         .collect::<Vec<_>>()
         .join(" or ")
+}
+
+/// Which controller implementation runs a variant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub enum Impl {
+    Rust,
+    /// controller-runtime version, e.g. "v0.18.4" or "v0.22".
+    Go(String),
+}
+
+impl fmt::Display for Impl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Impl::Rust => write!(f, "rust"),
+            Impl::Go(v) => write!(f, "go@{v}"),
+        }
+    }
+}
+
+impl Impl {
+    pub fn parse(s: &str) -> Option<Impl> {
+        match s {
+            "rust" => Some(Impl::Rust),
+            _ => {
+                let v = s.strip_prefix("go@")?;
+                go_build(v).map(|b| Impl::Go(b.label.to_string()))
+            }
+        }
+    }
 }
 
 /// Path of the binary for an implementation, building it if needed.

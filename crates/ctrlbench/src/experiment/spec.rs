@@ -2,7 +2,6 @@
 //! rejected, and every error names the file, the line and the key.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -134,34 +133,8 @@ pub enum ConflictReread {
     Cache,
 }
 
-/// Which controller implementation runs a variant.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub enum Impl {
-    Rust,
-    /// controller-runtime version, e.g. "v0.18.4" or "v0.22".
-    Go(String),
-}
-
-impl fmt::Display for Impl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Impl::Rust => write!(f, "rust"),
-            Impl::Go(v) => write!(f, "go@{v}"),
-        }
-    }
-}
-
-impl Impl {
-    pub fn parse(s: &str) -> Option<Impl> {
-        match s {
-            "rust" => Some(Impl::Rust),
-            _ => {
-                let v = s.strip_prefix("go@")?;
-                crate::controllers::go_build(v).map(|b| Impl::Go(b.label.to_string()))
-            }
-        }
-    }
-}
+/// Which controller implementation runs a variant (the controllers' own type).
+pub use crate::controllers::Impl;
 
 impl Preset {
     pub fn as_str(&self) -> &str {

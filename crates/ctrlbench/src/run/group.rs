@@ -8,25 +8,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use ctrlbench_record::{RunDir, Settings, Summary};
+use ctrlbench_record::{Settings, Summary};
 
 use super::controller::ControllerProcess;
+use super::member::Member;
 use super::watch::Objects;
 use super::{Ctx, STOP_GRACE, identity, measure, namespace};
 use crate::experiment::plan::Run;
-
-/// One variant's part of a run.
-pub struct Member {
-    pub variant: usize,
-    pub ns: String,
-    pub dir: RunDir,
-    pub objects: Arc<Objects>,
-    pub process: Option<ControllerProcess>,
-    /// What the controller binary resolved its flags to (`--print-settings`).
-    pub settings: Option<Settings>,
-    pub flags: Vec<String>,
-    _secrets: tempfile::TempDir,
-}
 
 /// Sets up, measures and tears down one run group.
 pub async fn run(ctx: &Ctx<'_>, run: &Run) -> Result<Vec<Summary>> {
@@ -62,12 +50,12 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run) -> Result<Vec<Summary>> {
                 dir,
                 objects: Arc::new(Objects::default()),
                 process: None,
-                _secrets: secrets,
+                secrets,
             });
             let m = members.last_mut().expect("just pushed");
             let id =
                 identity::create(client, &ctx.cluster.kubeconfig, &ns, "widget-controller").await?;
-            let kc = m._secrets.path().join("kubeconfig");
+            let kc = m.secrets.path().join("kubeconfig");
             id.write(&kc)?;
             let mut args = vec![
                 "--namespace".to_string(),

@@ -11,7 +11,7 @@ use anyhow::Result;
 use ctrlbench_record::summary::HarnessCpu;
 use ctrlbench_record::{StopReason, Summary, objects};
 
-use super::group::Member;
+use super::member::Member;
 use super::sampler::Sampler;
 use super::{Ctx, STOP_GRACE, loader, summary, watch};
 use crate::cluster::process::own_cpu_seconds;

@@ -10,6 +10,7 @@ pub mod identity;
 pub mod loader;
 pub mod manifest;
 pub mod measure;
+pub mod member;
 pub mod namespace;
 pub mod probe;
 pub mod sampler;

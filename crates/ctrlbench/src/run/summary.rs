@@ -7,8 +7,8 @@ use std::time::Instant;
 use ctrlbench_record::summary::{Load, Reconciles, Scrapes};
 use ctrlbench_record::{StopReason, Summary};
 
-use super::group::Member;
 use super::loader::LoadStats;
+use super::member::Member;
 use super::sampler::{ControllerRow, ControllerTarget, Sampler};
 use crate::experiment::Experiment;
 use crate::experiment::plan::Run;
