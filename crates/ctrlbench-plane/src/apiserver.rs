@@ -41,6 +41,9 @@ impl ApiServerConfig {
         f.set("bind-address", "127.0.0.1");
         f.set("secure-port", self.port.to_string());
         f.set("etcd-servers", &self.etcd_url);
+        f.set("etcd-cafile", path(&c.ca_cert));
+        f.set("etcd-certfile", path(&c.etcd_client_cert));
+        f.set("etcd-keyfile", path(&c.etcd_client_key));
         f.set("tls-cert-file", path(&c.serving_cert));
         f.set("tls-private-key-file", path(&c.serving_key));
         f.set("client-ca-file", path(&c.ca_cert));

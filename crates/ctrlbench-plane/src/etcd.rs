@@ -1,6 +1,9 @@
 //! etcd on loopback: one member, client, peer and metrics URLs on free
-//! 127.0.0.1 ports. fsync stays on unless asked: the disk is part of what a
-//! benchmark measures (envtest turns it off; we make that a choice).
+//! 127.0.0.1 ports. Client and peer traffic is TLS from the plane's CA and
+//! requires a client certificate; the metrics listener (metrics and health
+//! only, no data) stays plain HTTP on 127.0.0.1. fsync stays on unless
+//! asked: the disk is part of what a benchmark measures (envtest turns it
+//! off; we make that a choice).
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +21,17 @@ pub struct EtcdConfig {
     pub peer_port: u16,
     pub metrics_port: u16,
     pub fsync: bool,
+    /// CA, serving/peer certificate and key (PEM files).
+    pub tls: EtcdTls,
     pub extra_args: Vec<String>,
+}
+
+/// etcd's TLS files.
+#[derive(Debug, Clone)]
+pub struct EtcdTls {
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 /// A running etcd.
@@ -30,7 +43,7 @@ pub struct Etcd {
 
 impl EtcdConfig {
     pub fn client_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        format!("https://127.0.0.1:{}", self.client_port)
     }
 
     pub fn metrics_url(&self) -> String {
@@ -39,7 +52,8 @@ impl EtcdConfig {
 
     /// etcd's flags: the defaults, then `extra_args` replacing any of the same name.
     pub fn flags(&self) -> Result<Flags> {
-        let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let peer = format!("https://127.0.0.1:{}", self.peer_port);
+        let path = |p: &Path| p.display().to_string();
         let mut f = Flags::default();
         f.set("name", "ctrlbench");
         f.set("data-dir", self.data_dir.display().to_string());
@@ -52,6 +66,14 @@ impl EtcdConfig {
             "listen-metrics-urls",
             format!("http://127.0.0.1:{}", self.metrics_port),
         );
+        f.set("cert-file", path(&self.tls.cert));
+        f.set("key-file", path(&self.tls.key));
+        f.set("trusted-ca-file", path(&self.tls.ca));
+        f.set("client-cert-auth", "true");
+        f.set("peer-cert-file", path(&self.tls.cert));
+        f.set("peer-key-file", path(&self.tls.key));
+        f.set("peer-trusted-ca-file", path(&self.tls.ca));
+        f.set("peer-client-cert-auth", "true");
         f.set("log-level", "warn");
         if !self.fsync {
             f.set("unsafe-no-fsync", "true");

@@ -57,6 +57,66 @@ impl Flags {
     }
 }
 
+/// kube-apiserver flags that keep the plane closed (listen addresses, TLS,
+/// authentication, authorization, etcd access): no experiment file may set
+/// them. A trailing '-' protects every flag with that prefix.
+pub const APISERVER_PROTECTED: &[&str] = &[
+    "advertise-address",
+    "bind-address",
+    "secure-port",
+    "insecure-",
+    "etcd-",
+    "tls-",
+    "client-ca-file",
+    "service-account-",
+    "anonymous-auth",
+    "authorization-",
+    "authentication-",
+    "token-auth-file",
+    "basic-auth-file",
+    "requestheader-",
+    "oidc-",
+    "kubelet-client-",
+    "proxy-client-",
+    "enable-aggregator-routing",
+    "cert-dir",
+];
+
+/// etcd flags that keep its data closed (listen and advertise URLs, TLS and
+/// client-certificate authentication, membership): no experiment file may set them.
+pub const ETCD_PROTECTED: &[&str] = &[
+    "listen-",
+    "advertise-",
+    "initial-",
+    "name",
+    "data-dir",
+    "cert-file",
+    "key-file",
+    "trusted-ca-file",
+    "client-cert-auth",
+    "client-crl-file",
+    "auto-tls",
+    "peer-",
+    "enable-grpc-gateway",
+    "cipher-suites",
+    "tls-",
+];
+
+/// The first user flag (`--name[=value]`) that `protected` covers, if any.
+pub fn first_protected<'a>(user: &'a [String], protected: &[&str]) -> Option<&'a str> {
+    user.iter().map(String::as_str).find(|a| {
+        let name = a
+            .trim_start_matches('-')
+            .split('=')
+            .next()
+            .unwrap_or_default();
+        protected.iter().any(|p| match p.strip_suffix('-') {
+            Some(prefix) => name.starts_with(&format!("{prefix}-")),
+            None => name == *p,
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +144,32 @@ mod tests {
         assert_eq!(f.get("data-dir"), Some("/d"));
         assert!(f.apply(&["debug".into()]).is_err());
         assert!(f.apply(&["--".into()]).is_err());
+    }
+
+    #[test]
+    fn protected_flags_are_found_by_name_and_prefix() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            first_protected(
+                &v(&["--max-requests-inflight=800", "--anonymous-auth=true"]),
+                APISERVER_PROTECTED
+            ),
+            Some("--anonymous-auth=true")
+        );
+        assert!(first_protected(&v(&["--etcd-servers=http://x"]), APISERVER_PROTECTED).is_some());
+        assert!(
+            first_protected(&v(&["--max-requests-inflight=800"]), APISERVER_PROTECTED).is_none()
+        );
+        assert!(
+            first_protected(
+                &v(&["--listen-client-urls=http://0.0.0.0:2379"]),
+                ETCD_PROTECTED
+            )
+            .is_some()
+        );
+        assert!(first_protected(&v(&["--client-cert-auth=false"]), ETCD_PROTECTED).is_some());
+        assert!(first_protected(&v(&["--quota-backend-bytes=1"]), ETCD_PROTECTED).is_none());
+        // "name" is exact: --namespace-ish flags are not caught by it.
+        assert!(first_protected(&v(&["--names=1"]), ETCD_PROTECTED).is_none());
     }
 }

@@ -19,7 +19,7 @@ use widget_api::Widget;
 
 use super::apiserver::{ApiServer, ApiServerConfig};
 use super::binaries::{self, Binaries};
-use super::etcd::{Etcd, EtcdConfig};
+use super::etcd::{Etcd, EtcdConfig, EtcdTls};
 use super::kubeconfig::{self, Credentials};
 use super::tinyca;
 
@@ -98,6 +98,11 @@ impl ControlPlane {
                 peer_port,
                 metrics_port,
                 fsync: opts.etcd_fsync,
+                tls: EtcdTls {
+                    ca: certs.ca_cert.clone(),
+                    cert: certs.etcd_cert.clone(),
+                    key: certs.etcd_key.clone(),
+                },
                 extra_args: opts.etcd_args.clone(),
             },
             &dir.join("etcd.log"),

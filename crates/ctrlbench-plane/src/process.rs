@@ -218,6 +218,18 @@ pub fn stat_fields(pid: &str) -> Option<Vec<String>> {
     Some(rest.split_whitespace().map(str::to_string).collect())
 }
 
+/// Raises this process's open-file soft limit to its hard limit: a loader
+/// with up to 1024 creates in flight, watches and scrapes needs more than
+/// the usual 1024 descriptors.
+pub fn raise_open_file_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut l = getrlimit(Resource::Nofile);
+    if l.current < l.maximum {
+        l.current = l.maximum;
+        let _ = setrlimit(Resource::Nofile, l);
+    }
+}
+
 /// CPU seconds this process has used (user + system).
 pub fn own_cpu_seconds() -> f64 {
     let fields = stat_fields("self").unwrap_or_default();

@@ -190,6 +190,37 @@ pub fn remove_plane_dir(dir: &Path) -> Result<()> {
     std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))
 }
 
+/// Holds a plane's name for the life of the process that starts and then
+/// supervises it: an exclusive `flock` on `<planes>/.locks/<name>`, which the
+/// kernel releases when the process exits, however it exits. The file is
+/// opened close-on-exec, so etcd and kube-apiserver never inherit it.
+pub struct NameLock {
+    _file: std::fs::File,
+}
+
+/// Takes the name `name`, or says that another `cluster up` has it.
+pub fn lock(name: &str) -> Result<NameLock> {
+    use std::os::unix::fs::OpenOptionsExt;
+    check_name(name)?;
+    let dir = planes_root()?.join(".locks");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(NameLock { _file: file }),
+        Err(rustix::io::Errno::WOULDBLOCK) => bail!(
+            "a plane named '{name}' is already running or starting: use it, or stop it with 'ctrlbench cluster down --name {name}'"
+        ),
+        Err(e) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+    }
+}
+
 /// Makes room for a new plane called `name`: errors if one runs, cleans up a
 /// stale one. Returns a message when something stale was removed.
 pub fn prepare(name: &str) -> Result<Option<String>> {

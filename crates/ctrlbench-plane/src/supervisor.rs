@@ -29,15 +29,17 @@ static SUPERVISOR: AtomicU32 = AtomicU32::new(0);
 /// future is dropped (Ctrl-C); otherwise a detached supervisor keeps it.
 pub async fn up(name: &str, opts: &PlaneOptions, foreground: bool) -> Result<()> {
     state::check_name(name)?;
-    if std::env::var_os(SUPERVISED).is_none()
-        && let Some(msg) = state::prepare(name)?
-    {
-        eprintln!("{msg}");
-    }
     let bins = install_blocking(&opts.k8s_version).await?;
     if !foreground {
+        // The supervisor takes the name and does the rest.
         let name = name.to_string();
         return tokio::task::spawn_blocking(move || detach(&name)).await?;
+    }
+    // One plane per name: held until this process exits. Only the holder
+    // may clean up what an earlier plane of this name left behind.
+    let _name = state::lock(name)?;
+    if let Some(msg) = state::prepare(name)? {
+        eprintln!("{msg}");
     }
     let dir = state::plane_dir(name)?;
     let plane = ControlPlane::start_in(opts, &bins, dir.clone(), false).await?;

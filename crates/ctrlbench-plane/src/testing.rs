@@ -21,6 +21,10 @@ pub struct SharedPlane {
     pub kubeconfig_path: PathBuf,
     pub url: String,
     pub version: String,
+    /// etcd's client URL (TLS, client certificates required).
+    pub etcd_url: String,
+    /// The plane's certificates and keys.
+    pub pki: PathBuf,
 }
 
 static PLANE: OnceLock<Result<SharedPlane, String>> = OnceLock::new();
@@ -59,6 +63,8 @@ pub fn shared_plane() -> &'static SharedPlane {
                             kubeconfig_path: plane.kubeconfig_path.clone(),
                             url: plane.url(),
                             version: plane.version.clone(),
+                            etcd_url: plane.etcd.config.client_url(),
+                            pki: plane.dir.join("pki"),
                         };
                         *HANDLE.lock().expect("plane lock") = Some(plane);
                         // SAFETY: registering a plain extern "C" fn.

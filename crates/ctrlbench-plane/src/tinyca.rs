@@ -1,6 +1,9 @@
 //! The plane's own certificate authority: a serving certificate for 127.0.0.1
-//! and localhost, an admin client certificate in `system:masters`, and the
-//! service-account signing key pair. Everything is written as PEM files.
+//! and localhost, an admin client certificate in `system:masters`, the
+//! service-account signing key pair, and etcd's: a server/peer certificate
+//! and the apiserver's etcd client certificate (etcd requires client
+//! certificates, so no other local user can reach the cluster's data).
+//! Everything is written as PEM files, private keys 0600.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
@@ -21,6 +24,12 @@ pub struct Certs {
     pub admin_key: PathBuf,
     pub sa_public: PathBuf,
     pub sa_private: PathBuf,
+    /// etcd's serving and peer certificate (server and client auth).
+    pub etcd_cert: PathBuf,
+    pub etcd_key: PathBuf,
+    /// The apiserver's client certificate for etcd.
+    pub etcd_client_cert: PathBuf,
+    pub etcd_client_key: PathBuf,
 }
 
 /// A PEM pair kept in memory for the kubeconfig.
@@ -70,6 +79,25 @@ pub fn generate(dir: &Path) -> Result<(Certs, Pems)> {
 
     let sa_key = KeyPair::generate()?;
 
+    let mut etcd = CertificateParams::new(Vec::<String>::new())?;
+    etcd.distinguished_name.push(DnType::CommonName, "etcd");
+    etcd.subject_alt_names = serving.subject_alt_names.clone();
+    // Members authenticate to each other with it too (peer TLS).
+    etcd.extended_key_usages = vec![
+        ExtendedKeyUsagePurpose::ServerAuth,
+        ExtendedKeyUsagePurpose::ClientAuth,
+    ];
+    let etcd_key = KeyPair::generate()?;
+    let etcd_cert = etcd.signed_by(&etcd_key, &ca)?;
+
+    let mut etcd_client = CertificateParams::new(Vec::<String>::new())?;
+    etcd_client
+        .distinguished_name
+        .push(DnType::CommonName, "kube-apiserver-etcd-client");
+    etcd_client.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let etcd_client_key = KeyPair::generate()?;
+    let etcd_client_cert = etcd_client.signed_by(&etcd_client_key, &ca)?;
+
     let certs = Certs {
         ca_cert: dir.join("ca.crt"),
         serving_cert: dir.join("apiserver.crt"),
@@ -78,6 +106,10 @@ pub fn generate(dir: &Path) -> Result<(Certs, Pems)> {
         admin_key: dir.join("admin.key"),
         sa_public: dir.join("sa.pub"),
         sa_private: dir.join("sa.key"),
+        etcd_cert: dir.join("etcd.crt"),
+        etcd_key: dir.join("etcd.key"),
+        etcd_client_cert: dir.join("apiserver-etcd-client.crt"),
+        etcd_client_key: dir.join("apiserver-etcd-client.key"),
     };
     write(&certs.ca_cert, &ca.pem(), 0o644)?;
     write(&certs.serving_cert, &serving_cert.pem(), 0o644)?;
@@ -86,6 +118,14 @@ pub fn generate(dir: &Path) -> Result<(Certs, Pems)> {
     write(&certs.admin_key, &admin_key.serialize_pem(), 0o600)?;
     write(&certs.sa_public, &sa_key.public_key_pem(), 0o644)?;
     write(&certs.sa_private, &sa_key.serialize_pem(), 0o600)?;
+    write(&certs.etcd_cert, &etcd_cert.pem(), 0o644)?;
+    write(&certs.etcd_key, &etcd_key.serialize_pem(), 0o600)?;
+    write(&certs.etcd_client_cert, &etcd_client_cert.pem(), 0o644)?;
+    write(
+        &certs.etcd_client_key,
+        &etcd_client_key.serialize_pem(),
+        0o600,
+    )?;
     let pems = Pems {
         ca_cert: ca.pem(),
         admin_cert: admin_cert.pem(),

@@ -105,6 +105,10 @@ pub struct RunArgs {
     /// Kubeconfig context to use (implies an existing cluster).
     #[arg(long)]
     pub context: Option<String>,
+    /// Confirm the cluster an experiment file names (its [cluster] kubeconfig
+    /// or context) without repeating it with --kubeconfig/--context.
+    #[arg(long)]
+    pub yes: bool,
     /// Where results directories are created.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,

@@ -95,6 +95,7 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     use crate::experiment::{self, plan};
     let mut exp = experiment::load(&a.experiment)?;
     a.overrides().apply(&mut exp)?;
+    confirm_target(&exp, &a)?;
     let runs = plan::expand(&exp);
     if a.dry_run {
         print!("{}", plan::render(&exp, &runs));
@@ -131,6 +132,36 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A file received from someone else must not aim at a cluster silently:
+/// when it names a kubeconfig or a context, the command line repeats it
+/// (`--kubeconfig`/`--context` with the same value) or says `--yes`.
+fn confirm_target(exp: &crate::experiment::Experiment, a: &RunArgs) -> Result<()> {
+    let c = &exp.spec.cluster;
+    if a.yes {
+        return Ok(());
+    }
+    let mut unconfirmed = Vec::new();
+    if let Some(k) = &c.kubeconfig {
+        let named = crate::run::target::expand_home(k.get_ref());
+        if a.kubeconfig.as_ref() != Some(&named) {
+            unconfirmed.push(format!("--kubeconfig {}", named.display()));
+        }
+    }
+    if let Some(ctx) = &c.context
+        && a.context.as_ref() != Some(ctx.get_ref())
+    {
+        unconfirmed.push(format!("--context {}", ctx.get_ref()));
+    }
+    if !unconfirmed.is_empty() {
+        bail!(
+            "{} aims at an existing cluster: confirm with {} (or --yes)",
+            exp.file.display(),
+            unconfirmed.join(" ")
+        );
+    }
+    Ok(())
 }
 
 async fn cluster(cmd: ClusterCmd) -> Result<()> {

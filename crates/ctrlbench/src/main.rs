@@ -10,6 +10,7 @@ use ctrlbench::commands::{dispatch, interrupted, run};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    ctrlbench::cluster::process::raise_open_file_limit();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

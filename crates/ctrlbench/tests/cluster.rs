@@ -479,3 +479,92 @@ fn up_status_kubeconfig_down_from_other_processes() {
         .unwrap();
     assert!(!down_again.status.success());
 }
+
+/// etcd serves TLS only and requires a client certificate from the plane's CA:
+/// plain HTTP and TLS without a certificate get no data; the apiserver's own
+/// etcd client certificate does (so the refusals are not just a dead port).
+#[tokio::test]
+async fn etcd_refuses_clients_without_a_certificate() {
+    let plane = shared_plane();
+    let range = format!("{}/v3/kv/range", plane.etcd_url);
+    let body = r#"{"key":"AA==","range_end":"AA=="}"#;
+    let ca =
+        reqwest::Certificate::from_pem(&std::fs::read(plane.pki.join("ca.crt")).unwrap()).unwrap();
+
+    // Plain HTTP to the client port.
+    let plain = reqwest::Client::builder().no_proxy().build().unwrap();
+    let r = plain
+        .post(range.replace("https://", "http://"))
+        .body(body)
+        .send()
+        .await;
+    assert!(
+        r.as_ref().map_or(true, |r| !r.status().is_success()),
+        "plain HTTP answered: {r:?}"
+    );
+
+    // TLS, trusting the CA, without a client certificate.
+    let anon = reqwest::Client::builder()
+        .no_proxy()
+        .add_root_certificate(ca.clone())
+        .build()
+        .unwrap();
+    let r = anon.post(&range).body(body).send().await;
+    assert!(
+        r.as_ref().map_or(true, |r| !r.status().is_success()),
+        "TLS without a client certificate answered: {r:?}"
+    );
+
+    // The apiserver's etcd client certificate is let in.
+    let mut pem = std::fs::read(plane.pki.join("apiserver-etcd-client.crt")).unwrap();
+    pem.extend(std::fs::read(plane.pki.join("apiserver-etcd-client.key")).unwrap());
+    let with_cert = reqwest::Client::builder()
+        .no_proxy()
+        .add_root_certificate(ca)
+        .identity(reqwest::Identity::from_pem(&pem).unwrap())
+        .build()
+        .unwrap();
+    let r = with_cert.post(&range).body(body).send().await.unwrap();
+    assert!(r.status().is_success(), "{:?}", r.status());
+}
+
+/// Two `cluster up --name same` started 200 ms apart: exactly one plane; the
+/// other says the name is taken; after `down` nothing of it is left.
+#[test]
+fn one_plane_per_name() {
+    let state = tempfile::tempdir().unwrap();
+    let start = || {
+        ctrlbench(state.path())
+            .args(["cluster", "up", "--name", "twin", "--etcd-fsync", "off"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = start();
+    std::thread::sleep(Duration::from_millis(200));
+    let b = start();
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let ok = [&a, &b].iter().filter(|o| o.status.success()).count();
+    let loser = if a.status.success() { &b } else { &a };
+    assert_eq!(
+        ok,
+        1,
+        "a: {}\nb: {}",
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr)
+    );
+    let err = String::from_utf8_lossy(&loser.stderr);
+    assert!(err.contains("already running or starting"), "{err}");
+    let plane_dir = state.path().join("ctrlbench/planes/twin");
+    let pids = processes_mentioning(&plane_dir.display().to_string());
+    assert_eq!(pids.len(), 2, "one etcd and one kube-apiserver: {pids:?}");
+
+    let down = ctrlbench(state.path())
+        .args(["cluster", "down", "--name", "twin"])
+        .output()
+        .unwrap();
+    assert!(down.status.success());
+    assert!(wait_gone(&pids, Duration::from_secs(15)).is_empty());
+    assert!(!plane_dir.exists());
+}

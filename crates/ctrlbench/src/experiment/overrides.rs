@@ -27,7 +27,7 @@ impl Overrides {
             *exp.spec.scales.get_mut() = self.scales.clone();
         }
         if let Some(w) = self.window_s {
-            flag("--window", spec::check_seconds(w))?;
+            flag("--window", spec::check_seconds(w, spec::WINDOW_S))?;
             *exp.spec.window_s.get_mut() = w;
         }
         if let Some(r) = self.repeats {

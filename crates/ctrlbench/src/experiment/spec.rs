@@ -61,19 +61,33 @@ fn default_concurrency() -> Spanned<u32> {
 pub use ctrlbench_record::summary::Schedule;
 
 /// `[cluster]`: a local plane (default) or an existing cluster.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterSpec {
     pub k8s_version: Option<Spanned<String>>,
     #[serde(default)]
     pub feature_gates: Vec<String>,
-    #[serde(default)]
-    pub apiserver_args: Vec<String>,
-    #[serde(default)]
-    pub etcd_args: Vec<String>,
+    #[serde(default = "no_args")]
+    pub apiserver_args: Spanned<Vec<String>>,
+    #[serde(default = "no_args")]
+    pub etcd_args: Spanned<Vec<String>>,
     pub etcd_fsync: Option<bool>,
     pub kubeconfig: Option<Spanned<String>>,
     pub context: Option<Spanned<String>>,
+}
+
+impl Default for ClusterSpec {
+    fn default() -> Self {
+        ClusterSpec {
+            k8s_version: None,
+            feature_gates: Vec::new(),
+            apiserver_args: no_args(),
+            etcd_args: no_args(),
+            etcd_fsync: None,
+            kubeconfig: None,
+            context: None,
+        }
+    }
 }
 
 /// `[[variant]]`: a controller and its flags.
@@ -95,8 +109,38 @@ pub struct VariantSpec {
     pub watch_list: bool,
     pub log_level: Option<LogLevel>,
     pub conflict_reread: Option<ConflictReread>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    #[serde(default = "no_env")]
+    pub env: Spanned<BTreeMap<String, String>>,
+}
+
+fn no_args() -> Spanned<Vec<String>> {
+    Spanned::new(0..0, Vec::new())
+}
+
+fn no_env() -> Spanned<BTreeMap<String, String>> {
+    Spanned::new(0..0, BTreeMap::new())
+}
+
+/// Environment variables an experiment file may not set for a controller:
+/// they would point it at another cluster or credentials, load code into it,
+/// or route its traffic elsewhere.
+fn env_denied(key: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "KUBECONFIG",
+        "KUBERNETES_SERVICE_HOST",
+        "KUBERNETES_SERVICE_PORT",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "GODEBUG",
+        "PATH",
+        "HOME",
+    ];
+    let k = key.to_ascii_uppercase();
+    EXACT.contains(&k.as_str()) || k.starts_with("LD_") || k.starts_with("DYLD_")
 }
 
 fn default_impl() -> Spanned<String> {
@@ -226,18 +270,34 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `scales`: at least one, each ≥ 1 (also for `--scales`).
+/// The most widgets one run may create.
+pub const MAX_SCALE: u64 = 1_000_000;
+/// The most creates the loader keeps in flight.
+pub const MAX_CONCURRENCY: u32 = 1024;
+/// Bounds of `window_s` (and `--window`): up to a week.
+pub const WINDOW_S: (f64, f64) = (0.001, 7.0 * 86_400.0);
+/// Bounds of `quiet_s`.
+pub const QUIET_S: (f64, f64) = (0.001, 3_600.0);
+/// Bounds of `scrape_interval_s`.
+pub const SCRAPE_INTERVAL_S: (f64, f64) = (0.1, 60.0);
+
+/// `scales`: at least one, each within bounds (also for `--scales`).
 pub fn check_scales(v: &[u64]) -> Result<(), String> {
-    if v.is_empty() || v.contains(&0) {
-        return Err("needs at least one scale, each ≥ 1".into());
+    if v.is_empty() || v.iter().any(|n| !(1..=MAX_SCALE).contains(n)) {
+        return Err(format!(
+            "needs at least one scale, each from 1 to {MAX_SCALE}"
+        ));
     }
     Ok(())
 }
 
 /// A duration in seconds (`window_s`, `quiet_s`, `scrape_interval_s`, `--window`).
-pub fn check_seconds(v: f64) -> Result<(), String> {
+pub fn check_seconds(v: f64, (min, max): (f64, f64)) -> Result<(), String> {
     if !(v > 0.0 && v.is_finite()) {
         return Err(format!("must be a positive number of seconds, not {v}"));
+    }
+    if !(min..=max).contains(&v) {
+        return Err(format!("must be from {min} to {max} seconds, not {v}"));
     }
     Ok(())
 }
@@ -278,30 +338,34 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
     if let Err(m) = check_scales(spec.scales.get_ref()) {
         return Err(err("scales", spec.scales.span(), m));
     }
-    for (key, v) in [
-        ("window_s", &spec.window_s),
-        ("scrape_interval_s", &spec.scrape_interval_s),
-        ("quiet_s", &spec.quiet_s),
+    for (key, v, bounds) in [
+        ("window_s", &spec.window_s, WINDOW_S),
+        (
+            "scrape_interval_s",
+            &spec.scrape_interval_s,
+            SCRAPE_INTERVAL_S,
+        ),
+        ("quiet_s", &spec.quiet_s, QUIET_S),
     ] {
-        if let Err(m) = check_seconds(*v.get_ref()) {
+        if let Err(m) = check_seconds(*v.get_ref(), bounds) {
             return Err(err(key, v.span(), m));
         }
     }
     if let Err(m) = check_repeats(*spec.repeats.get_ref()) {
         return Err(err("repeats", spec.repeats.span(), m));
     }
-    if *spec.concurrency.get_ref() == 0 {
+    if !(1..=MAX_CONCURRENCY).contains(spec.concurrency.get_ref()) {
         return Err(err(
             "concurrency",
             spec.concurrency.span(),
-            "must be at least 1".into(),
+            format!("must be from 1 to {MAX_CONCURRENCY}"),
         ));
     }
     let c = &spec.cluster;
     if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref())
         && (c.k8s_version.is_some()
             || !c.feature_gates.is_empty()
-            || !c.apiserver_args.is_empty()
+            || !c.apiserver_args.get_ref().is_empty()
             || c.etcd_fsync.is_some())
     {
         return Err(err(
@@ -309,6 +373,28 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
             kc.span(),
             "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync)".into(),
         ));
+    }
+    for (key, args, protected) in [
+        (
+            "apiserver_args",
+            &c.apiserver_args,
+            ctrlbench_plane::flags::APISERVER_PROTECTED,
+        ),
+        (
+            "etcd_args",
+            &c.etcd_args,
+            ctrlbench_plane::flags::ETCD_PROTECTED,
+        ),
+    ] {
+        if let Some(a) = ctrlbench_plane::flags::first_protected(args.get_ref(), protected) {
+            return Err(err(
+                key,
+                args.span(),
+                format!(
+                    "{a:?} would change how the plane is secured or reached; an experiment file cannot set it"
+                ),
+            ));
+        }
     }
     if spec.variants.get_ref().is_empty() {
         return Err(err(
@@ -371,6 +457,15 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
                     "must be at least 1 when client_qps > 0".into(),
                 ));
             }
+        }
+        if let Some(k) = v.env.get_ref().keys().find(|k| env_denied(k)) {
+            return Err(err(
+                "env",
+                v.env.span(),
+                format!(
+                    "{k} cannot be set by an experiment file (it would redirect or alter the controller)"
+                ),
+            ));
         }
         if v.conflict_reread.is_some() && implementation == Impl::Rust {
             return Err(err(
@@ -571,6 +666,65 @@ preset = "good"
                 "{shown}"
             );
         }
+    }
+
+    #[test]
+    fn a_file_cannot_weaken_the_plane_or_redirect_a_controller() {
+        for (text, line, key, says) in [
+            (
+                "name = \"t\"\nscales = [5]\n[cluster]\napiserver_args = [\"--max-requests-inflight=800\", \"--anonymous-auth=true\"]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                4,
+                "apiserver_args",
+                "--anonymous-auth=true",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[cluster]\netcd_args = [\"--listen-client-urls=http://0.0.0.0:2379\"]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+                4,
+                "etcd_args",
+                "--listen-client-urls",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nenv = { KUBECONFIG = \"/tmp/other\" }\n",
+                6,
+                "env",
+                "KUBECONFIG",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nenv = { RUST_LOG = \"x\", LD_PRELOAD = \"/x.so\" }\n",
+                6,
+                "env",
+                "LD_PRELOAD",
+            ),
+        ] {
+            let e = parse(Path::new("f.toml"), text).unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+        // Harmless ones pass.
+        let ok = "name = \"t\"\nscales = [5]\n[cluster]\napiserver_args = [\"--max-requests-inflight=800\"]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nenv = { RUST_LOG = \"info\" }\n";
+        assert!(parse(Path::new("f.toml"), ok).is_ok());
+    }
+
+    #[test]
+    fn values_out_of_bounds_are_refused_at_parse_time() {
+        for (extra, key) in [
+            ("window_s = 1e20\n", "window_s"),
+            ("quiet_s = 1e9\n", "quiet_s"),
+            ("scrape_interval_s = 0.001\n", "scrape_interval_s"),
+            ("concurrency = 5000\n", "concurrency"),
+        ] {
+            let text = format!(
+                "name = \"t\"\nscales = [5]\n{extra}[[variant]]\nname = \"a\"\npreset = \"good\"\n"
+            );
+            let e = parse(Path::new("f.toml"), &text).unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (3, key), "{e}");
+        }
+        let e = parse(
+            Path::new("f.toml"),
+            "name = \"t\"\nscales = [5, 2000000]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "scales"), "{e}");
     }
 
     #[test]

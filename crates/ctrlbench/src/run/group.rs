@@ -65,7 +65,13 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run) -> Result<Vec<Summary>> {
             ];
             args.extend(flags);
             let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
-            env.extend(v.spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            env.extend(
+                v.spec
+                    .env
+                    .get_ref()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
             m.process = Some(
                 ControllerProcess::start(
                     bin,

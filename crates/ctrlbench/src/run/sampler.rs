@@ -12,6 +12,24 @@ use ctrlbench_record::prom::Page;
 use ctrlbench_record::table::Table;
 use ctrlbench_record::time::now_rfc3339;
 
+/// A /metrics page larger than this is a failed scrape, not an out-of-memory.
+pub const MAX_PAGE: usize = 64 << 20;
+
+/// The body as text, or None when it is larger than `cap` bytes (or not text).
+async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Option<String> {
+    if resp.content_length().is_some_and(|n| n > cap as u64) {
+        return None;
+    }
+    let mut buf = Vec::new();
+    while let Some(chunk) = resp.chunk().await.ok()? {
+        buf.extend_from_slice(&chunk);
+        if buf.len() > cap {
+            return None;
+        }
+    }
+    String::from_utf8(buf).ok()
+}
+
 /// The values the runner reads back from a controller row.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ControllerRow {
@@ -116,17 +134,15 @@ impl Sampler {
     }
 
     async fn get(&self, url: String, c: &Catalogue) -> Option<Vec<Option<f64>>> {
-        let text = self
+        let resp = self
             .http
             .get(url)
             .send()
             .await
             .ok()?
             .error_for_status()
-            .ok()?
-            .text()
-            .await
             .ok()?;
+        let text = read_capped(resp, MAX_PAGE).await?;
         Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
     }
 

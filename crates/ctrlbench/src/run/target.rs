@@ -51,8 +51,8 @@ pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
                 .unwrap_or(binaries::DEFAULT_K8S_VERSION),
         )?,
         feature_gates: c.feature_gates.clone(),
-        apiserver_args: c.apiserver_args.clone(),
-        etcd_args: c.etcd_args.clone(),
+        apiserver_args: c.apiserver_args.get_ref().clone(),
+        etcd_args: c.etcd_args.get_ref().clone(),
         etcd_fsync: c.etcd_fsync.unwrap_or(true),
         ..PlaneOptions::default()
     };
@@ -136,7 +136,8 @@ impl Cluster {
     }
 }
 
-fn expand_home(p: &str) -> PathBuf {
+/// `~/x` → `$HOME/x`.
+pub fn expand_home(p: &str) -> PathBuf {
     match p.strip_prefix("~/") {
         Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
         None => PathBuf::from(p),
