@@ -17,6 +17,9 @@ use anyhow::{Context, Result};
 use rustix::process::Pid;
 pub use rustix::process::Signal;
 
+/// How long we wait for a process to vanish after SIGKILL.
+pub const KILL_WAIT: Duration = Duration::from_secs(5);
+
 /// How long a process gets between SIGTERM and SIGKILL.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -99,7 +102,9 @@ impl Process {
                     "no exit after SIGTERM; sending SIGKILL"
                 );
                 signal(self.pid, Signal::KILL);
-                while self.is_running() {
+                // Bounded: a process in uninterruptible sleep is reported, not waited for forever.
+                let killed = Instant::now();
+                while self.is_running() && killed.elapsed() < KILL_WAIT {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 break;

@@ -72,6 +72,9 @@ pub struct Manifest {
     pub probe: Option<Vec<ProbeRow>>,
     pub runs: Vec<Summary>,
     pub errors: Vec<String>,
+    /// What teardown could not remove (namespaces still terminating after the bound).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_cleaned: Vec<String>,
 }
 
 pub const FILE_NAME: &str = "manifest.json";

@@ -235,7 +235,10 @@ fn controller_writes_per_s(run: &Run, origin: f64) -> Option<f64> {
 fn problems(run: &Run) -> Vec<String> {
     let mut p = Vec::new();
     match &run.summary {
-        None => p.push("no summary.json (the run failed or was interrupted)".to_string()),
+        None => p.push(match &run.summary_error {
+            Some(e) => format!("unreadable summary.json: {e}"),
+            None => "no summary.json (the run failed or was interrupted)".to_string(),
+        }),
         Some(s) => {
             if s.incomplete {
                 p.push(format!(

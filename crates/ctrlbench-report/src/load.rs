@@ -21,6 +21,8 @@ pub struct Run {
     pub repeat: u32,
     pub dir: RunDir,
     pub summary: Option<Summary>,
+    /// Why summary.json could not be read (torn, not JSON), if it exists.
+    pub summary_error: Option<String>,
     pub metrics: Option<Series>,
     pub apiserver: Option<Series>,
     pub etcd: Option<Series>,
@@ -92,10 +94,14 @@ impl Results {
 
 impl Run {
     fn load(dir: RunDir) -> Result<Run> {
-        let summary = if dir.summary().is_file() {
-            Some(Summary::read(&dir.summary())?)
+        // A torn or unreadable summary flags this run; it does not fail the report.
+        let (summary, summary_error) = if dir.summary().is_file() {
+            match Summary::read(&dir.summary()) {
+                Ok(s) => (Some(s), None),
+                Err(e) => (None, Some(format!("{e:#}"))),
+            }
         } else {
-            None
+            (None, None)
         };
         let objects = objects::read(&dir.objects())?
             .iter()
@@ -112,6 +118,7 @@ impl Run {
             apiserver: Series::read(&dir.apiserver())?,
             etcd: Series::read(&dir.etcd())?,
             summary,
+            summary_error,
             objects,
             dir,
         })

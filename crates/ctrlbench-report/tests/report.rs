@@ -367,3 +367,24 @@ fn reports_are_byte_identical_to_the_recorded_expectation() {
         std::fs::read_to_string(data("expected").join("compare-small-vs-small-b.md")).unwrap();
     assert_eq!(out, want);
 }
+
+/// A torn summary.json (a run killed while writing it) flags that run and
+/// keeps it out of the medians; the report is still written.
+#[test]
+fn a_torn_summary_flags_its_run_instead_of_failing_the_report() {
+    let (_tmp, dir) = scratch("results-small");
+    let s = dir.join("N20/rust-good/rep1/summary.json");
+    let text = std::fs::read_to_string(&s).unwrap();
+    std::fs::write(&s, &text[..text.len() / 2]).unwrap();
+    let r = Results::load(&dir).unwrap();
+    let gs = groups(&r);
+    let good = group(&gs, "rust-good");
+    assert!(
+        good.runs[0].problems[0].starts_with("unreadable summary.json:"),
+        "{:?}",
+        good.runs[0].problems
+    );
+    assert!(good.runs[1].problems.is_empty());
+    let (md, _) = render(&dir).unwrap();
+    assert!(md.contains("N20/rust-good/rep1: unreadable summary.json"));
+}

@@ -10,13 +10,23 @@ use crate::cli::{ClusterCmd, Command, ControllersCmd, RunArgs};
 use crate::cluster::plane::install_blocking;
 use crate::cluster::{PlaneOptions, bench, binaries, supervisor};
 
-/// Resolves on Ctrl-C or SIGTERM.
+/// Resolves on Ctrl-C, SIGTERM or SIGHUP (a closed terminal).
 pub async fn interrupted() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut hup = signal(SignalKind::hangup()).expect("SIGHUP handler");
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {},
         _ = term.recv() => {},
+        _ = hup.recv() => {},
+    }
+}
+
+/// Removes what killed runs left behind: temporary plane directories whose
+/// owner is gone (named planes are checked by `cluster status`/`up`).
+pub fn sweep() {
+    for d in crate::cluster::plane::sweep_orphans() {
+        eprintln!("removed {} (its ctrlbench process was gone)", d.display());
     }
 }
 
@@ -52,6 +62,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             plane,
             json,
         } => {
+            sweep();
             if objects == 0 {
                 bail!("--objects must be at least 1");
             }
@@ -93,6 +104,7 @@ pub async fn run(a: RunArgs) -> ExitCode {
 
 async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     use crate::experiment::{self, plan};
+    sweep();
     let mut exp = experiment::load(&a.experiment)?;
     a.overrides().apply(&mut exp)?;
     confirm_target(&exp, &a)?;
@@ -105,8 +117,15 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     let c = cancel.clone();
     tokio::spawn(async move {
         interrupted().await;
-        eprintln!("interrupted: stopping the loader and controllers, deleting namespaces …");
+        eprintln!(
+            "interrupted: stopping the loader and controllers, deleting namespaces … (again to skip that)"
+        );
         c.cancel();
+        // A second signal skips the graceful steps: every child dies with us
+        // (parent-death signal); namespaces on an existing cluster stay.
+        interrupted().await;
+        eprintln!("interrupted again: exiting now");
+        std::process::exit(130);
     });
     let opts = crate::run::RunOptions {
         results_root: a.results.clone(),
@@ -173,9 +192,11 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
             Ok(())
         }
         ClusterCmd::Up(a) => {
+            sweep();
             supervisor::up(&a.name, &PlaneOptions::try_from(&a.plane)?, a.foreground).await
         }
         ClusterCmd::Status { name } => {
+            sweep();
             print!("{}", supervisor::status(name.as_deref())?);
             Ok(())
         }

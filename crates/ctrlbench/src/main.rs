@@ -27,7 +27,10 @@ fn main() -> ExitCode {
         }
     };
     if let Command::Run(args) = cli.command {
-        return rt.block_on(run(args));
+        let code = rt.block_on(run(args));
+        // Do not wait for a blocking task (a controller build) that an interrupt left behind.
+        rt.shutdown_timeout(std::time::Duration::from_secs(1));
+        return code;
     }
     let outcome = rt.block_on(async {
         tokio::select! {

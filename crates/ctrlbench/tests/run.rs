@@ -358,3 +358,119 @@ fn the_selected_context_decides_where_tokens_go() {
     assert_eq!(s.ready, 20, "the run against context {real_ctx} converges");
     assert_eq!(hits.load(Ordering::SeqCst), 0, "the decoy got a connection");
 }
+
+/// Starts `ctrlbench run` on its own local plane with TMPDIR and the state
+/// directory inside `tmp`; returns the child once one of its children's
+/// command lines contains `needle` (etcd: "--data-dir=").
+// The caller waits for the child it is handed.
+#[allow(clippy::zombie_processes)]
+fn run_until_child(tmp: &Path, window: u32, needle: &str) -> (std::process::Child, PathBuf) {
+    let exp = write_experiment(tmp, window, &[("g", "good")]);
+    let child = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(tmp.join("results"))
+        .env("XDG_STATE_HOME", tmp)
+        .env("TMPDIR", tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        let found = children(child.id()).iter().find_map(|(p, _)| {
+            let cmd = String::from_utf8_lossy(&std::fs::read(format!("/proc/{p}/cmdline")).ok()?)
+                .to_string();
+            let d = cmd
+                .split('\0')
+                .find_map(|a| a.strip_prefix("--data-dir="))?;
+            cmd.contains(needle)
+                .then(|| Path::new(d).parent().map(Path::to_path_buf))
+                .flatten()
+        });
+        if let Some(dir) = found {
+            return (child, dir);
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no {needle} child");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ctrl-C while the plane starts: exit 130 within 5 s, nothing left running,
+/// the plane's directory removed.
+#[test]
+fn sigint_during_plane_start_exits_within_5_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut child, plane_dir) = run_until_child(tmp.path(), 30, "--data-dir=");
+    let spawned = children(child.id());
+    let t = Instant::now();
+    ctrlbench::cluster::process::signal(child.id(), ctrlbench::cluster::process::Signal::INT);
+    let status = child.wait().unwrap();
+    let took = t.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(took < Duration::from_secs(5), "exit took {took:?}: {err}");
+    for (p, st) in &spawned {
+        let t = Instant::now();
+        while is_alive(*p, *st) && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(!is_alive(*p, *st), "process {p} outlived the run");
+    }
+    assert!(!plane_dir.exists(), "{} left", plane_dir.display());
+}
+
+/// SIGKILL of `ctrlbench run` while the plane starts and while it loads:
+/// etcd, kube-apiserver and the controller die with it (parent-death
+/// signal), and the next command removes the plane directory it left.
+#[test]
+fn sigkill_leaves_nothing_after_the_next_command() {
+    for phase in ["plane start", "load"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut child, plane_dir) = run_until_child(tmp.path(), 60, "--data-dir=");
+        if phase == "load" {
+            let t0 = Instant::now();
+            while !children(child.id()).iter().any(|(p, _)| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains("widget-controller"))
+            }) {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(60),
+                    "no controller started"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        let spawned = children(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        for (p, st) in &spawned {
+            let t = Instant::now();
+            while is_alive(*p, *st) && t.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(
+                !is_alive(*p, *st),
+                "{phase}: process {p} outlived ctrlbench"
+            );
+        }
+        let out = ctrlbench()
+            .args(["cluster", "status"])
+            .env("XDG_STATE_HOME", tmp.path())
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(
+            !plane_dir.exists(),
+            "{phase}: {} left after `cluster status`",
+            plane_dir.display()
+        );
+    }
+}

@@ -16,8 +16,12 @@ use super::watch::Objects;
 use super::{Ctx, STOP_GRACE, identity, measure, namespace};
 use crate::experiment::plan::Run;
 
-/// Sets up, measures and tears down one run group.
-pub async fn run(ctx: &Ctx<'_>, run: &Run) -> Result<Vec<Summary>> {
+/// How long tearing down a group's namespaces may take in all.
+const TEARDOWN_BOUND: Duration = Duration::from_secs(120);
+
+/// Sets up, measures and tears down one run group; also returns what
+/// teardown could not remove.
+pub async fn run(ctx: &Ctx<'_>, run: &Run) -> (Result<Vec<Summary>>, Vec<String>) {
     let client = &ctx.cluster.client;
     let exp = ctx.exp;
     let suffix = format!(
@@ -26,7 +30,7 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run) -> Result<Vec<Summary>> {
     );
     let mut members: Vec<Member> = Vec::new();
     // Set-up: anything created is torn down below, whatever happens.
-    let setup = async {
+    let setup = super::until_cancelled(ctx.cancel, async {
         for &vi in &run.variants {
             let v = &exp.variants[vi];
             let ns = format!("cb-{}-n{}-r{}-{suffix}", v.name, run.scale, run.repeat);
@@ -84,8 +88,9 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run) -> Result<Vec<Summary>> {
             );
         }
         anyhow::Ok(())
-    }
-    .await;
+    })
+    .await
+    .unwrap_or_else(|| Err(anyhow::anyhow!("interrupted during set-up")));
     let result = match setup {
         Ok(()) => measure::run(ctx, run, &mut members).await,
         Err(e) => Err(e),
@@ -96,21 +101,32 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run) -> Result<Vec<Summary>> {
             p.stop(STOP_GRACE).await;
         }
     }
+    // Namespaces go in parallel, within one overall bound.
     let finalize = ctx.cluster.no_namespace_controller;
-    for m in &members {
-        if let Err(e) = namespace::delete(
+    let deletes = members.iter().map(|m| async move {
+        namespace::delete(
             client,
             &m.ns,
             finalize,
             Duration::from_secs(20),
-            Duration::from_secs(300),
+            TEARDOWN_BOUND,
         )
         .await
-        {
-            eprintln!("warning: {e:#}");
-        }
+        .map_err(|e| format!("namespace {}: {e:#}", m.ns))
+    });
+    let mut not_cleaned = Vec::new();
+    match tokio::time::timeout(TEARDOWN_BOUND, futures::future::join_all(deletes)).await {
+        Ok(results) => not_cleaned.extend(results.into_iter().filter_map(|r| r.err())),
+        Err(_) => not_cleaned.extend(
+            members
+                .iter()
+                .map(|m| format!("namespace {}: not gone after {TEARDOWN_BOUND:?}", m.ns)),
+        ),
     }
-    result
+    for n in &not_cleaned {
+        eprintln!("warning: not cleaned up: {n}");
+    }
+    (result, not_cleaned)
 }
 
 /// The settings the binary resolves `flags` to, as it prints them

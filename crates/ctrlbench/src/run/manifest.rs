@@ -35,5 +35,6 @@ pub fn new(exp: &Experiment) -> Manifest {
         probe: None,
         runs: vec![],
         errors: vec![],
+        not_cleaned: vec![],
     }
 }

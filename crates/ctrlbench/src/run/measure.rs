@@ -18,6 +18,9 @@ use crate::cluster::process::own_cpu_seconds;
 use crate::cluster::progress::Progress;
 use crate::experiment::plan::Run;
 
+/// How often objects.csv is rewritten during a run.
+const OBJECTS_EVERY: Duration = Duration::from_secs(5);
+
 pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec<Summary>> {
     let exp = ctx.exp;
     let client = &ctx.cluster.client;
@@ -91,6 +94,9 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec
     let window = Duration::from_secs_f64(exp.window_s());
     let quiet = Duration::from_secs_f64(*exp.spec.quiet_s.get_ref());
     let mut next_scrape = Instant::now() + interval;
+    // objects.csv is rewritten (atomically) as the run goes: a killed run keeps
+    // what was observed until then.
+    let mut next_objects = Instant::now() + OBJECTS_EVERY;
     // The harness's own CPU: while loading, then while only watching and sampling.
     let cpu_at_start = own_cpu_seconds();
     let mut loaded: Option<(Instant, f64)> = None;
@@ -127,6 +133,12 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec
                     if alive { "" } else { "  controller exited!" }
                 );
                 bars.set(i, m.objects.ready(), Some(msg));
+            }
+        }
+        if Instant::now() >= next_objects {
+            next_objects += OBJECTS_EVERY;
+            for m in members.iter() {
+                objects::write(&m.dir.objects(), &m.objects.rows())?;
             }
         }
         tokio::select! {

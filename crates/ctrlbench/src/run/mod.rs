@@ -22,9 +22,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Result;
-use ctrlbench_record::ResultsDir;
+use anyhow::{Result, bail};
 use ctrlbench_record::time::now_rfc3339;
+use ctrlbench_record::{Manifest, ResultsDir};
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::process::own_cpu_seconds;
@@ -62,6 +62,17 @@ pub struct Ctx<'a> {
     pub cancel: &'a CancellationToken,
 }
 
+/// `fut`'s output, or None as soon as `cancel` fires (`fut` is dropped).
+pub async fn until_cancelled<T>(
+    cancel: &CancellationToken,
+    fut: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        r = fut => Some(r),
+        _ = cancel.cancelled() => None,
+    }
+}
+
 /// Runs the whole experiment; returns the results directory.
 pub async fn execute(
     exp: &Experiment,
@@ -74,27 +85,52 @@ pub async fn execute(
     for v in &exp.variants {
         if !binaries.contains_key(&v.implementation) {
             let imp = v.implementation.clone();
-            let bin =
-                tokio::task::spawn_blocking(move || crate::controllers::binary(&imp)).await??;
-            binaries.insert(v.implementation.clone(), bin);
+            let build = tokio::task::spawn_blocking(move || crate::controllers::binary(&imp));
+            let Some(bin) = until_cancelled(&cancel, build).await else {
+                bail!("interrupted while building the controllers");
+            };
+            binaries.insert(v.implementation.clone(), bin??);
         }
     }
     let results = ResultsDir::create(&opts.results_root, exp.name())?;
     let mut manifest = manifest::new(exp);
     manifest.write(&results.manifest())?;
-    let cluster = target::connect(exp, opts).await?;
+    let interrupted = |mut manifest: Manifest, phase: &str| -> Result<Outcome> {
+        manifest.errors.push(format!("interrupted {phase}"));
+        manifest.finished_at = Some(now_rfc3339());
+        manifest.write(&results.manifest())?;
+        Ok(Outcome {
+            dir: results.path.clone(),
+            complete: false,
+        })
+    };
+    // Dropping the start-up future stops a half-started plane and removes its directory.
+    let Some(cluster) = until_cancelled(&cancel, target::connect(exp, opts)).await else {
+        return interrupted(manifest, "while starting the cluster");
+    };
+    let cluster = cluster?;
     manifest.kubernetes_version = cluster.version.clone();
     manifest.local_plane = cluster.plane.is_some();
-    target::warm_up(&cluster).await?;
-    if exp.spec.probe {
-        manifest.probe = Some(
-            probe::run(
-                &cluster.client,
-                PROBE_OBJECTS,
-                cluster.no_namespace_controller,
-            )
-            .await?,
-        );
+    let prepared = async {
+        target::warm_up(&cluster).await?;
+        if exp.spec.probe {
+            manifest.probe = Some(
+                probe::run(
+                    &cluster.client,
+                    PROBE_OBJECTS,
+                    cluster.no_namespace_controller,
+                )
+                .await?,
+            );
+        }
+        anyhow::Ok(())
+    };
+    match until_cancelled(&cancel, prepared).await {
+        Some(r) => r?,
+        None => {
+            cluster.close().await?;
+            return interrupted(manifest, "during warm-up or the probe");
+        }
     }
     manifest.write(&results.manifest())?;
 
@@ -125,7 +161,9 @@ pub async fn execute(
             run.repeat,
             names.join(" + ")
         );
-        match group::run(&ctx, run).await {
+        let (result, not_cleaned) = group::run(&ctx, run).await;
+        manifest.not_cleaned.extend(not_cleaned);
+        match result {
             Ok(summaries) => manifest.runs.extend(summaries),
             Err(e) => {
                 manifest.errors.push(format!(
