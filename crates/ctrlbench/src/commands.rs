@@ -10,6 +10,26 @@ use crate::cli::{ClusterCmd, Command, ControllersCmd, RunArgs};
 use crate::cluster::plane::install_blocking;
 use crate::cluster::{PlaneOptions, bench, binaries, supervisor};
 
+/// An error as one line: each cause's first line, joined by ": " (some
+/// parsers add multi-line code frames after their message).
+pub fn one_line(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let first = cause
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        // A context often repeats its cause's text; keep each piece once.
+        if !first.is_empty() && !parts.last().is_some_and(|p| p.ends_with(&first)) {
+            parts.push(first);
+        }
+    }
+    parts.join(": ")
+}
+
 /// Resolves on Ctrl-C, SIGTERM or SIGHUP (a closed terminal).
 pub async fn interrupted() {
     use tokio::signal::unix::{SignalKind, signal};
@@ -96,7 +116,7 @@ pub async fn run(a: RunArgs) -> ExitCode {
     match run_inner(a).await {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", one_line(&e));
             ExitCode::FAILURE
         }
     }
@@ -133,7 +153,14 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         kubeconfig: a.kubeconfig.clone(),
         context: a.context.clone(),
     };
-    let outcome = crate::run::execute(&exp, &opts, cancel.clone()).await?;
+    let outcome = match crate::run::execute(&exp, &opts, cancel.clone()).await {
+        Ok(o) => o,
+        Err(e) if cancel.is_cancelled() => {
+            eprintln!("{}", one_line(&e));
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e),
+    };
     println!("results: {}", outcome.dir.display());
     // A report failure must not fail a run whose results are on disk.
     match crate::report::write(&outcome.dir) {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use ctrlbench::cli::{Cli, Command};
 use ctrlbench::cluster::supervisor;
-use ctrlbench::commands::{dispatch, interrupted, run};
+use ctrlbench::commands::{dispatch, interrupted, one_line, run};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     match outcome {
         Some(Ok(())) => ExitCode::SUCCESS,
         Some(Err(e)) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", one_line(&e));
             ExitCode::FAILURE
         }
         None => {

@@ -338,7 +338,11 @@ fn the_selected_context_decides_where_tokens_go() {
     let kc_path = tmp.path().join("multi.kubeconfig");
     std::fs::write(&kc_path, serde_yaml::to_string(&kc).unwrap()).unwrap();
 
+    // Its own experiment name: the other tests on this plane count the
+    // namespaces labelled with theirs.
     let exp = write_experiment(tmp.path(), 20, &[("good", "good")]);
+    let text = std::fs::read_to_string(&exp).unwrap();
+    std::fs::write(&exp, text.replacen("name = \"e2e\"", "name = \"decoy\"", 1)).unwrap();
     let results = tmp.path().join("results");
     let out = ctrlbench()
         .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])

@@ -92,6 +92,13 @@ pub async fn execute(
             binaries.insert(v.implementation.clone(), bin??);
         }
     }
+    // The cluster before the results directory: a cluster that cannot be
+    // reached leaves nothing behind. Dropping the start-up future on an
+    // interrupt stops a half-started plane and removes its directory.
+    let Some(cluster) = until_cancelled(&cancel, target::connect(exp, opts)).await else {
+        bail!("interrupted while starting the cluster");
+    };
+    let cluster = cluster?;
     let results = ResultsDir::create(&opts.results_root, exp.name())?;
     let mut manifest = manifest::new(exp);
     manifest.write(&results.manifest())?;
@@ -104,11 +111,6 @@ pub async fn execute(
             complete: false,
         })
     };
-    // Dropping the start-up future stops a half-started plane and removes its directory.
-    let Some(cluster) = until_cancelled(&cancel, target::connect(exp, opts)).await else {
-        return interrupted(manifest, "while starting the cluster");
-    };
-    let cluster = cluster?;
     manifest.kubernetes_version = cluster.version.clone();
     manifest.local_plane = cluster.plane.is_some();
     let prepared = async {

@@ -16,6 +16,9 @@ use super::{RunOptions, namespace};
 use crate::cluster::{ControlPlane, PlaneOptions, binaries};
 use crate::experiment::Experiment;
 
+/// How long an existing cluster gets to answer its first request.
+const FIRST_CONTACT: Duration = Duration::from_secs(10);
+
 /// The CRD's name, from the Widget type (`widgets.benchmark.example.com`).
 fn crd_name() -> String {
     format!("{}.{}", Widget::plural(&()), Widget::group(&()))
@@ -96,12 +99,20 @@ impl Cluster {
             kc.current_context = Some(ctx.clone());
         }
         let config =
-            kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default()).await?;
+            kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default())
+                .await
+                .context("cannot use the kubeconfig")?;
+        let server = config.cluster_url.to_string();
         let client = kube::Client::try_from(config)?;
-        let version = client
-            .apiserver_version()
+        // A server that accepts connections and never answers must not hang the run.
+        let version = tokio::time::timeout(FIRST_CONTACT, client.apiserver_version())
             .await
-            .context("cannot reach the cluster")?
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "cannot reach the cluster at {server}: no answer within {FIRST_CONTACT:?}"
+                )
+            })?
+            .with_context(|| format!("cannot reach the cluster at {server}"))?
             .git_version;
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
         let installed = crds.get_opt(&crd_name()).await?.is_none();
