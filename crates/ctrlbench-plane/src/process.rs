@@ -78,6 +78,17 @@ impl Process {
         }
     }
 
+    /// Signals the process only while it is ours: with a child handle the pid
+    /// cannot be reused before we reap it; a recorded process is pinned with a
+    /// pidfd and checked against its recorded start time first.
+    fn signal(&self, sig: Signal) {
+        if self.child.is_some() {
+            signal(self.pid, sig);
+        } else {
+            signal_recorded(self.pid, self.start_time, sig);
+        }
+    }
+
     /// True while the process runs (a zombie counts as gone).
     pub fn is_running(&mut self) -> bool {
         if let Some(child) = self.child.as_mut() {
@@ -92,7 +103,7 @@ impl Process {
             self.reap();
             return;
         }
-        signal(self.pid, Signal::TERM);
+        self.signal(Signal::TERM);
         let deadline = Instant::now() + timeout;
         while self.is_running() {
             if Instant::now() >= deadline {
@@ -101,7 +112,7 @@ impl Process {
                     pid = self.pid,
                     "no exit after SIGTERM; sending SIGKILL"
                 );
-                signal(self.pid, Signal::KILL);
+                self.signal(Signal::KILL);
                 // Bounded: a process in uninterruptible sleep is reported, not waited for forever.
                 let killed = Instant::now();
                 while self.is_running() && killed.elapsed() < KILL_WAIT {
@@ -165,6 +176,22 @@ pub fn signal(pid: u32, sig: Signal) {
     if let Some(pid) = Pid::from_raw(pid as i32) {
         let _ = rustix::process::kill_process(pid, sig);
     }
+}
+
+/// Signals `pid` only if it is still the process started at `start_time`
+/// (clock ticks since boot; 0 = unknown): the pidfd pins the process, so a
+/// pid reused after the check cannot receive the signal. False if not sent.
+pub fn signal_recorded(pid: u32, start_time: u64, sig: Signal) -> bool {
+    let Some(p) = Pid::from_raw(pid as i32) else {
+        return false;
+    };
+    let Ok(fd) = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) else {
+        return false;
+    };
+    if start_time != 0 && self::start_time(pid) != Some(start_time) {
+        return false;
+    }
+    rustix::process::pidfd_send_signal(&fd, sig).is_ok()
 }
 
 /// How a child relates to the harness.

@@ -568,3 +568,65 @@ fn one_plane_per_name() {
     assert!(wait_gone(&pids, Duration::from_secs(15)).is_empty());
     assert!(!plane_dir.exists());
 }
+
+/// On an existing cluster a run removes the Widget CRD only if it installed
+/// it and no widget remains anywhere (someone else's widgets would go with it).
+#[tokio::test]
+async fn the_crd_is_removed_only_if_ours_and_unused() {
+    let plane = ControlPlane::start(&PlaneOptions {
+        install_crd: false,
+        etcd_fsync: false,
+        ..PlaneOptions::default()
+    })
+    .await
+    .unwrap();
+    let admin = plane.client().await.unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
+    let crd = "widgets.benchmark.example.com";
+    let connect = || {
+        ctrlbench::run::Cluster::connect(
+            PlaneOptions::default(),
+            Some(plane.kubeconfig_path.clone()),
+            None,
+        )
+    };
+    let wait_gone = || async {
+        let t0 = Instant::now();
+        while crds.get_opt(crd).await.unwrap().is_some() {
+            assert!(t0.elapsed() < Duration::from_secs(60), "CRD never went");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+
+    // Installed by the run, and someone else's widget appears: kept.
+    let c = connect().await.unwrap();
+    namespace(&admin, "foreign").await;
+    let w: Api<Widget> = Api::namespaced(admin.clone(), "foreign");
+    w.create(&PostParams::default(), &Widget::numbered(1))
+        .await
+        .unwrap();
+    c.close().await.unwrap();
+    assert!(
+        crds.get_opt(crd).await.unwrap().is_some(),
+        "a used CRD was removed"
+    );
+
+    // Present before the run: kept, even with no widget left.
+    w.delete("widget-000001", &Default::default())
+        .await
+        .unwrap();
+    let c = connect().await.unwrap();
+    c.close().await.unwrap();
+    assert!(
+        crds.get_opt(crd).await.unwrap().is_some(),
+        "a CRD we did not install was removed"
+    );
+
+    // Installed by the run and unused: removed.
+    crds.delete(crd, &Default::default()).await.unwrap();
+    wait_gone().await;
+    let c = connect().await.unwrap();
+    c.close().await.unwrap();
+    wait_gone().await;
+    drop(plane);
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Resource;
-use kube::api::{Api, DeleteParams};
+use kube::api::{Api, DeleteParams, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use widget_api::Widget;
 
@@ -135,10 +135,26 @@ impl Cluster {
     }
 
     /// Removes the CRD if this run installed it, and stops a plane it started.
+    /// Removes the CRD only if this run installed it and no widget remains
+    /// anywhere (this run's namespaces are gone by now: any widget left is
+    /// someone else's, and deleting the CRD would delete it too).
     pub async fn close(self) -> Result<()> {
         if self.crd_installed_by_us {
-            let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
-            let _ = crds.delete(&crd_name(), &DeleteParams::default()).await;
+            let widgets: Api<Widget> = Api::all(self.client.clone());
+            match widgets.list(&ListParams::default().limit(1)).await {
+                Ok(l) if l.items.is_empty() => {
+                    let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+                    let _ = crds.delete(&crd_name(), &DeleteParams::default()).await;
+                }
+                Ok(l) => eprintln!(
+                    "keeping the Widget CRD this run installed: widgets outside this run exist (e.g. {}/{})",
+                    l.items[0].metadata.namespace.as_deref().unwrap_or_default(),
+                    l.items[0].metadata.name.as_deref().unwrap_or_default()
+                ),
+                Err(e) => {
+                    eprintln!("keeping the Widget CRD this run installed: cannot list widgets: {e}")
+                }
+            }
         }
         if let Some(plane) = self.plane {
             tokio::task::spawn_blocking(move || plane.stop()).await?;
