@@ -68,6 +68,24 @@ fn two_variants_produce_the_documented_directory() {
     let tmp = tempfile::tempdir().unwrap();
     let exp = write_experiment(tmp.path(), 10, &[("good", "good"), ("bad", "bad")]);
     let results = tmp.path().join("results");
+    // A bystander namespace with the same label value and a widget: not the run's, so untouched.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = plane.client().await;
+        let nss: Api<Namespace> = Api::all(client.clone());
+        nss.create(
+            &Default::default(),
+            &serde_json::from_value(serde_json::json!({"metadata": {
+                "name": "bystander", "labels": {"ctrlbench.dev/run": "bystander"}}}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+        let w: Api<widget_api::Widget> = Api::namespaced(client, "bystander");
+        w.create(&Default::default(), &widget_api::Widget::numbered(1))
+            .await
+            .unwrap();
+    });
     let out = ctrlbench()
         .args([
             "run",
@@ -150,10 +168,12 @@ fn two_variants_produce_the_documented_directory() {
         let typed = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
         assert_eq!(typed.settings.unwrap().preset, variant);
     }
-    // Every namespace the run created is gone.
-    let rt = tokio::runtime::Runtime::new().unwrap();
+    // Every namespace the run created is gone; the bystander and its widget are not.
     rt.block_on(async {
-        let nss: Api<Namespace> = Api::all(plane.client().await);
+        let client = plane.client().await;
+        let w: Api<widget_api::Widget> = Api::namespaced(client.clone(), "bystander");
+        assert!(w.get_opt("widget-000001").await.unwrap().is_some());
+        let nss: Api<Namespace> = Api::all(client);
         let left = nss
             .list(&ListParams::default().labels("ctrlbench.dev/run=e2e"))
             .await
