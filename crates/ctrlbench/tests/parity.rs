@@ -11,17 +11,6 @@ use std::sync::OnceLock;
 use ctrlbench::experiment::Impl;
 use serde_json::Value;
 
-const PRESETS: [&str; 8] = [
-    "good",
-    "good-single",
-    "good-patch",
-    "good-single-patch",
-    "bad-fix",
-    "bad-fix-single",
-    "bad",
-    "bad-concurrent",
-];
-
 /// Overrides applied to every preset.
 const OVERRIDES: [&[&str]; 14] = [
     &[],
@@ -127,7 +116,7 @@ fn settings(label: &str, bin: &PathBuf, args: &[&str]) -> Value {
 fn print_settings_is_identical_in_rust_and_go() {
     let (rust, go) = binaries();
     let mut lines: Vec<Vec<&str>> = Vec::new();
-    for p in PRESETS {
+    for p in widget_api::presets::names() {
         for o in OVERRIDES {
             let mut a = vec!["--preset", p];
             a.extend_from_slice(o);

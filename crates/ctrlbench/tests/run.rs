@@ -42,6 +42,16 @@ fn write_experiment(dir: &Path, window: u32, variants: &[(&str, &str)]) -> PathB
     path
 }
 
+/// The results directory of a run that must have succeeded.
+fn succeeded(out: &std::process::Output, results: &Path) -> PathBuf {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    only_results_dir(results)
+}
+
 fn only_results_dir(root: &Path) -> PathBuf {
     let dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap()
@@ -98,12 +108,7 @@ fn two_variants_produce_the_documented_directory() {
         .arg(&plane.kubeconfig_path)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dir = only_results_dir(&results);
+    let dir = succeeded(&out, &results);
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["complete"], true);
@@ -372,12 +377,7 @@ fn the_selected_context_decides_where_tokens_go() {
         .args(["--context", &real_ctx])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dir = only_results_dir(&results);
+    let dir = succeeded(&out, &results);
     let s = ctrlbench::record::Summary::read(&dir.join("N20/good/rep1/summary.json")).unwrap();
     assert_eq!(s.ready, 20, "the run against context {real_ctx} converges");
     assert_eq!(hits.load(Ordering::SeqCst), 0, "the decoy got a connection");
