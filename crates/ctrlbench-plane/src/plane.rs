@@ -181,6 +181,14 @@ impl ControlPlane {
         drop(self)
     }
 
+    /// Like `stop`, but each process gets only `grace` after SIGTERM: for a
+    /// plane thrown away on an interrupt (a loaded apiserver can take several
+    /// seconds to shut down gracefully, and its data is deleted anyway).
+    pub fn stop_within(mut self, grace: Duration) {
+        self.apiserver.process.stop(grace);
+        self.etcd.process.stop(grace);
+    }
+
     async fn wait_ready(
         &mut self,
         client: &kube::Client,

@@ -13,7 +13,7 @@ use ctrlbench_record::{Settings, Summary};
 use super::controller::ControllerProcess;
 use super::member::Member;
 use super::watch::Objects;
-use super::{Ctx, STOP_GRACE, identity, measure, namespace};
+use super::{Ctx, identity, measure, namespace};
 use crate::experiment::plan::Run;
 
 /// How long tearing down a group's namespaces may take in all.
@@ -98,8 +98,13 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run) -> (Result<Vec<Summary>>, Vec<String>
     // Teardown, also after errors and Ctrl-C.
     for m in &mut members {
         if let Some(p) = m.process.take() {
-            p.stop(STOP_GRACE).await;
+            p.stop(ctx.stop_grace()).await;
         }
+    }
+    // Interrupted on our own plane: it is about to be removed whole, so its
+    // namespaces need no deleting (the user is waiting).
+    if ctx.cancel.is_cancelled() && ctx.cluster.plane.is_some() {
+        return (result, Vec::new());
     }
     // Namespaces go in parallel, within one overall bound.
     let finalize = ctx.cluster.no_namespace_controller;

@@ -13,7 +13,7 @@ use ctrlbench_record::{StopReason, Summary, objects};
 
 use super::member::Member;
 use super::sampler::Sampler;
-use super::{Ctx, STOP_GRACE, loader, summary, watch};
+use super::{Ctx, loader, summary, watch};
 use crate::cluster::process::own_cpu_seconds;
 use crate::cluster::progress::Progress;
 use crate::experiment::plan::Run;
@@ -153,7 +153,12 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec
     for l in loads {
         load_stats.push(l.await.unwrap_or_default());
     }
-    sampler.scrape_once().await?;
+    if cancel.is_cancelled() {
+        // The user is waiting: the last row only if it comes quickly.
+        let _ = tokio::time::timeout(Duration::from_secs(1), sampler.scrape_once()).await;
+    } else {
+        sampler.scrape_once().await?;
+    }
     for w in watches {
         let _ = w.await;
     }
@@ -181,7 +186,7 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec
     let mut summaries = Vec::new();
     for (i, m) in members.iter_mut().enumerate() {
         let code = match m.process.take() {
-            Some(p) => p.stop(STOP_GRACE).await,
+            Some(p) => p.stop(ctx.stop_grace()).await,
             None => None,
         };
         objects::write(&m.dir.objects(), &m.objects.rows())?;

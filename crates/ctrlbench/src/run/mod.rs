@@ -37,6 +37,8 @@ const PROBE_OBJECTS: u64 = 500;
 
 /// Seconds a controller gets after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(10);
+/// … after an interrupt, when the user is waiting.
+const STOP_GRACE_INTERRUPTED: Duration = Duration::from_secs(2);
 
 /// How `ctrlbench run` was invoked.
 pub struct RunOptions {
@@ -60,6 +62,27 @@ pub struct Ctx<'a> {
     pub results: &'a ResultsDir,
     pub opts: &'a RunOptions,
     pub cancel: &'a CancellationToken,
+}
+
+impl Ctx<'_> {
+    /// How long a stopping controller gets: shorter once interrupted.
+    pub fn stop_grace(&self) -> Duration {
+        if self.cancel.is_cancelled() {
+            STOP_GRACE_INTERRUPTED
+        } else {
+            STOP_GRACE
+        }
+    }
+}
+
+/// How long the plane's processes get after SIGTERM at the end: shortly
+/// after an interrupt (the user is waiting, the plane's data goes anyway).
+fn plane_grace(cancel: &CancellationToken) -> Duration {
+    if cancel.is_cancelled() {
+        Duration::from_secs(1)
+    } else {
+        crate::cluster::process::STOP_TIMEOUT
+    }
 }
 
 /// `fut`'s output, or None as soon as `cancel` fires (`fut` is dropped).
@@ -130,7 +153,7 @@ pub async fn execute(
     match until_cancelled(&cancel, prepared).await {
         Some(r) => r?,
         None => {
-            cluster.close().await?;
+            cluster.close_within(plane_grace(&cancel)).await?;
             return interrupted(manifest, "during warm-up or the probe");
         }
     }
@@ -186,7 +209,8 @@ pub async fn execute(
     manifest.finished_at = Some(now_rfc3339());
     manifest.harness_cpu_seconds = own_cpu_seconds();
     manifest.write(&results.manifest())?;
-    cluster.close().await?;
+    // After an interrupt the plane is thrown away: no long graceful shutdown.
+    cluster.close_within(plane_grace(&cancel)).await?;
     Ok(Outcome {
         dir: results.path,
         complete: manifest.complete,

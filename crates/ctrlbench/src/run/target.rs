@@ -139,6 +139,12 @@ impl Cluster {
     /// anywhere (this run's namespaces are gone by now: any widget left is
     /// someone else's, and deleting the CRD would delete it too).
     pub async fn close(self) -> Result<()> {
+        self.close_within(crate::cluster::process::STOP_TIMEOUT)
+            .await
+    }
+
+    /// `close`, giving the plane's processes only `grace` after SIGTERM.
+    pub async fn close_within(self, grace: std::time::Duration) -> Result<()> {
         if self.crd_installed_by_us {
             let widgets: Api<Widget> = Api::all(self.client.clone());
             match widgets.list(&ListParams::default().limit(1)).await {
@@ -157,7 +163,7 @@ impl Cluster {
             }
         }
         if let Some(plane) = self.plane {
-            tokio::task::spawn_blocking(move || plane.stop()).await?;
+            tokio::task::spawn_blocking(move || plane.stop_within(grace)).await?;
         }
         Ok(())
     }
