@@ -273,7 +273,8 @@ impl Owner {
     }
 }
 
-fn boot_id() -> String {
+/// This boot's id (`/proc/sys/kernel/random/boot_id`).
+pub fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()

@@ -36,6 +36,9 @@ pub struct PlaneState {
     /// The process that started the plane and reaps its processes
     /// (`cluster up --foreground`, detached by a plain `cluster up`).
     pub supervisor: ProcessRecord,
+    /// The boot the plane was started in: after a reboot its pids mean nothing.
+    #[serde(default)]
+    pub boot_id: String,
 }
 
 /// `${XDG_STATE_HOME:-~/.local/state}/ctrlbench/planes`.
@@ -95,6 +98,7 @@ impl PlaneState {
                 start_time: super::process::start_time(me).unwrap_or(0),
                 log: plane.dir.join("supervisor.log"),
             },
+            boot_id: crate::plane::boot_id(),
         }
     }
 
@@ -160,6 +164,9 @@ impl PlaneState {
 
     /// (apiserver running, etcd running).
     pub fn running(&self) -> (bool, bool) {
+        if !self.boot_id.is_empty() && self.boot_id != crate::plane::boot_id() {
+            return (false, false);
+        }
         let [_, mut a, mut e] = self.processes();
         (a.is_running(), e.is_running())
     }

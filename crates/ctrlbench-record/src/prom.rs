@@ -25,6 +25,12 @@ impl Page {
             .filter(|l| l.starts_with('#') || keep(l))
             .map(|l| Ok(l.to_string()));
         let scrape = Scrape::parse(lines).context("not Prometheus text")?;
+        // The parser skips lines it cannot read: a page with no sample at
+        // all (an HTML error page, garbage) is a failed scrape, not zeros.
+        anyhow::ensure!(
+            !scrape.samples.is_empty(),
+            "no samples: not a /metrics page"
+        );
         Ok(Page { scrape })
     }
 
@@ -129,6 +135,13 @@ lat_count{verb="PUT"} 2
 lat_bucket{verb="GET",le="0.1"} 4
 lat_bucket{verb="GET",le="+Inf"} 4
 "#;
+
+    #[test]
+    fn a_garbage_page_does_not_parse() {
+        // The sampler writes such a scrape as failed (scrape_ok=0), never as zeros.
+        assert!(Page::parse("<html>not metrics</html>\n<body>oops</body>\n").is_err());
+        assert!(Page::parse("").is_err());
+    }
 
     #[test]
     fn sums_and_buckets() {

@@ -498,3 +498,66 @@ fn sigkill_leaves_nothing_after_the_next_command() {
         );
     }
 }
+
+/// SIGKILL as the run writes its report: nothing is left running, the next
+/// command removes the plane directory, and report.md is whole or absent
+/// (written atomically), never torn.
+#[test]
+fn sigkill_during_the_report_leaves_nothing_torn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write_experiment(tmp.path(), 3, &[("g", "good")]);
+    let results = tmp.path().join("results");
+    let mut child = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(&results)
+        .env("XDG_STATE_HOME", tmp.path())
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut spawned = Vec::new();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Children are gone by the report; remember them while the run goes.
+    while let Some(Ok(line)) = lines.next() {
+        spawned.extend(children(child.id()));
+        if line.starts_with("results: ") {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for (p, st) in &spawned {
+        let t = Instant::now();
+        while is_alive(*p, *st) && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(!is_alive(*p, *st), "process {p} outlived ctrlbench");
+    }
+    let out = ctrlbench()
+        .args(["cluster", "status"])
+        .env("XDG_STATE_HOME", tmp.path())
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let left: Vec<PathBuf> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ctrlbench-plane-")
+        })
+        .collect();
+    assert!(left.is_empty(), "plane directories left: {left:?}");
+    let dir = only_results_dir(&results);
+    if let Ok(md) = std::fs::read_to_string(dir.join("report.md")) {
+        assert!(
+            md.contains("## How the numbers are computed"),
+            "torn report.md"
+        );
+    }
+}

@@ -216,3 +216,22 @@ impl Sampler {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(body: Vec<u8>) -> reqwest::Response {
+        reqwest::Response::from(http::Response::new(body))
+    }
+
+    #[tokio::test]
+    async fn a_page_over_the_cap_is_a_failed_scrape() {
+        let small = response(b"up 1\n".to_vec());
+        assert_eq!(read_capped(small, 64).await.as_deref(), Some("up 1\n"));
+        let big = response(vec![b'#'; 65]);
+        assert_eq!(read_capped(big, 64).await, None);
+        let not_text = response(vec![0xff, 0xfe]);
+        assert_eq!(read_capped(not_text, 64).await, None);
+    }
+}
