@@ -240,6 +240,20 @@ fn problems(run: &Run) -> Vec<String> {
             None => "no summary.json (the run failed or was interrupted)".to_string(),
         }),
         Some(s) => {
+            // The load is part of the experiment: a run whose loader failed
+            // or did not finish measured a different workload.
+            if s.load.errors > 0 {
+                p.push(format!(
+                    "loader errors: {} (first: {})",
+                    s.load.errors,
+                    s.load.first_error.as_deref().unwrap_or("?")
+                ));
+            } else if s.load.created < s.scale && !s.incomplete {
+                p.push(format!(
+                    "unfinished load: {} of {} created",
+                    s.load.created, s.scale
+                ));
+            }
             if s.incomplete {
                 p.push(format!(
                     "incomplete (stop reason: {})",

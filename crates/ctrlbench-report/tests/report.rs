@@ -388,3 +388,29 @@ fn a_torn_summary_flags_its_run_instead_of_failing_the_report() {
     let (md, _) = render(&dir).unwrap();
     assert!(md.contains("N20/rust-good/rep1: unreadable summary.json"));
 }
+
+/// A run whose loader failed for some objects measured another workload: it
+/// is flagged and kept out of the medians.
+#[test]
+fn loader_errors_flag_the_run() {
+    let (_tmp, dir) = scratch("results-small");
+    let s = dir.join("N20/rust-good/rep2/summary.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
+    v["load"]["errors"] = 3.into();
+    v["load"]["created"] = 17.into();
+    v["load"]["first_error"] = "forbidden".into();
+    std::fs::write(&s, v.to_string()).unwrap();
+    let r = Results::load(&dir).unwrap();
+    let gs = groups(&r);
+    let good = group(&gs, "rust-good");
+    assert_eq!(
+        good.runs[1].problems,
+        vec!["loader errors: 3 (first: forbidden)"]
+    );
+    assert!(good.runs[0].problems.is_empty());
+    assert_eq!(good.marker(), " ⚠ runs excluded");
+    // The median rests on rep1 alone now.
+    let conv = good.stat(Metric::Convergence).unwrap();
+    assert_eq!(conv.n, 1);
+}

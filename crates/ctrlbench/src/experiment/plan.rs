@@ -1,5 +1,6 @@
-//! The plan: an experiment expanded into runs (scale × variant group ×
-//! repeat), with an estimate of how long it takes.
+//! The plan: an experiment expanded into runs (scale × repeat × variant
+//! group, variants interleaved in a rotating order), with an estimate of how
+//! long it takes.
 
 use std::fmt::Write;
 
@@ -27,12 +28,16 @@ pub fn expand(exp: &Experiment) -> Vec<Run> {
     for &scale in exp.scales() {
         for repeat in 1..=exp.repeats() {
             match exp.spec.schedule {
+                // Each repeat starts one variant later (A B C, B C A, C A B):
+                // no variant always runs first, on the freshest plane, or
+                // always right after the same neighbour.
                 Schedule::Isolated => {
-                    for i in 0..exp.variants.len() {
+                    let n = exp.variants.len();
+                    for k in 0..n {
                         runs.push(Run {
                             scale,
                             repeat,
-                            variants: vec![i],
+                            variants: vec![(k + repeat as usize - 1) % n],
                         });
                     }
                 }
@@ -150,4 +155,33 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
         est % 60.0
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_interleave_variants_in_a_rotating_order() {
+        let text = "name = \"t\"\nscales = [5]\nrepeats = 3\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\n[[variant]]\nname = \"c\"\npreset = \"good\"\n";
+        let exp = crate::experiment::spec::parse(std::path::Path::new("t.toml"), text).unwrap();
+        let order: Vec<(u32, usize)> = expand(&exp)
+            .iter()
+            .map(|r| (r.repeat, r.variants[0]))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (1, 0),
+                (1, 1),
+                (1, 2),
+                (2, 1),
+                (2, 2),
+                (2, 0),
+                (3, 2),
+                (3, 0),
+                (3, 1)
+            ]
+        );
+    }
 }
