@@ -11,7 +11,7 @@ use crate::figures::{Group, Metric, groups};
 use crate::load::Results;
 
 /// The figures compared (the throughput, latency and cost headline).
-pub const HEADLINE: [Metric; 17] = [
+pub const HEADLINE: [Metric; 20] = [
     Metric::Ready,
     Metric::Convergence,
     Metric::Success,
@@ -21,6 +21,9 @@ pub const HEADLINE: [Metric; 17] = [
     Metric::P50,
     Metric::P99,
     Metric::TtrP99,
+    Metric::T50,
+    Metric::T90,
+    Metric::T100,
     Metric::ReadyPerS,
     Metric::WritesPerS,
     Metric::Conflicts,

@@ -21,6 +21,9 @@ pub enum Metric {
     P99,
     TtrP50,
     TtrP99,
+    T50,
+    T90,
+    T100,
     ReadyPerS,
     WritesPerS,
     Conflicts,
@@ -40,7 +43,7 @@ enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 19] = [
+    pub const ALL: [Metric; 22] = [
         Metric::Ready,
         Metric::Convergence,
         Metric::Success,
@@ -52,6 +55,9 @@ impl Metric {
         Metric::P99,
         Metric::TtrP50,
         Metric::TtrP99,
+        Metric::T50,
+        Metric::T90,
+        Metric::T100,
         Metric::ReadyPerS,
         Metric::WritesPerS,
         Metric::Conflicts,
@@ -75,6 +81,9 @@ impl Metric {
             Metric::P99 => "reconcile p99",
             Metric::TtrP50 => "time-to-Ready p50",
             Metric::TtrP99 => "time-to-Ready p99",
+            Metric::T50 => "T50",
+            Metric::T90 => "T90",
+            Metric::T100 => "T100",
             Metric::ReadyPerS => "Ready/s",
             Metric::WritesPerS => "writes/s",
             Metric::Conflicts => "409s",
@@ -162,6 +171,22 @@ pub fn run_figures(run: &Run) -> RunFigures {
         .iter()
         .filter_map(|o| Some(o.ready? - o.created?))
         .collect();
+    // T50/T90/T100: first create → the moment 50/90/100 % of N were Ready
+    // (the k-th Ready, k = ⌈q·N⌉); unset when not reached.
+    let first_create = run
+        .objects
+        .iter()
+        .filter_map(|o| o.created)
+        .reduce(f64::min);
+    let mut in_order = ready_times.clone();
+    in_order.sort_by(f64::total_cmp);
+    for (m, q) in [(Metric::T50, 0.5), (Metric::T90, 0.9), (Metric::T100, 1.0)] {
+        let k = ((q * n as f64).ceil() as usize).max(1);
+        f.set(
+            m,
+            first_create.and_then(|c| in_order.get(k - 1).map(|t| t - c)),
+        );
+    }
     f.set(Metric::TtrP50, percentile(&ttr, 0.5));
     f.set(Metric::TtrP99, percentile(&ttr, 0.99));
 

@@ -182,6 +182,9 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
         groups,
         &[
             "Ready/s",
+            "T50",
+            "T90",
+            "T100",
             "controller writes/s (apiserver)",
             "409s",
             "client throttle wait",
@@ -191,6 +194,9 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
         |g| {
             [
                 Metric::ReadyPerS,
+                Metric::T50,
+                Metric::T90,
+                Metric::T100,
                 Metric::WritesPerS,
                 Metric::Conflicts,
                 Metric::ThrottleWait,
@@ -347,6 +353,9 @@ fn method_notes(r: &Results) -> Vec<String> {
         "Latency percentiles are interpolated from the histogram buckets as PromQL's \
          histogram_quantile does (linear within a bucket; a rank in the +Inf bucket gives the \
          highest finite bound)."
+            .into(),
+        "T50, T90 and T100 run from the first create (objects.csv) to the moment 50 %, 90 % and \
+         100 % of N objects were Ready (the ⌈q·N⌉-th ready_at); — when that many never were."
             .into(),
         "Ready/s is N / convergence, or Ready / the observed window when not converged. \
          Controller writes/s is the apiserver's widget write count (POST/PUT/PATCH, /status \
