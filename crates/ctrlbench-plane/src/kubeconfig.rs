@@ -109,11 +109,13 @@ pub fn write(path: &Path, kc: &Kubeconfig) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// A client for a kubeconfig, with kube's own retries of 429/503/504 left on
-/// (harness traffic; controllers configure their own clients).
+/// A client for a kubeconfig. kube's own silent retries of 429/503/504 are
+/// off: a harness request that fails is seen (a loader error is counted and
+/// flags its run) instead of quietly changing the load.
 pub async fn client(kc: &Kubeconfig) -> Result<kube::Client> {
-    let config =
+    let mut config =
         kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default()).await?;
+    config.default_retry = false;
     Ok(kube::Client::try_from(config)?)
 }
 

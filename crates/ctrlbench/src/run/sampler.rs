@@ -12,6 +12,12 @@ use ctrlbench_record::prom::Page;
 use ctrlbench_record::table::Table;
 use ctrlbench_record::time::now_rfc3339;
 
+/// `fut`'s output with the moment it returned (RFC 3339 and monotonic).
+async fn stamped<T>(fut: impl std::future::Future<Output = T>) -> (String, Instant, T) {
+    let v = fut.await;
+    (now_rfc3339(), Instant::now(), v)
+}
+
 /// A /metrics page larger than this is a failed scrape, not an out-of-memory.
 pub const MAX_PAGE: usize = 64 << 20;
 
@@ -157,23 +163,22 @@ impl Sampler {
         Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
     }
 
-    /// One scrape of every target, written as one row each.
+    /// One scrape of every target, written as one row each. Each row carries
+    /// the moment its own scrape returned (sources answer at different speeds;
+    /// rates use the real gaps between a source's rows).
     pub async fn scrape_once(&mut self) -> Result<()> {
-        let ts = now_rfc3339();
-        let now = Instant::now();
-        let ctl = futures::future::join_all(
-            self.controllers
-                .iter()
-                .map(|c| self.get(format!("http://{}/metrics", c.addr), &controller::CATALOGUE)),
-        );
-        let etcd = async {
+        let ctl = futures::future::join_all(self.controllers.iter().map(|c| {
+            stamped(self.get(format!("http://{}/metrics", c.addr), &controller::CATALOGUE))
+        }));
+        let etcd = stamped(async {
             match &self.etcd_url {
                 Some(u) => self.get(u.clone(), &etcd::CATALOGUE).await,
                 None => None,
             }
-        };
-        let (pages, api, etcd) = tokio::join!(ctl, self.apiserver_values(), etcd);
-        for (c, values) in self.controllers.iter_mut().zip(pages) {
+        });
+        let (pages, (api_ts, _, api), (etcd_ts, _, etcd)) =
+            tokio::join!(ctl, stamped(self.apiserver_values()), etcd);
+        for (c, (ts, now, values)) in self.controllers.iter_mut().zip(pages) {
             let cells = controller::CATALOGUE.row(&ts, &c.variant, values.as_deref());
             c.table.row(cells)?;
             let Some(values) = values else {
@@ -202,7 +207,7 @@ impl Sampler {
                 self.apiserver_failed += 1;
             }
             for t in &mut self.apiserver_tables {
-                t.row(apiserver::CATALOGUE.row(&ts, "", api.as_deref()))?;
+                t.row(apiserver::CATALOGUE.row(&api_ts, "", api.as_deref()))?;
             }
         }
         if self.etcd_url.is_some() {
@@ -210,7 +215,7 @@ impl Sampler {
                 self.etcd_failed += 1;
             }
             for t in &mut self.etcd_tables {
-                t.row(etcd::CATALOGUE.row(&ts, "", etcd.as_deref()))?;
+                t.row(etcd::CATALOGUE.row(&etcd_ts, "", etcd.as_deref()))?;
             }
         }
         Ok(())

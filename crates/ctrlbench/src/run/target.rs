@@ -98,10 +98,12 @@ impl Cluster {
         if let Some(ctx) = &context {
             kc.current_context = Some(ctx.clone());
         }
-        let config =
+        let mut config =
             kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default())
                 .await
                 .context("cannot use the kubeconfig")?;
+        // No silent retries of harness requests (see cluster::kubeconfig::client).
+        config.default_retry = false;
         let server = config.cluster_url.to_string();
         let client = kube::Client::try_from(config)?;
         // A server that accepts connections and never answers must not hang the run.
