@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use crate::Table;
 use crate::figures::{Group, Metric, groups};
+use crate::interval::Ratio;
 use crate::load::Results;
 
 /// The figures compared (the throughput, latency and cost headline).
@@ -40,6 +41,57 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     (a != 0.0).then(|| b / a)
 }
 
+/// The figure of every run a group uses.
+fn values(g: &Group, m: Metric) -> Vec<f64> {
+    g.used().iter().filter_map(|r| r.get(m)).collect()
+}
+
+/// The figures the regression gate watches, and whether higher is better.
+pub const GATE: [(Metric, bool); 5] = [
+    (Metric::T100, false),
+    (Metric::ReadyPerS, true),
+    (Metric::P99, false),
+    (Metric::WritesPerS, false),
+    (Metric::PeakRss, false),
+];
+
+/// Headline figures of `b` worse than `a`'s by more than `threshold`
+/// (0.10 = 10 %) *and* outside the noise interval, one line each.
+pub fn regressions(a: &Path, b: &Path, threshold: f64) -> Result<Vec<String>> {
+    let (ga, gb) = (groups(&Results::load(a)?), groups(&Results::load(b)?));
+    let mut out = Vec::new();
+    for x in &ga {
+        let Some(y) = gb
+            .iter()
+            .find(|y| y.scale == x.scale && y.variant == x.variant)
+        else {
+            continue;
+        };
+        for (m, higher_is_better) in GATE {
+            let Some(r) = Ratio::of(&values(x, m), &values(y, m)) else {
+                continue;
+            };
+            let worse = if higher_is_better {
+                r.ratio < 1.0 - threshold
+            } else {
+                r.ratio > 1.0 + threshold
+            };
+            if worse && r.within_noise() == Some(false) {
+                out.push(format!(
+                    "N{} {}: {} {} → {} (B/A {})",
+                    x.scale,
+                    x.variant,
+                    m.label(),
+                    cell(x, m),
+                    cell(y, m),
+                    r.cell()
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn cell(g: &Group, m: Metric) -> String {
     let flag = if g.flagged_only() { " ⚠" } else { "" };
     match (m, g.stat(m)) {
@@ -55,7 +107,10 @@ pub fn compare(a: &Path, b: &Path) -> Result<String> {
     let (ga, gb) = (groups(&ra), groups(&rb));
     let mut out = format!(
         "# ctrlbench compare\n\nA: {} ({}, {} runs{})\n\nB: {} ({}, {} runs{})\n\n\
-         Medians over each side's runs without problems (⚠: only flagged runs); ratio = B/A.\n\n",
+         Medians over each side's runs without problems (⚠: only flagged runs); ratio = B/A \
+         with a 95 % bootstrap interval over the repeats of both sides (percentile method, \
+         2000 resamples, fixed seed); \"within noise\" when it includes 1. Few repeats give \
+         wide, approximate intervals; one run on a side gives no interval.\n\n",
         a.display(),
         ra.experiment(),
         ra.runs.len(),
@@ -66,7 +121,7 @@ pub fn compare(a: &Path, b: &Path) -> Result<String> {
         if rb.complete() { "" } else { ", INCOMPLETE" },
     );
     let mut t = Table {
-        head: ["N", "variant", "figure", "A", "B", "B/A"]
+        head: ["N", "variant", "figure", "A", "B", "B/A [95 %]", "verdict"]
             .map(String::from)
             .to_vec(),
         rows: vec![],
@@ -79,14 +134,15 @@ pub fn compare(a: &Path, b: &Path) -> Result<String> {
             continue;
         };
         for m in HEADLINE {
-            let r = ratio(x.stat(m).map(|s| s.median), y.stat(m).map(|s| s.median));
+            let r = Ratio::of(&values(x, m), &values(y, m));
             t.rows.push(vec![
                 x.scale.to_string(),
                 x.variant.clone(),
                 m.label().to_string(),
                 cell(x, m),
                 cell(y, m),
-                r.map(|r| format!("{r:.2}")).unwrap_or("—".into()),
+                r.map(|r| r.cell()).unwrap_or("—".into()),
+                r.map(|r| r.verdict().to_string()).unwrap_or("—".into()),
             ]);
         }
     }

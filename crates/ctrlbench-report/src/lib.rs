@@ -7,6 +7,7 @@ pub mod attribution;
 pub mod compare;
 pub mod figures;
 pub mod html;
+pub mod interval;
 pub mod load;
 pub mod plots;
 pub mod quantile;

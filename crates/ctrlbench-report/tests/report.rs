@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ctrlbench_report::compare::{HEADLINE, compare, ratio};
+use ctrlbench_report::compare::{HEADLINE, compare, ratio, regressions};
 use ctrlbench_report::figures::{Group, Metric, groups};
 use ctrlbench_report::load::Results;
 use ctrlbench_report::{render, write};
@@ -326,7 +326,14 @@ fn compare_gives_ratios_b_over_a() {
             .map(|s| s.to_string())
             .collect()
     };
-    let r = |variant: &str, figure: &str| cell(variant, figure)[5].parse::<f64>().ok();
+    // "1.85 (single sample)" or "1.85 [1.10–2.30]": the ratio comes first.
+    let r = |variant: &str, figure: &str| {
+        cell(variant, figure)[5]
+            .split_whitespace()
+            .next()?
+            .parse::<f64>()
+            .ok()
+    };
     // Hand-computed: medians of A's two repeats against B's single run.
     close("good convergence", r("rust-good", "convergence"), 1.85);
     close("good Ready/s", r("rust-good", "Ready/s"), 0.13);
@@ -352,8 +359,9 @@ fn compare_gives_ratios_b_over_a() {
 /// The report of each fixture is byte-identical to tests/data/expected. Those
 /// files were written by the code before the report became its own crate (the
 /// refactor changed no byte); since then only the T50/T90/T100 columns and
-/// their explanation were added (git log of tests/data/expected shows each
-/// change and why). Any other change to the report's text fails here.
+/// their explanation, and compare's interval and verdict columns, were added
+/// (git log of tests/data/expected shows each change and why). Any other
+/// change to the report's text fails here.
 #[test]
 fn reports_are_byte_identical_to_the_recorded_expectation() {
     for name in ["results-small", "results-small-b"] {
@@ -434,4 +442,52 @@ fn time_to_fraction_ready() {
     close("bad T50", b1.get(Metric::T50), 0.307);
     assert_eq!(b1.get(Metric::T90), None);
     assert_eq!(b1.get(Metric::T100), None);
+}
+
+/// A copy of results-small in which every object became Ready one second
+/// later: T100 of the converging variant is worse in both repeats — outside
+/// noise, so the gate reports it; against itself nothing is reported.
+#[test]
+fn the_regression_gate_needs_worse_and_outside_noise() {
+    use ctrlbench_record::objects;
+    let (_tmp, slow) = scratch("results-small");
+    for run in [
+        "rust-good/rep1",
+        "rust-good/rep2",
+        "rust-bad-fix/rep1",
+        "rust-bad-fix/rep2",
+    ] {
+        let p = slow.join("N20").join(run).join("objects.csv");
+        let mut rows = objects::read(&p).unwrap();
+        for r in &mut rows {
+            if let Some(t) = &r.ready_at {
+                let ts: jiff::Timestamp = t.parse().unwrap();
+                let later = ts.checked_add(jiff::SignedDuration::from_secs(1)).unwrap();
+                r.ready_at = Some(later.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
+            }
+        }
+        objects::write(&p, &rows).unwrap();
+    }
+    let base = data("results-small");
+    assert!(regressions(&base, &base, 0.10).unwrap().is_empty());
+    let worse = regressions(&base, &slow, 0.10).unwrap();
+    assert!(
+        worse.iter().any(|w| w.starts_with("N20 rust-good: T100")),
+        "{worse:?}"
+    );
+    // Ready/s is N / convergence from the load start: with two repeats this
+    // far apart (8.5/s and 127/s before, 5.9/s and 17/s after) the resampled
+    // ratios straddle 1, so it is within noise and not reported.
+    assert!(
+        !worse
+            .iter()
+            .any(|w| w.starts_with("N20 rust-good: Ready/s")),
+        "{worse:?}"
+    );
+    // A threshold above the change reports nothing.
+    assert!(regressions(&base, &slow, 100.0).unwrap().is_empty());
+    // The table gives each ratio its interval and verdict.
+    let out = compare(&base, &slow).unwrap();
+    assert!(out.contains("| N | variant | figure | A | B | B/A [95 %] | verdict |"));
+    assert!(out.contains("| B higher |"), "{out}");
 }

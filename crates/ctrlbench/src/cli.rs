@@ -40,11 +40,19 @@ pub enum Command {
         dir: PathBuf,
     },
     /// Print the headline figures of two results directories side by side, with ratios B/A.
+    ///
+    /// Every ratio comes with a 95 % bootstrap interval over the repeats and a
+    /// verdict ("within noise" when the interval includes 1).
     Compare {
         /// The baseline results directory (A).
         a: PathBuf,
         /// The results directory compared with it (B).
         b: PathBuf,
+        /// Exit 1 when a headline figure of B (T100, Ready/s, reconcile p99,
+        /// writes/s, peak RSS) is worse than A's by more than this (e.g. 10%)
+        /// and outside the noise interval; prints which.
+        #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+        fail_on_regression: Option<f64>,
     },
     /// List the built-in experiments.
     Experiments,
@@ -173,6 +181,19 @@ pub struct UpArgs {
     /// Stay in the foreground and stop the plane on Ctrl-C or SIGTERM.
     #[arg(long)]
     pub foreground: bool,
+}
+
+/// "10%" or "10" → 0.10.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage (e.g. 10%)"))?;
+    if !(v > 0.0 && v.is_finite()) {
+        return Err(format!("{s:?} must be a positive percentage"));
+    }
+    Ok(v / 100.0)
 }
 
 /// How a local plane is started: one set of flags for `cluster up`, `probe`,

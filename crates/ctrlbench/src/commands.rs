@@ -65,8 +65,25 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             println!("report: {}", w.html.display());
             Ok(())
         }
-        Command::Compare { a, b } => {
+        Command::Compare {
+            a,
+            b,
+            fail_on_regression,
+        } => {
             print!("{}", crate::report::compare::compare(&a, &b)?);
+            if let Some(t) = fail_on_regression {
+                let worse = crate::report::compare::regressions(&a, &b, t)?;
+                for w in &worse {
+                    println!("REGRESSION {w}");
+                }
+                if !worse.is_empty() {
+                    bail!(
+                        "{} headline figure(s) worse by more than {:.0}% and outside noise",
+                        worse.len(),
+                        t * 100.0
+                    );
+                }
+            }
             Ok(())
         }
         Command::Experiments => {

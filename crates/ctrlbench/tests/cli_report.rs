@@ -49,7 +49,8 @@ fn cli_report_and_compare() {
         .unwrap();
     assert!(out.status.success());
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("| N | variant | figure | A | B | B/A |")
+        String::from_utf8_lossy(&out.stdout)
+            .contains("| N | variant | figure | A | B | B/A [95 %] | verdict |")
     );
 
     let out = Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
@@ -63,4 +64,29 @@ fn cli_report_and_compare() {
     assert!(
         err.contains("not a ctrlbench results directory:") && err.contains("has no manifest.json")
     );
+}
+
+/// The regression gate: a directory against itself passes; a threshold that
+/// is not a percentage is one error line (clap's, exit 2).
+#[test]
+fn cli_regression_gate() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
+        .args(["compare", "--fail-on-regression", "10%"])
+        .arg(data("results-small"))
+        .arg(data("results-small"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("REGRESSION"));
+    let out = Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
+        .args(["compare", "--fail-on-regression", "lots"])
+        .arg(data("results-small"))
+        .arg(data("results-small"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
