@@ -220,7 +220,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
         );
     }
     if let Some(a) = &run.apiserver {
-        f.set(Metric::WritesPerS, controller_writes_per_s(run, f.origin));
+        f.set(Metric::WritesPerS, controller_writes_per_s(run));
         f.set(
             Metric::ApiP99,
             Some(histogram_quantile(
@@ -238,22 +238,27 @@ pub fn run_figures(run: &Run) -> RunFigures {
     f
 }
 
-/// The controller's widget writes as the apiserver counted them (all write
-/// verbs on widgets, /status included, minus the loader's creates), per
-/// second of the active period: load start → the row where the counter
-/// reached its final value.
-fn controller_writes_per_s(run: &Run, origin: f64) -> Option<f64> {
-    let a = run.apiserver.as_ref()?;
-    let writes = (a.delta("widget_writes_total")? - run.created()).max(0.0);
-    if writes == 0.0 {
+/// The controller's own writes — its client's request counter
+/// (rest_writes_total: POST/PUT/PATCH/APPLY it sent, any response), so the
+/// figure is this variant's even when variants share the apiserver — per
+/// second of its writing span: from the last scrape before its first write
+/// to the first scrape that shows its final count (real timestamps).
+fn controller_writes_per_s(run: &Run) -> Option<f64> {
+    const COL: &str = "rest_writes_total";
+    let m = run.metrics.as_ref()?;
+    let good: Vec<_> = m.good().collect();
+    let base = m.get(good.first()?, COL)?;
+    let last = m.get(good.last()?, COL)?;
+    let writes = last - base;
+    if writes <= 0.0 {
         return Some(0.0);
     }
-    let last = a.get(a.last_good()?, "widget_writes_total")?;
-    let done = a
-        .good()
-        .find(|r| a.get(r, "widget_writes_total") == Some(last))?;
-    let span = done.t - origin;
-    (span > 0.0).then(|| writes / span)
+    let first = good
+        .iter()
+        .position(|r| m.get(r, COL).is_some_and(|v| v > base))?;
+    let start = good[first.saturating_sub(1)].t;
+    let end = good.iter().find(|r| m.get(r, COL) == Some(last))?.t;
+    (end > start).then(|| writes / (end - start))
 }
 
 /// Why a run must not be averaged in: incomplete, failed scrapes, missing files.

@@ -185,7 +185,7 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
             "T50",
             "T90",
             "T100",
-            "controller writes/s (apiserver)",
+            "controller writes/s (own client)",
             "409s",
             "client throttle wait",
             "controller CPU",
@@ -358,9 +358,11 @@ fn method_notes(r: &Results) -> Vec<String> {
          100 % of N objects were Ready (the ⌈q·N⌉-th ready_at); — when that many never were."
             .into(),
         "Ready/s is N / convergence, or Ready / the observed window when not converged. \
-         Controller writes/s is the apiserver's widget write count (POST/PUT/PATCH, /status \
-         included) minus the loader's creates, over time zero → the scrape where the count \
-         stopped growing. Rates in the plots use the real gaps between scrapes."
+         Controller writes/s is the controller's own client count of the writes it sent \
+         (rest_writes_total: POST/PUT/PATCH/APPLY, any response), so it is per variant even \
+         when variants share the apiserver, over its writing span: the last scrape before \
+         its first write → the first scrape showing its final count. Rates in the plots use \
+         the real gaps between scrapes."
             .into(),
         "Peak RSS is the largest resident-memory sample of the controller process.".into(),
     ];
@@ -372,7 +374,9 @@ fn method_notes(r: &Results) -> Vec<String> {
     if concurrent {
         v.push(
             "Schedule concurrent: variants of a group shared the apiserver and etcd, so the \
-             apiserver and etcd figures (writes/s, API write time, p99s) cover all of them."
+             apiserver and etcd figures (API write time, apiserver write p99, etcd fsync p99) \
+             are cluster-wide: they cover all of them. Controller writes/s is per variant \
+             (each controller's own client counter)."
                 .into(),
         );
     }
