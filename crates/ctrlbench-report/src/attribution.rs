@@ -18,7 +18,8 @@ pub struct Attribution {
     pub work_overridden: bool,
     /// Measured: throttle_wait_s_sum delta / reconciles.
     pub throttle: Option<f64>,
-    /// Measured server-side: apiserver widget write latency mean × writes per reconcile.
+    /// Measured: the apiserver's mean widget write latency (cluster-wide) ×
+    /// the controller's own writes per reconcile.
     pub api: Option<f64>,
     pub writes_per_reconcile: Option<f64>,
 }
@@ -54,9 +55,14 @@ pub fn of(run: &Run) -> Attribution {
         // Newer results split out updates (PUT/PATCH/APPLY): the loader's
         // creates then stay out of the controller's write time.
         let updates = api.delta("widget_update_writes_total");
-        let writes = match updates {
-            Some(u) => Some(u / reconciles),
-            None => api
+        // Writes per reconcile from the controller's own client counter (per
+        // variant even when variants share the apiserver); the apiserver's
+        // counts only for results recorded without it.
+        let own = m.delta("rest_writes_total");
+        let writes = match (own, updates) {
+            (Some(w), _) => Some(w / reconciles),
+            (None, Some(u)) => Some(u / reconciles),
+            (None, None) => api
                 .delta("widget_writes_total")
                 .map(|w| (w - run.created()).max(0.0) / reconciles),
         };

@@ -259,10 +259,11 @@ fn attribution_section(groups: &[Group]) -> Vec<Block> {
         Block::Heading(2, "Where the reconcile time goes".into()),
         Block::Para(
             "Mean reconcile time split into: simulated work — INFERRED from the variant's \
-             configuration (--work-ms, else the controllers' 10 ms default), not measured; \
+             configuration (the recorded work_ms setting), not measured; \
              client rate-limiter wait — MEASURED by the controller (throttle wait delta / \
-             reconciles); API write time — MEASURED on the server side (apiserver mean widget \
-             write latency × the controller's writes per reconcile, from apiserver.csv deltas); \
+             reconciles); API write time — MEASURED: the controller's own writes per \
+             reconcile (its client counter) × the apiserver's mean widget write latency \
+             (apiserver.csv deltas; cluster-wide when variants share the apiserver); \
              and the rest (cache reads, client overhead, conflict back-off, scheduling), \
              which is what remains."
                 .into(),
