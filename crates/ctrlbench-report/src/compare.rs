@@ -41,6 +41,18 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     (a != 0.0).then(|| b / a)
 }
 
+/// The scale × variant groups present on both sides, in A's order.
+fn pairs<'a>(ga: &'a [Group], gb: &'a [Group]) -> Vec<(&'a Group, &'a Group)> {
+    ga.iter()
+        .filter_map(|x| {
+            let y = gb
+                .iter()
+                .find(|y| y.scale == x.scale && y.variant == x.variant)?;
+            Some((x, y))
+        })
+        .collect()
+}
+
 /// The figure of every run a group uses.
 fn values(g: &Group, m: Metric) -> Vec<f64> {
     g.used().iter().filter_map(|r| r.get(m)).collect()
@@ -60,13 +72,7 @@ pub const GATE: [(Metric, bool); 5] = [
 pub fn regressions(a: &Path, b: &Path, threshold: f64) -> Result<Vec<String>> {
     let (ga, gb) = (groups(&Results::load(a)?), groups(&Results::load(b)?));
     let mut out = Vec::new();
-    for x in &ga {
-        let Some(y) = gb
-            .iter()
-            .find(|y| y.scale == x.scale && y.variant == x.variant)
-        else {
-            continue;
-        };
+    for (x, y) in pairs(&ga, &gb) {
         for (m, higher_is_better) in GATE {
             let Some(r) = Ratio::of(&values(x, m), &values(y, m)) else {
                 continue;
@@ -126,13 +132,7 @@ pub fn compare(a: &Path, b: &Path) -> Result<String> {
             .to_vec(),
         rows: vec![],
     };
-    for x in &ga {
-        let Some(y) = gb
-            .iter()
-            .find(|y| y.scale == x.scale && y.variant == x.variant)
-        else {
-            continue;
-        };
+    for (x, y) in pairs(&ga, &gb) {
         for m in HEADLINE {
             let r = Ratio::of(&values(x, m), &values(y, m));
             t.rows.push(vec![

@@ -194,6 +194,17 @@ fn two_variants_produce_the_documented_directory() {
     });
 }
 
+/// Waits up to `within` for every (pid, start time) to be gone, then asserts it.
+fn assert_gone(procs: &[(u32, u64)], within: Duration) {
+    for (p, st) in procs {
+        let t = Instant::now();
+        while is_alive(*p, *st) && t.elapsed() < within {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(!is_alive(*p, *st), "process {p} outlived ctrlbench");
+    }
+}
+
 /// Pids whose parent is `pid`.
 fn children(pid: u32) -> Vec<(u32, u64)> {
     let mut out = vec![];
@@ -277,13 +288,7 @@ fn sigint_mid_run_cleans_up_and_marks_incomplete() {
         .collect::<Vec<_>>();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{}", stderr.join("\n"));
-    for (p, st) in &spawned {
-        let t = Instant::now();
-        while is_alive(*p, *st) && t.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        assert!(!is_alive(*p, *st), "process {p} outlived the run");
-    }
+    assert_gone(&spawned, Duration::from_secs(10));
     let dir = csv.ancestors().nth(4).unwrap().to_path_buf();
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
@@ -439,13 +444,7 @@ fn sigint_during_plane_start_exits_within_5_s() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(took < Duration::from_secs(5), "exit took {took:?}: {err}");
-    for (p, st) in &spawned {
-        let t = Instant::now();
-        while is_alive(*p, *st) && t.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        assert!(!is_alive(*p, *st), "process {p} outlived the run");
-    }
+    assert_gone(&spawned, Duration::from_secs(5));
     assert!(!plane_dir.exists(), "{} left", plane_dir.display());
 }
 
@@ -474,16 +473,7 @@ fn sigkill_leaves_nothing_after_the_next_command() {
         let spawned = children(child.id());
         child.kill().unwrap();
         child.wait().unwrap();
-        for (p, st) in &spawned {
-            let t = Instant::now();
-            while is_alive(*p, *st) && t.elapsed() < Duration::from_secs(10) {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            assert!(
-                !is_alive(*p, *st),
-                "{phase}: process {p} outlived ctrlbench"
-            );
-        }
+        assert_gone(&spawned, Duration::from_secs(10));
         let out = ctrlbench()
             .args(["cluster", "status"])
             .env("XDG_STATE_HOME", tmp.path())
@@ -527,13 +517,7 @@ fn sigkill_during_the_report_leaves_nothing_torn() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    for (p, st) in &spawned {
-        let t = Instant::now();
-        while is_alive(*p, *st) && t.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        assert!(!is_alive(*p, *st), "process {p} outlived ctrlbench");
-    }
+    assert_gone(&spawned, Duration::from_secs(10));
     let out = ctrlbench()
         .args(["cluster", "status"])
         .env("XDG_STATE_HOME", tmp.path())
