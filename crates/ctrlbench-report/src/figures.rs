@@ -110,6 +110,9 @@ impl Metric {
     }
 
     pub fn fmt(self, v: f64) -> String {
+        if v == f64::INFINITY {
+            return "> window".into();
+        }
         match self.unit() {
             Unit::Count => fmt_count(v),
             Unit::Rate => format!("{v:.1}/s"),
@@ -139,7 +142,10 @@ impl RunFigures {
     }
 
     fn set(&mut self, m: Metric, v: Option<f64>) {
-        self.values[m as usize] = v.filter(|x| x.is_finite());
+        // +∞ is kept only where it means "censored at the window end".
+        let censorable = matches!(m, Metric::TtrP50 | Metric::TtrP99);
+        self.values[m as usize] =
+            v.filter(|x| x.is_finite() || (censorable && *x == f64::INFINITY));
     }
 
     pub fn label(&self) -> String {
@@ -166,10 +172,16 @@ pub fn run_figures(run: &Run) -> RunFigures {
         .flatten()
         .map(|t| t - f.origin);
     f.set(Metric::Convergence, convergence);
+    // Time-to-Ready over every created object: one never seen Ready is
+    // censored at the window end (+∞), so a percentile that falls on it reads
+    // "> window" instead of quietly describing only the lucky objects.
     let ttr: Vec<f64> = run
         .objects
         .iter()
-        .filter_map(|o| Some(o.ready? - o.created?))
+        .filter_map(|o| {
+            let c = o.created?;
+            Some(o.ready.map_or(f64::INFINITY, |r| r - c))
+        })
         .collect();
     // T50/T90/T100: first create → the moment 50/90/100 % of N were Ready
     // (the k-th Ready, k = ⌈q·N⌉); unset when not reached.

@@ -42,9 +42,15 @@ impl Ratio {
                 })
                 .collect();
             rs.sort_by(f64::total_cmp);
+            if rs.is_empty() {
+                return (f64::NAN, f64::NAN);
+            }
             let at = |q: f64| rs[((q * (rs.len() - 1) as f64).round() as usize).min(rs.len() - 1)];
             (at(0.025), at(0.975))
         });
+        if !(mb / ma).is_finite() {
+            return None;
+        }
         Some(Ratio {
             ratio: mb / ma,
             interval: interval.filter(|(lo, hi)| lo.is_finite() && hi.is_finite()),

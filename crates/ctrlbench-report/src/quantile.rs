@@ -65,7 +65,8 @@ pub fn histogram_quantile(q: f64, buckets: &[(f64, f64)]) -> f64 {
 }
 
 /// Percentile of raw samples with linear interpolation between closest ranks
-/// (numpy's default, Hyndman–Fan type 7); None for no samples.
+/// (numpy's default, Hyndman–Fan type 7); None for no samples. Samples of +∞
+/// are censored: a percentile whose rank touches one is +∞ ("> window").
 pub fn percentile(samples: &[f64], q: f64) -> Option<f64> {
     if samples.is_empty() {
         return None;
@@ -75,7 +76,13 @@ pub fn percentile(samples: &[f64], q: f64) -> Option<f64> {
     let h = (s.len() - 1) as f64 * q.clamp(0.0, 1.0);
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(s.len() - 1);
-    Some(s[lo] + (h - lo as f64) * (s[hi] - s[lo]))
+    let (a, b, frac) = (s[lo], s[hi], h - lo as f64);
+    // +∞ marks a censored sample (never observed within the window): a
+    // percentile that reaches one is only known to be beyond the window.
+    if a == f64::INFINITY || (frac > 0.0 && b == f64::INFINITY) {
+        return Some(f64::INFINITY);
+    }
+    Some(a + frac * (b - a))
 }
 
 /// The median of values (mean of the middle two for an even count).
@@ -88,6 +95,16 @@ mod tests {
     use super::*;
 
     const INF: f64 = f64::INFINITY;
+
+    #[test]
+    fn censored_samples_make_a_percentile_open_ended() {
+        let v = [1.0, 2.0, 3.0, INF];
+        assert_eq!(percentile(&v, 0.5), Some(2.5));
+        // Rank 2.97 lies between 3.0 and a censored sample.
+        assert_eq!(percentile(&v, 0.99), Some(INF));
+        assert_eq!(percentile(&[INF, INF], 0.5), Some(INF));
+        assert_eq!(percentile(&[1.0, 3.0], 0.5), Some(2.0));
+    }
 
     #[test]
     fn interpolates_inside_a_bucket() {

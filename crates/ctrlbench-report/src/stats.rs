@@ -33,7 +33,8 @@ pub struct Stat {
 }
 
 pub fn stat(mut v: Vec<f64>) -> Option<Stat> {
-    v.retain(|x| x.is_finite());
+    // +∞ (censored) stays: the median of runs that never got there is "> window".
+    v.retain(|x| !x.is_nan());
     Some(Stat {
         median: median(&v)?,
         min: v.iter().copied().reduce(f64::min)?,

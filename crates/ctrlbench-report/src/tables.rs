@@ -345,7 +345,9 @@ fn method_notes(r: &Results) -> Vec<String> {
             .to_string(),
         "Convergence is the first moment Ready==N: the latest ready_at in objects.csv (our own \
          watch, not the controller's metrics), minus time zero. Time-to-Ready is ready_at − \
-         created_at per object (p50/p99 with linear interpolation; objects never Ready are left out)."
+         created_at per object, over every created object (p50/p99 with linear interpolation); \
+         an object never Ready is censored at the window end, and a percentile that falls on \
+         one reads \"> window\"."
             .into(),
         "Counters (reconciles, retries, 409s, throttle wait, CPU, histogram buckets) are deltas \
          from the baseline row (the first with scrape_ok=1) to the last good row; failed scrapes \
