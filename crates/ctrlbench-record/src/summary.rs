@@ -113,6 +113,19 @@ pub struct HarnessCpu {
     pub after_load_core_fraction: Option<f64>,
 }
 
+/// The wait for a quiet cluster before the run (requests per second at the
+/// apiserver, all callers).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuietWait {
+    pub waited_s: f64,
+    /// The idle level measured after the warm-up.
+    pub idle_per_s: f64,
+    /// The rate over the last step of the wait.
+    pub rate_per_s: f64,
+    /// False: the bound passed before the cluster was quiet.
+    pub quiet: bool,
+}
+
 /// `summary.json` of one run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -145,6 +158,9 @@ pub struct Summary {
     pub controller_exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness_cpu: Option<HarnessCpu>,
+    /// How long the run waited for a quiet cluster before it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_wait: Option<QuietWait>,
 }
 
 pub const FILE_NAME: &str = "summary.json";

@@ -172,6 +172,10 @@ fn two_variants_produce_the_documented_directory() {
         // The typed record reads what the run wrote.
         let typed = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
         assert_eq!(typed.settings.unwrap().preset, variant);
+        // The wait for a quiet cluster is recorded (other tests share this plane,
+        // so whether it got quiet is not asserted; its bound is).
+        let q = typed.quiet_wait.expect("quiet wait recorded");
+        assert!(q.waited_s >= 1.0 && q.waited_s < 13.0, "{q:?}");
     }
     // Every namespace the run created is gone; the bystander and its widget are not.
     rt.block_on(async {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use ctrlbench_record::summary::QuietWait;
 use ctrlbench_record::{Settings, Summary};
 
 use super::controller::ControllerProcess;
@@ -21,7 +22,11 @@ const TEARDOWN_BOUND: Duration = Duration::from_secs(120);
 
 /// Sets up, measures and tears down one run group; also returns what
 /// teardown could not remove.
-pub async fn run(ctx: &Ctx<'_>, run: &Run) -> (Result<Vec<Summary>>, Vec<String>) {
+pub async fn run(
+    ctx: &Ctx<'_>,
+    run: &Run,
+    quiet_wait: Option<QuietWait>,
+) -> (Result<Vec<Summary>>, Vec<String>) {
     let client = &ctx.cluster.client;
     let exp = ctx.exp;
     let suffix = format!(
@@ -92,7 +97,7 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run) -> (Result<Vec<Summary>>, Vec<String>
     .await
     .unwrap_or_else(|| Err(anyhow::anyhow!("interrupted during set-up")));
     let result = match setup {
-        Ok(()) => measure::run(ctx, run, &mut members).await,
+        Ok(()) => measure::run(ctx, run, &mut members, &quiet_wait).await,
         Err(e) => Err(e),
     };
     // Teardown, also after errors and Ctrl-C.

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use ctrlbench_record::summary::HarnessCpu;
+use ctrlbench_record::summary::{HarnessCpu, QuietWait};
 use ctrlbench_record::{StopReason, Summary, objects};
 
 use super::member::Member;
@@ -21,7 +21,12 @@ use crate::experiment::plan::Run;
 /// How often objects.csv is rewritten during a run.
 const OBJECTS_EVERY: Duration = Duration::from_secs(5);
 
-pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec<Summary>> {
+pub async fn run(
+    ctx: &Ctx<'_>,
+    run: &Run,
+    members: &mut [Member],
+    quiet_wait: &Option<QuietWait>,
+) -> Result<Vec<Summary>> {
     let exp = ctx.exp;
     let client = &ctx.cluster.client;
     let etcd_url = ctx
@@ -201,6 +206,7 @@ pub async fn run(ctx: &Ctx<'_>, run: &Run, members: &mut [Member]) -> Result<Vec
             stop_reason,
             exit_code: code,
             sampler: &sampler,
+            quiet_wait,
         });
         s.harness_cpu = Some(harness_cpu.clone());
         s.write(&m.dir.summary())?;

@@ -13,6 +13,7 @@ pub mod measure;
 pub mod member;
 pub mod namespace;
 pub mod probe;
+pub mod quiet;
 pub mod sampler;
 pub mod summary;
 pub mod target;
@@ -158,6 +159,8 @@ pub async fn execute(
         }
     }
     manifest.write(&results.manifest())?;
+    // The apiserver's idle request rate, the level each run waits to return to.
+    let idle = quiet::idle_rate(&cluster.client, Duration::from_secs(2)).await;
 
     let ctx = Ctx {
         exp,
@@ -186,7 +189,23 @@ pub async fn execute(
             run.repeat,
             names.join(" + ")
         );
-        let (result, not_cleaned) = group::run(&ctx, run).await;
+        let quiet_wait = match idle {
+            Some(i) => match until_cancelled(&cancel, quiet::wait(&cluster.client, i)).await {
+                Some(q) => Some(q),
+                None => {
+                    complete = false;
+                    break;
+                }
+            },
+            None => None,
+        };
+        if let Some(q) = quiet_wait.as_ref().filter(|q| !q.quiet) {
+            eprintln!(
+                "warning: the cluster did not quiet down in {:.0} s ({:.1} requests/s, idle {:.1}/s); running anyway",
+                q.waited_s, q.rate_per_s, q.idle_per_s
+            );
+        }
+        let (result, not_cleaned) = group::run(&ctx, run, quiet_wait).await;
         manifest.not_cleaned.extend(not_cleaned);
         match result {
             Ok(summaries) => manifest.runs.extend(summaries),

@@ -12,6 +12,25 @@ use ctrlbench_record::prom::Page;
 use ctrlbench_record::table::Table;
 use ctrlbench_record::time::now_rfc3339;
 
+/// The apiserver's page through the catalogue (None: the scrape failed).
+pub async fn apiserver_values(client: &kube::Client) -> Option<Vec<Option<f64>>> {
+    let req = http::Request::get("/metrics").body(Vec::new()).ok()?;
+    let text = tokio::time::timeout(Duration::from_secs(5), client.request_text(req))
+        .await
+        .ok()?
+        .ok()?;
+    let c = &apiserver::CATALOGUE;
+    Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
+}
+
+/// One named value of an apiserver row.
+pub fn apiserver_value(values: &[Option<f64>], name: &str) -> Option<f64> {
+    values
+        .get(apiserver::CATALOGUE.index(name)?)
+        .copied()
+        .flatten()
+}
+
 /// `fut`'s output with the moment it returned (RFC 3339 and monotonic).
 async fn stamped<T>(fut: impl std::future::Future<Output = T>) -> (String, Instant, T) {
     let v = fut.await;
@@ -153,14 +172,7 @@ impl Sampler {
     }
 
     async fn apiserver_values(&self) -> Option<Vec<Option<f64>>> {
-        let client = self.api.as_ref()?;
-        let req = http::Request::get("/metrics").body(Vec::new()).ok()?;
-        let text = tokio::time::timeout(Duration::from_secs(5), client.request_text(req))
-            .await
-            .ok()?
-            .ok()?;
-        let c = &apiserver::CATALOGUE;
-        Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
+        apiserver_values(self.api.as_ref()?).await
     }
 
     /// One scrape of every target, written as one row each. Each row carries

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use ctrlbench_record::summary::{Load, Reconciles, Scrapes};
+use ctrlbench_record::summary::{Load, QuietWait, Reconciles, Scrapes};
 use ctrlbench_record::{StopReason, Summary};
 
 use super::loader::LoadStats;
@@ -25,6 +25,7 @@ pub struct Inputs<'a> {
     pub stop_reason: StopReason,
     pub exit_code: Option<i32>,
     pub sampler: &'a Sampler,
+    pub quiet_wait: &'a Option<QuietWait>,
 }
 
 pub fn of(i: Inputs<'_>) -> Summary {
@@ -86,5 +87,6 @@ pub fn of(i: Inputs<'_>) -> Summary {
         },
         controller_exit_code: i.exit_code,
         harness_cpu: None,
+        quiet_wait: i.quiet_wait.clone(),
     }
 }
