@@ -1,7 +1,8 @@
-//! The controller's kube client: kube's own retries of 429/503/504 turned off
+//! The controller's kube clients: kube's own retries of 429/503/504 turned off
 //! (throttling must stay visible), an optional client-go style token bucket
-//! (QPS + burst) whose waits are measured, and request counting by code and
-//! method — all as tower layers.
+//! (QPS + burst) per client whose waits are measured — watches are never
+//! throttled, as in client-go — and request counting by code and method, all
+//! as tower layers.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -97,7 +98,12 @@ where
         let l = self.layer.clone();
         Box::pin(async move {
             let method = req.method().as_str().to_string();
-            if let Some(limiter) = &l.limiter {
+            // client-go never rate-limits a watch (Request.Watch skips the limiter).
+            let watch = req
+                .uri()
+                .query()
+                .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+            if let Some(limiter) = l.limiter.as_ref().filter(|_| !watch) {
                 let t = Instant::now();
                 limiter.until_ready().await;
                 l.metrics
@@ -116,7 +122,51 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::token_bucket;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use http::{Request, Response};
+    use tower::{Layer, Service, ServiceExt};
+
+    use super::{InstrumentLayer, token_bucket};
+    use crate::metrics::Metrics;
+
+    /// With the bucket empty, a watch still goes out at once; a GET waits.
+    #[tokio::test]
+    async fn watches_are_never_throttled() {
+        let (mock, mut handle) = tower_test::mock::pair::<Request<String>, Response<String>>();
+        let layer = InstrumentLayer {
+            metrics: Arc::new(Metrics::new(1)),
+            // One token, then one every 1000 s.
+            limiter: Some(Arc::new(token_bucket(0.001, 1))),
+            host: "h".into(),
+        };
+        let mut svc = layer.layer(mock);
+        tokio::spawn(async move {
+            while let Some((_, send)) = handle.next_request().await {
+                send.send_response(Response::new(String::new()));
+            }
+        });
+        let get = |uri: &str| Request::get(uri).body(String::new()).unwrap();
+        let first = svc.ready().await.unwrap().call(get("/api/x")).await;
+        assert!(first.is_ok());
+        let watch = svc.ready().await.unwrap().call(get(
+            "/apis/g/v1/namespaces/n/widgets?watch=true&resourceVersion=1",
+        ));
+        assert!(
+            tokio::time::timeout(Duration::from_secs(2), watch)
+                .await
+                .is_ok(),
+            "a watch waited for the bucket"
+        );
+        let throttled = svc.ready().await.unwrap().call(get("/api/x"));
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), throttled)
+                .await
+                .is_err(),
+            "a GET went out with the bucket empty"
+        );
+    }
 
     #[test]
     fn bucket_starts_full_and_refills_at_qps() {

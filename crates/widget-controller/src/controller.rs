@@ -225,14 +225,17 @@ pub fn backoff(failures: u32) -> Duration {
 pub type Fatal = mpsc::UnboundedSender<String>;
 
 /// Runs the controller until `shutdown` resolves; in-flight reconciles finish.
+/// `informer` serves the watch (its own client, as controller-runtime's
+/// informers have theirs), `client` the reconciles' reads and writes.
 pub async fn run(
+    informer: kube::Client,
     client: kube::Client,
     settings: Settings,
     metrics: Arc<Metrics>,
     fatal: Fatal,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let api: Api<Widget> = Api::namespaced(client.clone(), &settings.namespace);
+    let api: Api<Widget> = Api::namespaced(informer, &settings.namespace);
     let mut wc = watcher::Config::default();
     if settings.watch_list {
         wc = wc.streaming_lists();

@@ -72,6 +72,10 @@ async fn run(settings: Settings) -> Result<()> {
     let config = kube::Config::infer()
         .await
         .context("no Kubernetes configuration: set KUBECONFIG or run in a cluster")?;
+    // One token bucket per client, as client-go has one per REST client:
+    // the informer's (its LISTs; watches are never throttled) and the
+    // reconciler's (reads and writes) do not share a budget.
+    let informer = client::build(config.clone(), metrics.clone(), settings.token_bucket()).await?;
     let client = client::build(config, metrics.clone(), settings.token_bucket()).await?;
 
     if settings.metrics_bind_address != "0" {
@@ -84,6 +88,7 @@ async fn run(settings: Settings) -> Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel::<String>();
     let mut ctl = tokio::spawn(controller::run(
+        informer,
         client,
         settings,
         metrics,
