@@ -198,6 +198,18 @@ fn two_variants_produce_the_documented_directory() {
     });
 }
 
+/// `ctrlbench cluster status` with the state and temporary directories in
+/// `tmp`: the "next command" that sweeps what a killed run left.
+fn next_command(tmp: &Path) {
+    let out = ctrlbench()
+        .args(["cluster", "status"])
+        .env("XDG_STATE_HOME", tmp)
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}
+
 /// Waits up to `within` for every (pid, start time) to be gone, then asserts it.
 fn assert_gone(procs: &[(u32, u64)], within: Duration) {
     for (p, st) in procs {
@@ -478,13 +490,7 @@ fn sigkill_leaves_nothing_after_the_next_command() {
         child.kill().unwrap();
         child.wait().unwrap();
         assert_gone(&spawned, Duration::from_secs(10));
-        let out = ctrlbench()
-            .args(["cluster", "status"])
-            .env("XDG_STATE_HOME", tmp.path())
-            .env("TMPDIR", tmp.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success());
+        next_command(tmp.path());
         assert!(
             !plane_dir.exists(),
             "{phase}: {} left after `cluster status`",
@@ -522,13 +528,7 @@ fn sigkill_during_the_report_leaves_nothing_torn() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_gone(&spawned, Duration::from_secs(10));
-    let out = ctrlbench()
-        .args(["cluster", "status"])
-        .env("XDG_STATE_HOME", tmp.path())
-        .env("TMPDIR", tmp.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    next_command(tmp.path());
     let left: Vec<PathBuf> = std::fs::read_dir(tmp.path())
         .unwrap()
         .flatten()
