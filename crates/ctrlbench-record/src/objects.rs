@@ -1,5 +1,6 @@
 //! `objects.csv`: one record per widget the loader created — when the create
-//! returned and when our own watch first saw it Ready (empty: never).
+//! returned, when our own watch first saw it Ready (empty: never) and when it
+//! first saw a write by anyone but the loader (the controller's coverage).
 
 use std::path::Path;
 
@@ -16,6 +17,11 @@ pub struct ObjectRecord {
     pub created_at: Option<String>,
     /// RFC 3339 of the first Ready seen by our watch; None when never Ready.
     pub ready_at: Option<String>,
+    /// RFC 3339 of the first change by a field manager other than the
+    /// loader's, seen by our watch; None when nobody else ever wrote it
+    /// (and in results older than this column).
+    #[serde(default)]
+    pub first_write_at: Option<String>,
 }
 
 impl ObjectRecord {
@@ -28,6 +34,11 @@ impl ObjectRecord {
     pub fn ready(&self) -> Option<f64> {
         self.ready_at.as_deref().and_then(parse_time)
     }
+
+    /// first_write_at as seconds since the Unix epoch.
+    pub fn first_write(&self) -> Option<f64> {
+        self.first_write_at.as_deref().and_then(parse_time)
+    }
 }
 
 pub const FILE_NAME: &str = "objects.csv";
@@ -36,7 +47,7 @@ pub fn write(path: &Path, rows: &[ObjectRecord]) -> Result<()> {
     let mut w = csv::Writer::from_path(path)
         .with_context(|| format!("cannot create {}", path.display()))?;
     if rows.is_empty() {
-        w.write_record(["name", "created_at", "ready_at"])?;
+        w.write_record(["name", "created_at", "ready_at", "first_write_at"])?;
     }
     for r in rows {
         w.serialize(r)?;
@@ -70,24 +81,29 @@ mod tests {
                 name: "widget-000001".into(),
                 created_at: Some("2026-11-30T01:12:28.142Z".into()),
                 ready_at: None,
+                first_write_at: Some("2026-11-30T01:12:29.5Z".into()),
             },
             ObjectRecord {
                 name: "widget-000002".into(),
                 created_at: None,
                 ready_at: None,
+                first_write_at: None,
             },
         ];
         write(&p, &rows).unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         assert_eq!(
             text,
-            "name,created_at,ready_at\nwidget-000001,2026-11-30T01:12:28.142Z,\nwidget-000002,,\n"
+            "name,created_at,ready_at,first_write_at\nwidget-000001,2026-11-30T01:12:28.142Z,,2026-11-30T01:12:29.5Z\nwidget-000002,,,\n"
         );
         assert_eq!(read(&p).unwrap(), rows);
+        // Results written before first_write_at existed still read.
+        std::fs::write(&p, "name,created_at,ready_at\nwidget-000003,,\n").unwrap();
+        assert_eq!(read(&p).unwrap()[0].first_write_at, None);
         write(&p, &[]).unwrap();
         assert_eq!(
             std::fs::read_to_string(&p).unwrap(),
-            "name,created_at,ready_at\n"
+            "name,created_at,ready_at,first_write_at\n"
         );
     }
 }

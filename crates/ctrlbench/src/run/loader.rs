@@ -9,7 +9,7 @@ use kube::api::{Api, PostParams};
 use tokio_util::sync::CancellationToken;
 use widget_api::Widget;
 
-use super::watch::Objects;
+use super::watch::{LOADER_MANAGER, Objects};
 
 /// What the loader did.
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -48,7 +48,11 @@ pub async fn create(
             let objects = objects.clone();
             async move {
                 let w = Widget::numbered(i);
-                match api.create(&PostParams::default(), &w).await {
+                let pp = PostParams {
+                    field_manager: Some(LOADER_MANAGER.to_string()),
+                    ..Default::default()
+                };
+                match api.create(&pp, &w).await {
                     Ok(_) => {
                         objects.created(&widget_api::object_name(i));
                         Ok(())

@@ -1,5 +1,8 @@
-//! Per-object timing: when each widget was created (from the loader) and
-//! when it was first seen Ready (from our own watch, not the controller's).
+//! Per-object timing: when each widget was created (from the loader), when
+//! it was first seen Ready and when it was first written by someone other
+//! than the loader (both from our own watch, not the controller's). "Written"
+//! is read off managedFields, so it needs no knowledge of the controller: any
+//! field manager but the loader's counts, status and annotation writes alike.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -19,6 +22,20 @@ use ctrlbench_record::time::now_rfc3339;
 struct Times {
     created_at: Option<String>,
     ready_at: Option<String>,
+    first_write_at: Option<String>,
+}
+
+/// The field manager the loader's creates carry.
+pub const LOADER_MANAGER: &str = "ctrlbench-loader";
+
+/// Whether anyone but the loader has written `w` (managedFields keeps one
+/// entry per manager and subresource; a write that changed nothing adds none).
+fn written_by_others(w: &Widget) -> bool {
+    w.metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .any(|m| m.manager.as_deref() != Some(LOADER_MANAGER))
 }
 
 /// The objects of one run.
@@ -49,6 +66,14 @@ impl Objects {
         }
     }
 
+    fn seen_written(&self, name: &str) {
+        let mut t = self.times.lock().expect("objects lock");
+        let e = t.entry(name.to_string()).or_default();
+        if e.first_write_at.is_none() {
+            e.first_write_at = Some(now_rfc3339());
+        }
+    }
+
     pub fn ready(&self) -> u64 {
         self.ready.load(Ordering::SeqCst)
     }
@@ -66,6 +91,7 @@ impl Objects {
                 name: n.clone(),
                 created_at: v.created_at.clone(),
                 ready_at: v.ready_at.clone(),
+                first_write_at: v.first_write_at.clone(),
             })
             .collect();
         rows.sort();
@@ -73,7 +99,7 @@ impl Objects {
     }
 }
 
-/// Watches `ns` until cancelled, recording each object's first Ready.
+/// Watches `ns` until cancelled, recording each object's first Ready and first write by others.
 pub async fn watch_ready(
     client: kube::Client,
     ns: String,
@@ -90,8 +116,12 @@ pub async fn watch_ready(
             _ = cancel.cancelled() => return,
             item = stream.try_next() => match item {
                 Ok(Some(w)) => {
+                    let name = w.metadata.name.as_deref().unwrap_or_default();
+                    if written_by_others(&w) && w.metadata.deletion_timestamp.is_none() {
+                        objects.seen_written(name);
+                    }
                     if w.is_ready() {
-                        objects.seen_ready(w.metadata.name.as_deref().unwrap_or_default());
+                        objects.seen_ready(name);
                     }
                 }
                 Ok(None) => return,
