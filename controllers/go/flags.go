@@ -96,7 +96,7 @@ func oneOf(flagName, value string, allowed ...string) error {
 // rawFlags receives the flag values before validation.
 type rawFlags struct {
 	namespace, preset, predicate, statusWrite, metricsAddr string
-	logLevel, logFormat, conflictReread, kubeconfig        string
+	logLevel, logFormat, conflictReread, kubeconfig, queue string
 	workers, workMS, clientBurst                           int
 	clientQPS                                              float64
 	annotate, watchList, printSettings                     bool
@@ -120,6 +120,7 @@ func newFlagSet(r *rawFlags) *flag.FlagSet {
 	fs.StringVar(&r.logFormat, "log-format", d.LogFormat, "console|json")
 	fs.BoolVar(&r.watchList, "watch-list", false, "streaming initial list: sets KUBE_FEATURE_WatchListClient in this process (--watch-list=false sets it false)")
 	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the seed)")
+	fs.StringVar(&r.queue, "queue", queueFIFO, "work-queue order: fifo (client-go's work queue, the only one controller-runtime has here; kube is the Rust controller's kube-runtime scheduler)")
 	fs.StringVar(&r.kubeconfig, "kubeconfig", "", "kubeconfig path (default: KUBECONFIG, in-cluster, ~/.kube/config)")
 	fs.BoolVar(&r.printSettings, "print-settings", false, "print the resolved settings as one JSON object and exit (no cluster needed)")
 	return fs
@@ -228,6 +229,12 @@ func parseFlags(args []string) (*options, error) {
 		return nil, err
 	}
 	if err := oneOf("conflict-reread", r.conflictReread, "api", "cache"); err != nil {
+		return nil, err
+	}
+	if r.queue == queueKube {
+		return nil, usagef("--queue: kube is kube-runtime's scheduler, which only the Rust controller has; controller-runtime's work queue is fifo")
+	}
+	if err := oneOf("queue", r.queue, queueFIFO); err != nil {
 		return nil, err
 	}
 	if set["watch-list"] {

@@ -43,7 +43,12 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if opts.PrintSettings {
-		fmt.Fprintln(stdout, settingsJSON(opts))
+		line, err := settingsJSON(opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "widget-controller: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, line)
 		return 0
 	}
 	if err := setWatchList(opts.WatchList); err != nil {

@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -711,7 +712,10 @@ func TestRateLimitRule(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.args, err)
 		}
-		s := settingsOf(o)
+		s, err := settingsOf(o)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
 		if s.ClientRateLimit != tc.mode {
 			t.Errorf("%q: mode %s, want %s", tc.args, s.ClientRateLimit, tc.mode)
 		}
@@ -739,7 +743,10 @@ func TestPrintSettings(t *testing.T) {
 	}
 	want := `{"namespace":"x","preset":"bad-fix","workers":5,"predicate":"none","status_write":"update","annotate":false,` +
 		`"conflict_retry":false,"work_ms":10,"client_rate_limit":"token-bucket","client_qps":5,"client_burst":10,` +
-		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false}` + "\n"
+		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false,` +
+		`"queue":"fifo","debounce_ms":0,"effective_client_qps":5,"effective_client_burst":10,` +
+		`"client_buckets":["informer","client","api-reader"],"retry_backoff_base_ms":5,"retry_backoff_cap_s":1000,` +
+		`"retry_overall_qps":10,"retry_overall_burst":100}` + "\n"
 	if stdout.String() != want {
 		t.Errorf("got  %s\nwant %s", stdout.String(), want)
 	}
@@ -849,5 +856,83 @@ func TestParseText(t *testing.T) {
 	}
 	if pg.sum("x_total") != 5 || pg.sum("x_total", "code", "409") != 2 || pg.sum("up") != 1.5 || !pg.has("x_total", "q", `a"b`) {
 		t.Errorf("parsed %+v", pg)
+	}
+}
+
+// TestRetryPolicyIsTheLibraryDefault checks the printed retry policy against
+// client-go's default controller rate limiter, the one controller-runtime
+// uses when a controller sets none.
+func TestRetryPolicyIsTheLibraryDefault(t *testing.T) {
+	rl := workqueue.DefaultControllerRateLimiter()
+	base := time.Duration(retryBackoffBaseMS) * time.Millisecond
+	if d := rl.When("a"); d != base {
+		t.Errorf("first retry after %v, want %v", d, base)
+	}
+	if d := rl.When("a"); d != 2*base {
+		t.Errorf("second retry after %v, want %v", d, 2*base)
+	}
+	var last time.Duration
+	for i := 0; i < 40; i++ {
+		last = rl.When("capped")
+	}
+	if want := time.Duration(retryBackoffCapS) * time.Second; last != want {
+		t.Errorf("backoff capped at %v, want %v", last, want)
+	}
+	// The overall bucket: after its burst (the calls above took 42 tokens),
+	// a new item waits for a refill at retryOverallQPS.
+	rl = workqueue.DefaultControllerRateLimiter()
+	for i := 0; i < retryOverallBurst; i++ {
+		if d := rl.When(i); d > base {
+			t.Fatalf("item %d within the burst waited %v", i, d)
+		}
+	}
+	d := rl.When("one-more")
+	if want := time.Second / retryOverallQPS; d < want*9/10 || d > want*11/10 {
+		t.Errorf("item after the burst waited %v, want about %v", d, want)
+	}
+}
+
+// TestEffectiveClientLimit: with no --client-qps, the limit is the library's
+// default — controller-runtime v0.18's GetConfig sets 20 QPS / 30 burst,
+// from v0.21 it disables the client-side limiter (QPS -1).
+func TestEffectiveClientLimit(t *testing.T) {
+	version := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "sigs.k8s.io/controller-runtime" {
+				version = m.Version
+			}
+		}
+	}
+	o, err := parseFlags([]string{"--namespace", "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := settingsOf(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case strings.HasPrefix(version, "v0.18."):
+		if s.EffectiveClientQPS == nil || *s.EffectiveClientQPS != 20 || *s.EffectiveClientBurst != 30 {
+			t.Errorf("%s: effective %v/%v, want 20/30", version, s.EffectiveClientQPS, s.EffectiveClientBurst)
+		}
+	case strings.HasPrefix(version, "v0.22."):
+		if s.EffectiveClientQPS != nil || s.EffectiveClientBurst != nil {
+			t.Errorf("%s: effective %v/%v, want no limiter", version, *s.EffectiveClientQPS, *s.EffectiveClientBurst)
+		}
+	default:
+		t.Fatalf("no expectation for controller-runtime %q", version)
+	}
+	o, _ = parseFlags([]string{"--namespace", "ns", "--client-qps", "7"})
+	if s, _ = settingsOf(o); s.EffectiveClientQPS == nil || *s.EffectiveClientQPS != 7 || *s.EffectiveClientBurst != 10 {
+		t.Errorf("--client-qps 7: effective %v/%v, want 7/10", s.EffectiveClientQPS, s.EffectiveClientBurst)
+	}
+	o, _ = parseFlags([]string{"--namespace", "ns", "--client-qps", "-1"})
+	if s, _ = settingsOf(o); s.EffectiveClientQPS != nil {
+		t.Errorf("--client-qps -1: effective %v, want no limiter", *s.EffectiveClientQPS)
+	}
+	if _, err := parseFlags([]string{"--namespace", "ns", "--queue", "kube"}); err == nil || !strings.Contains(err.Error(), "--queue") {
+		t.Errorf("--queue kube: %v", err)
 	}
 }

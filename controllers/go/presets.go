@@ -11,9 +11,12 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"k8s.io/client-go/rest"
 )
 
 //go:embed presets.toml
@@ -147,8 +150,30 @@ const (
 	rateTokenBucket    = "token-bucket"    // --client-qps > 0
 )
 
+// Work-queue orders (--queue): the Go controller has client-go's only.
+const (
+	queueFIFO = "fifo"
+	queueKube = "kube"
+)
+
+// The controller-level retry policy both controllers print: controller-runtime's
+// default rate limiter (workqueue.DefaultControllerRateLimiter), the larger of
+// a per-item exponential backoff and one overall token bucket. A test checks
+// these against the library's limiter.
+const (
+	retryBackoffBaseMS = 5
+	retryBackoffCapS   = 1000
+	retryOverallQPS    = 10
+	retryOverallBurst  = 100
+)
+
+// clientBuckets are the REST clients that each have their own token bucket:
+// the informers', the manager's client and its API reader.
+var clientBuckets = []string{"informer", "client", "api-reader"}
+
 // settings is the --print-settings JSON: the same keys and values as the
-// Rust controller's (widget_api::presets::Settings). Nothing build-specific.
+// Rust controller's (widget_api::presets::Settings). Build-specific only in
+// effective_client_*: the limit the library's defaults leave in place.
 type settings struct {
 	Namespace          string   `json:"namespace"`
 	Preset             string   `json:"preset"`
@@ -165,9 +190,19 @@ type settings struct {
 	LogLevel           string   `json:"log_level"`
 	LogFormat          string   `json:"log_format"`
 	WatchList          bool     `json:"watch_list"`
+	Queue              string   `json:"queue"`
+	DebounceMS         int      `json:"debounce_ms"`
+	// The limit each client runs with, library defaults included; null: no limiter.
+	EffectiveClientQPS   *float64 `json:"effective_client_qps"`
+	EffectiveClientBurst *int     `json:"effective_client_burst"`
+	ClientBuckets        []string `json:"client_buckets"`
+	RetryBackoffBaseMS   int      `json:"retry_backoff_base_ms"`
+	RetryBackoffCapS     int      `json:"retry_backoff_cap_s"`
+	RetryOverallQPS      float64  `json:"retry_overall_qps"`
+	RetryOverallBurst    int      `json:"retry_overall_burst"`
 }
 
-func settingsOf(o *options) settings {
+func settingsOf(o *options) (settings, error) {
 	s := settings{
 		Namespace:          o.Namespace,
 		Preset:             o.Preset,
@@ -182,6 +217,12 @@ func settingsOf(o *options) settings {
 		LogLevel:           o.LogLevel,
 		LogFormat:          o.LogFormat,
 		WatchList:          o.WatchList != nil && *o.WatchList,
+		Queue:              queueFIFO,
+		ClientBuckets:      clientBuckets,
+		RetryBackoffBaseMS: retryBackoffBaseMS,
+		RetryBackoffCapS:   retryBackoffCapS,
+		RetryOverallQPS:    retryOverallQPS,
+		RetryOverallBurst:  retryOverallBurst,
 	}
 	if o.Predicate {
 		s.Predicate = "generation"
@@ -190,14 +231,61 @@ func settingsOf(o *options) settings {
 		qps, burst := o.ClientQPS, o.ClientBurst
 		s.ClientQPS, s.ClientBurst = &qps, &burst
 	}
-	return s
+	qps, burst, err := effectiveClientLimit(o)
+	if err != nil {
+		return s, err
+	}
+	if qps > 0 {
+		q, b := float64(qps), burst
+		s.EffectiveClientQPS, s.EffectiveClientBurst = &q, &b
+	}
+	return s, nil
+}
+
+// effectiveClientLimit is the QPS and burst the controller's clients run
+// with: restConfig (the run's own code path, library defaults included)
+// applied to a throwaway kubeconfig that names a server nobody contacts.
+// client-go fills an unset burst with its default 10 (rest.DefaultBurst).
+func effectiveClientLimit(o *options) (float32, int, error) {
+	dir, err := os.MkdirTemp("", "widget-controller-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "kubeconfig")
+	const kubeconfig = "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
+		"users: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+		return 0, 0, err
+	}
+	// restConfig points KUBECONFIG at the file; put the environment back.
+	if old, had := os.LookupEnv("KUBECONFIG"); had {
+		defer os.Setenv("KUBECONFIG", old)
+	} else {
+		defer os.Unsetenv("KUBECONFIG")
+	}
+	probe := *o
+	probe.Kubeconfig = path
+	cfg, err := restConfig(&probe)
+	if err != nil {
+		return 0, 0, err
+	}
+	burst := cfg.Burst
+	if burst == 0 {
+		burst = rest.DefaultBurst
+	}
+	return cfg.QPS, burst, nil
 }
 
 // settingsJSON is the one line --print-settings writes.
-func settingsJSON(o *options) string {
-	b, err := json.Marshal(settingsOf(o))
+func settingsJSON(o *options) (string, error) {
+	s, err := settingsOf(o)
+	if err != nil {
+		return "", fmt.Errorf("resolving the effective client limit: %w", err)
+	}
+	b, err := json.Marshal(s)
 	if err != nil {
 		panic(err) // plain strings, numbers and bools always marshal
 	}
-	return string(b)
+	return string(b), nil
 }

@@ -3,6 +3,12 @@
 //! same command lines through the one preset table (deploy/presets.toml) and
 //! must print the same `--print-settings` JSON, and reject the same invalid
 //! combinations with exit code 2. No cluster is involved (no KUBECONFIG).
+//!
+//! The settings include the rate-limiter rule (client buckets, effective
+//! limit) and the retry policy. The one difference by design is the queue:
+//! Rust defaults to kube-runtime's scheduler, Go has only client-go's FIFO
+//! queue, so the Rust side runs with `--queue fifo` for the comparison and
+//! the defaults are checked separately.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -42,7 +48,9 @@ const EXTRA: [&[&str]; 8] = [
 ];
 
 /// Invalid combinations: exit 2 in both.
-const INVALID: [&[&str]; 11] = [
+const INVALID: [&[&str]; 13] = [
+    &["--queue", "lifo"],
+    &["--queue", "fifo", "--debounce-ms", "5"],
     &["--client-burst", "5"],
     &["--client-qps", "-1", "--client-burst", "5"],
     &["--client-qps", "0", "--client-burst", "5"],
@@ -127,7 +135,9 @@ fn print_settings_is_identical_in_rust_and_go() {
     assert!(lines.len() >= 40);
     let mut differ = Vec::new();
     for args in &lines {
-        let r = settings("rust", &rust, args);
+        let mut fifo = args.clone();
+        fifo.extend(["--queue", "fifo"]);
+        let r = settings("rust", &rust, &fifo);
         let g = settings("go", &go, args);
         if !same(&r, &g) {
             differ.push(format!("{args:?}:\n  rust {r}\n  go   {g}"));
@@ -189,4 +199,69 @@ fn the_documented_rules_hold() {
     assert_eq!(s["metrics_bind_address"], "127.0.0.1:0");
     let s = settings("rust", &rust, &["--client-qps", "-1"]);
     assert_eq!(s["client_rate_limit"], "unlimited");
+    assert!(s["effective_client_qps"].is_null());
+}
+
+/// What differs by design, and what the library defaults are, per build.
+#[test]
+fn queue_defaults_and_effective_limits_per_build() {
+    let (rust, go) = binaries();
+    let go18 = ctrlbench::controllers::binary(&Impl::Go("v0.18.4".into()))
+        .expect("the Go widget-controller (controller-runtime v0.18.4)");
+    let r = settings("rust", &rust, &[]);
+    assert_eq!(
+        (&r["queue"], &r["debounce_ms"]),
+        (&Value::from("kube"), &Value::from(0))
+    );
+    let g = settings("go", &go, &[]);
+    assert_eq!(g["queue"], "fifo");
+    // Library defaults: kube-rs has no client-side limiter; controller-runtime
+    // v0.22 turns client-go's off (QPS -1); v0.18.4's GetConfig sets 20/30.
+    assert!(r["effective_client_qps"].is_null(), "{r}");
+    assert!(g["effective_client_qps"].is_null(), "{g}");
+    let g18 = settings("go@v0.18.4", &go18, &[]);
+    assert_eq!(
+        (
+            g18["effective_client_qps"].as_f64(),
+            g18["effective_client_burst"].as_u64()
+        ),
+        (Some(20.0), Some(30))
+    );
+    // With --client-qps only, every build takes client-go's burst rule (10).
+    for (label, bin) in [("rust", &rust), ("go", &go), ("go@v0.18.4", &go18)] {
+        let s = settings(label, bin, &["--client-qps", "5"]);
+        assert_eq!(
+            (
+                s["effective_client_qps"].as_f64(),
+                s["effective_client_burst"].as_u64()
+            ),
+            (Some(5.0), Some(10)),
+            "{label}"
+        );
+        assert_eq!(
+            (
+                &s["retry_backoff_base_ms"],
+                &s["retry_backoff_cap_s"],
+                &s["retry_overall_qps"],
+                &s["retry_overall_burst"]
+            ),
+            (
+                &Value::from(5),
+                &Value::from(1000),
+                &Value::from(10),
+                &Value::from(100)
+            ),
+            "{label}"
+        );
+        assert_eq!(
+            s["client_buckets"],
+            serde_json::json!(["informer", "client", "api-reader"]),
+            "{label}"
+        );
+    }
+    let r = settings("rust", &rust, &["--debounce-ms", "50"]);
+    assert_eq!(r["debounce_ms"], 50);
+    let out = run(&go, &["--queue", "kube"]);
+    assert_eq!(out.status.code(), Some(2), "go --queue kube");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--queue"));
 }

@@ -65,6 +65,37 @@ pub enum RateLimit {
     TokenBucket,
 }
 
+/// The work queue between the watch and the workers (`--queue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Queue {
+    /// kube-runtime's scheduler: when every worker is busy, due keys wait in
+    /// a hash set and a freed worker takes one in hash order (the Rust
+    /// controller's default: what kube-rs users get).
+    Kube,
+    /// client-go's work queue: FIFO, a dirty and a processing set, a key
+    /// re-added while processing goes to the back when done (the Go
+    /// controller's only queue).
+    Fifo,
+}
+
+/// The controller-level retry policy on reconcile errors, identical in both
+/// controllers: controller-runtime's default rate limiter, the larger of a
+/// per-item exponential backoff and one overall token bucket.
+pub mod retry {
+    /// Per-item backoff: BASE_MS × 2^failures …
+    pub const BACKOFF_BASE_MS: u64 = 5;
+    /// … capped at CAP_S.
+    pub const BACKOFF_CAP_S: u64 = 1000;
+    /// The overall bucket every retry draws from.
+    pub const OVERALL_QPS: f64 = 10.0;
+    pub const OVERALL_BURST: u32 = 100;
+}
+
+/// The REST clients that each have their own token bucket, as in
+/// controller-runtime (one per REST client; watches never throttled).
+pub const CLIENT_BUCKETS: [&str; 3] = ["informer", "client", "api-reader"];
+
 macro_rules! names {
     ($t:ty { $($v:ident = $s:literal),* $(,)? }) => {
         impl $t {
@@ -89,6 +120,7 @@ names!(Predicate { Generation = "generation", None = "none" });
 names!(StatusWrite { Update = "update", Patch = "patch", Apply = "apply", Object = "object" });
 names!(LogLevel { Debug = "debug", Info = "info", Error = "error" });
 names!(LogFormat { Console = "console", Json = "json" });
+names!(Queue { Kube = "kube", Fifo = "fifo" });
 
 /// `[defaults]`: the values a flag takes when it is not given.
 #[derive(Clone, Debug, Deserialize)]
@@ -190,6 +222,8 @@ pub struct Flags {
     pub log_level: Option<LogLevel>,
     pub log_format: Option<LogFormat>,
     pub watch_list: Option<bool>,
+    pub queue: Option<Queue>,
+    pub debounce_ms: Option<i64>,
 }
 
 /// The resolved settings a controller runs with; serialised, this is the
@@ -218,6 +252,23 @@ pub struct Settings {
     pub log_level: LogLevel,
     pub log_format: LogFormat,
     pub watch_list: bool,
+    /// The work queue's order.
+    pub queue: Queue,
+    /// kube-runtime's debounce (0 = none; always 0 with the fifo queue).
+    pub debounce_ms: u64,
+    /// The limit each client actually runs with, library defaults included
+    /// (null: no client-side limiter).
+    #[serde(serialize_with = "qps_as_go_writes_it")]
+    pub effective_client_qps: Option<f64>,
+    pub effective_client_burst: Option<u32>,
+    /// The clients that each have a bucket of that size.
+    pub client_buckets: Vec<String>,
+    /// The retry policy on reconcile errors ([`retry`]).
+    pub retry_backoff_base_ms: u64,
+    pub retry_backoff_cap_s: u64,
+    #[serde(serialize_with = "qps_as_go_writes_it_f64")]
+    pub retry_overall_qps: f64,
+    pub retry_overall_burst: u32,
 }
 
 impl Settings {
@@ -244,6 +295,10 @@ fn qps_as_go_writes_it<S: serde::Serializer>(q: &Option<f64>, s: S) -> Result<S:
         Some(q) => s.serialize_f64(*q),
         None => s.serialize_none(),
     }
+}
+
+fn qps_as_go_writes_it_f64<S: serde::Serializer>(q: &f64, s: S) -> Result<S::Ok, S::Error> {
+    qps_as_go_writes_it(&Some(*q), s)
 }
 
 /// A flag error: one line naming the flag (exit code 2).
@@ -356,6 +411,20 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
             Some(f.client_burst.map(|b| b as u32).unwrap_or(d.client_burst)),
         ),
     };
+    let queue = f.queue.unwrap_or(Queue::Kube);
+    let debounce_ms = match f.debounce_ms {
+        None => 0,
+        Some(d) if d < 0 => {
+            return Err(flag_err("--debounce-ms", format!("must be >= 0, got {d}")));
+        }
+        Some(d) if d > 0 && queue == Queue::Fifo => {
+            return Err(flag_err(
+                "--debounce-ms",
+                "is kube-runtime's scheduler setting; --queue fifo has no debounce".into(),
+            ));
+        }
+        Some(d) => d as u64,
+    };
     let metrics_bind_address = f
         .metrics_bind_address
         .clone()
@@ -377,6 +446,16 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         log_level: f.log_level.unwrap_or(d.log_level),
         log_format: f.log_format.unwrap_or(d.log_format),
         watch_list: f.watch_list.unwrap_or(false),
+        queue,
+        debounce_ms,
+        // kube-rs has no client-side limiter of its own: the library default is none.
+        effective_client_qps: client_qps,
+        effective_client_burst: client_burst,
+        client_buckets: CLIENT_BUCKETS.map(String::from).to_vec(),
+        retry_backoff_base_ms: retry::BACKOFF_BASE_MS,
+        retry_backoff_cap_s: retry::BACKOFF_CAP_S,
+        retry_overall_qps: retry::OVERALL_QPS,
+        retry_overall_burst: retry::OVERALL_BURST,
     })
 }
 

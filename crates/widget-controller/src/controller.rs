@@ -1,6 +1,8 @@
-//! The reconcile loop: kube-runtime's Controller fed by a (optionally
-//! generation-filtered) watch stream, with the seed's reconcile and
-//! client-go's per-item exponential backoff on errors.
+//! The reconcile loop: a (optionally generation-filtered) watch stream
+//! feeding either kube-runtime's Controller (`--queue kube`) or our
+//! client-go-style FIFO work queue and workers (`--queue fifo`), with the
+//! seed's reconcile and controller-runtime's default retry policy on errors:
+//! the larger of a per-item exponential backoff and one overall token bucket.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,14 +17,16 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use widget_api::{LAST_SEEN_ANNOTATION, READY, Widget, WidgetStatus};
 
-use widget_api::presets::{Predicate, StatusWrite};
+use governor::DefaultDirectRateLimiter;
+use widget_api::presets::{Predicate, Queue, StatusWrite, retry};
 
+use crate::client::token_bucket;
 use crate::flags::Settings;
 use crate::metrics::{Metrics, Outcome};
 
 /// client-go's default per-item backoff: 5 ms doubling per failure, capped at 1000 s.
-const BACKOFF_BASE: Duration = Duration::from_millis(5);
-const BACKOFF_CAP: Duration = Duration::from_secs(1000);
+const BACKOFF_BASE: Duration = Duration::from_millis(retry::BACKOFF_BASE_MS);
+const BACKOFF_CAP: Duration = Duration::from_secs(retry::BACKOFF_CAP_S);
 /// RetryOnConflict as the seed used it: 5 tries, 10 ms apart.
 const CONFLICT_TRIES: u32 = 5;
 const CONFLICT_WAIT: Duration = Duration::from_millis(10);
@@ -33,9 +37,20 @@ pub enum Error {
     Kube(#[from] kube::Error),
 }
 
+/// The controller's REST clients, each with its own token bucket as in
+/// controller-runtime: the informer's (its LISTs), the client's (reads and
+/// writes) and the API reader's (conflict re-reads that bypass the cache).
+pub struct Clients {
+    pub informer: kube::Client,
+    pub client: kube::Client,
+    pub api_reader: kube::Client,
+}
+
 /// What every reconcile shares.
 pub struct Context {
     pub client: kube::Client,
+    /// Reads straight from the API server (controller-runtime's API reader).
+    pub api_reader: kube::Client,
     pub settings: Settings,
     pub metrics: Arc<Metrics>,
     /// Failures per key since its last success (for the backoff).
@@ -47,6 +62,7 @@ impl Context {
     /// A context for `client`; the receiver yields the requeues `error_policy` asks for.
     pub fn new(
         client: kube::Client,
+        api_reader: kube::Client,
         settings: Settings,
         metrics: Arc<Metrics>,
     ) -> (
@@ -56,6 +72,7 @@ impl Context {
         let (tx, rx) = mpsc::unbounded_channel();
         let ctx = Context {
             client,
+            api_reader,
             settings,
             metrics,
             failures: Mutex::new(HashMap::new()),
@@ -152,7 +169,9 @@ async fn reconcile_inner(obj: &Widget, ctx: &Context) -> Result<(), Error> {
                         attempt += 1;
                         tokio::time::sleep(CONFLICT_WAIT).await;
                         // Re-read from the API, not the cache: the cache may still be stale.
-                        current = api.get(name).await?;
+                        let reader: Api<Widget> =
+                            Api::namespaced(ctx.api_reader.clone(), &ctx.settings.namespace);
+                        current = reader.get(name).await?;
                     }
                     Err(e) => return Err(e.into()),
                 }
@@ -198,7 +217,8 @@ async fn reconcile_inner(obj: &Widget, ctx: &Context) -> Result<(), Error> {
 }
 
 /// controller-runtime's error path: count a retry and requeue after the
-/// per-item exponential backoff (through our own trigger so the queue metrics see it).
+/// per-item exponential backoff (through our own trigger so the queue metrics
+/// see it); the requeue also waits for the overall retry bucket.
 fn error_policy(obj: Arc<Widget>, err: &Error, ctx: Arc<Context>) -> Action {
     let k = key(&obj);
     let failures = {
@@ -224,18 +244,43 @@ pub fn backoff(failures: u32) -> Duration {
 /// Reports a fatal watch problem (e.g. a server refusing WatchList).
 pub type Fatal = mpsc::UnboundedSender<String>;
 
+/// Delays each requeue by the larger of its per-item backoff and the wait
+/// for a token of the one overall bucket (client-go's MaxOfRateLimiter over
+/// ItemExponentialFailureRateLimiter and BucketRateLimiter), then triggers it.
+fn delayed_requeues(
+    rx: mpsc::UnboundedReceiver<(ObjectRef<Widget>, Duration)>,
+    metrics: Arc<Metrics>,
+) -> impl Stream<Item = ObjectRef<Widget>> + Send {
+    let overall: Arc<DefaultDirectRateLimiter> =
+        Arc::new(token_bucket(retry::OVERALL_QPS, retry::OVERALL_BURST));
+    tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
+        .map(move |(obj, delay)| {
+            let m = metrics.clone();
+            let overall = overall.clone();
+            async move {
+                tokio::join!(tokio::time::sleep(delay), overall.until_ready());
+                let k = format!(
+                    "{}/{}",
+                    obj.namespace.as_deref().unwrap_or_default(),
+                    obj.name
+                );
+                let counted = m.queue.add(&k);
+                m.record_add(counted);
+                obj
+            }
+        })
+        .buffer_unordered(usize::MAX)
+}
+
 /// Runs the controller until `shutdown` resolves; in-flight reconciles finish.
-/// `informer` serves the watch (its own client, as controller-runtime's
-/// informers have theirs), `client` the reconciles' reads and writes.
 pub async fn run(
-    informer: kube::Client,
-    client: kube::Client,
+    clients: Clients,
     settings: Settings,
     metrics: Arc<Metrics>,
     fatal: Fatal,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let api: Api<Widget> = Api::namespaced(informer, &settings.namespace);
+    let api: Api<Widget> = Api::namespaced(clients.informer, &settings.namespace);
     let mut wc = watcher::Config::default();
     if settings.watch_list {
         wc = wc.streaming_lists();
@@ -260,33 +305,82 @@ pub async fn run(
         m.record_add(counted);
     });
 
-    let (ctx, rx) = Context::new(client, settings.clone(), metrics.clone());
+    let (ctx, rx) = Context::new(
+        clients.client,
+        clients.api_reader,
+        settings.clone(),
+        metrics.clone(),
+    );
     let ctx = Arc::new(ctx);
-    let m = metrics;
-    let requeues = tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
-        .map(move |(obj, delay)| {
-            let m = m.clone();
-            async move {
-                tokio::time::sleep(delay).await;
-                let k = format!(
-                    "{}/{}",
-                    obj.namespace.as_deref().unwrap_or_default(),
-                    obj.name
-                );
-                let counted = m.queue.add(&k);
-                m.record_add(counted);
-                obj
-            }
-        })
-        .buffer_unordered(usize::MAX);
+    let requeues = delayed_requeues(rx, metrics);
 
-    Controller::for_stream(objects, reader)
-        .with_config(ControllerConfig::default().concurrency(settings.workers))
-        .reconcile_on(requeues)
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|_| std::future::ready(()))
-        .await;
+    match settings.queue {
+        Queue::Kube => {
+            let config = ControllerConfig::default()
+                .concurrency(settings.workers)
+                .debounce(Duration::from_millis(settings.debounce_ms));
+            Controller::for_stream(objects, reader)
+                .with_config(config)
+                .reconcile_on(requeues)
+                .graceful_shutdown_on(shutdown)
+                .run(reconcile, error_policy, ctx)
+                .for_each(|_| std::future::ready(()))
+                .await;
+        }
+        Queue::Fifo => run_fifo(objects, requeues, reader, ctx, shutdown).await,
+    }
+}
+
+/// client-go's model: the watch and the requeues only add keys (the adds in
+/// the streams above enqueue them in FIFO order); `workers` tasks take keys
+/// from the queue, reconcile the cached object and mark them done.
+async fn run_fifo(
+    objects: impl Stream<Item = Result<Widget, watcher::Error>> + Send,
+    requeues: impl Stream<Item = ObjectRef<Widget>> + Send,
+    reader: reflector::Store<Widget>,
+    ctx: Arc<Context>,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let workers: Vec<_> = (0..ctx.settings.workers)
+        .map(|_| {
+            let (ctx, reader, mut stop) = (ctx.clone(), reader.clone(), stop_rx.clone());
+            tokio::spawn(async move {
+                let queue = ctx.metrics.queue.clone();
+                loop {
+                    let key = tokio::select! {
+                        k = queue.next() => k,
+                        _ = stop.wait_for(|s| *s) => return,
+                    };
+                    let (ns, name) = key.split_once('/').unwrap_or(("", &key));
+                    match reader.get(&ObjectRef::new(name).within(ns)) {
+                        Some(obj) => {
+                            if let Err(e) = reconcile(obj.clone(), ctx.clone()).await {
+                                error_policy(obj, &e, ctx.clone());
+                            }
+                        }
+                        // Deleted before its turn: nothing to reconcile.
+                        None => {
+                            queue.start(&key);
+                            queue.done(&key);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    let feed = async {
+        futures::join!(
+            objects.for_each(|_| std::future::ready(())),
+            requeues.for_each(|_| std::future::ready(()))
+        );
+    };
+    tokio::select! {
+        _ = feed => {}
+        _ = shutdown => {}
+    }
+    let _ = stop_tx.send(true);
+    futures::future::join_all(workers).await;
 }
 
 fn report_watch_error(e: &watcher::Error, watch_list: bool, fatal: &Fatal) {
@@ -316,6 +410,31 @@ fn report_watch_error(e: &watcher::Error, watch_list: bool, fatal: &Fatal) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The overall bucket lets 100 retries through at once, then 10 per second
+    /// (real time: governor keeps its own clock).
+    #[tokio::test]
+    async fn requeues_wait_for_the_overall_bucket() {
+        let metrics = Arc::new(Metrics::new(1));
+        let (tx, rx) = mpsc::unbounded_channel();
+        for i in 0..110 {
+            tx.send((ObjectRef::new(&format!("w{i}")).within("ns"), backoff(0)))
+                .unwrap();
+        }
+        drop(tx);
+        let t0 = Instant::now();
+        let times: Vec<Duration> = delayed_requeues(rx, metrics)
+            .map(|_| t0.elapsed())
+            .collect()
+            .await;
+        assert_eq!(times.len(), 110);
+        let mut sorted = times.clone();
+        sorted.sort();
+        // Lower bounds only (a noisy machine can delay, never hasten): the
+        // 101st waits for the first refill (100 ms), the 110th for the tenth.
+        assert!(sorted[100] >= Duration::from_millis(90), "{sorted:?}");
+        assert!(sorted[109] >= Duration::from_millis(990), "{sorted:?}");
+    }
 
     #[test]
     fn backoff_matches_client_go() {

@@ -122,7 +122,7 @@ where
     let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(service, NS);
     let metrics = Arc::new(Metrics::new(settings.workers));
-    let (ctx, _requeues) = Context::new(client, settings, metrics);
+    let (ctx, _requeues) = Context::new(client.clone(), client, settings, metrics);
     let server = tokio::spawn(script(Server { handle }));
     let res = tokio::time::timeout(
         Duration::from_secs(10),

@@ -5,7 +5,7 @@
 
 use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use widget_api::presets::{self, LogFormat, LogLevel, Predicate, StatusWrite};
+use widget_api::presets::{self, LogFormat, LogLevel, Predicate, Queue, StatusWrite};
 
 pub use widget_api::presets::{FlagError, Settings};
 
@@ -66,6 +66,13 @@ pub struct Flags {
     /// Initial list as a watch stream (the WatchList protocol); --watch-list=false turns it off.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub watch_list: Option<bool>,
+    /// Work-queue order: kube (kube-runtime's scheduler, hash order when workers are busy;
+    /// the default) or fifo (client-go's work queue, as controller-runtime has).
+    #[arg(long, value_parser = enum_of::<Queue>(Queue::NAMES))]
+    pub queue: Option<Queue>,
+    /// kube-runtime's debounce in milliseconds (0 = none; only with --queue kube).
+    #[arg(long, allow_negative_numbers = true)]
+    pub debounce_ms: Option<i64>,
     /// Print the resolved settings as one JSON object and exit (no cluster needed).
     #[arg(long)]
     pub print_settings: bool,
@@ -88,6 +95,8 @@ impl Flags {
             log_level: self.log_level,
             log_format: self.log_format,
             watch_list: self.watch_list,
+            queue: self.queue,
+            debounce_ms: self.debounce_ms,
         })
     }
 }

@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 
 use flags::{Flags, Settings};
 use metrics::Metrics;
-use widget_api::presets::LogFormat;
+use widget_api::presets::{LogFormat, Queue};
 
 /// How long in-flight reconciles get after a stop signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -68,28 +68,37 @@ fn init_logging(s: &Settings) {
 }
 
 async fn run(settings: Settings) -> Result<()> {
-    let metrics = Arc::new(Metrics::new(settings.workers));
+    let queue = match settings.queue {
+        Queue::Kube => queue::Queue::default(),
+        Queue::Fifo => queue::Queue::fifo(),
+    };
+    let metrics = Arc::new(Metrics::with_queue(settings.workers, queue));
     let config = kube::Config::infer()
         .await
         .context("no Kubernetes configuration: set KUBECONFIG or run in a cluster")?;
     // One token bucket per client, as client-go has one per REST client:
-    // the informer's (its LISTs; watches are never throttled) and the
-    // reconciler's (reads and writes) do not share a budget.
-    let informer = client::build(config.clone(), metrics.clone(), settings.token_bucket()).await?;
-    let client = client::build(config, metrics.clone(), settings.token_bucket()).await?;
+    // the informer's (its LISTs; watches are never throttled), the
+    // reconciler's (reads and writes) and the API reader's (conflict
+    // re-reads) do not share a budget.
+    let bucket = settings.token_bucket();
+    let clients = controller::Clients {
+        informer: client::build(config.clone(), metrics.clone(), bucket).await?,
+        client: client::build(config.clone(), metrics.clone(), bucket).await?,
+        api_reader: client::build(config, metrics.clone(), bucket).await?,
+    };
 
     if settings.metrics_bind_address != "0" {
         serve_metrics(&settings.metrics_bind_address, metrics.clone()).await?;
     }
     tracing::info!(namespace = %settings.namespace, preset = %settings.preset, workers = settings.workers,
         predicate = settings.predicate.as_str(), status_write = settings.status_write.as_str(),
-        annotate = settings.annotate, conflict_retry = settings.conflict_retry, "starting widget controller");
+        annotate = settings.annotate, conflict_retry = settings.conflict_retry, queue = settings.queue.as_str(),
+        debounce_ms = settings.debounce_ms, "starting widget controller");
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel::<String>();
     let mut ctl = tokio::spawn(controller::run(
-        informer,
-        client,
+        clients,
         settings,
         metrics,
         fatal_tx,

@@ -78,9 +78,15 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 }
 
 impl Metrics {
+    #[cfg(test)]
     pub fn new(workers: u16) -> Metrics {
+        Metrics::with_queue(workers, Queue::default())
+    }
+
+    /// Metrics over `queue` (a scheduling one for `--queue fifo`).
+    pub fn with_queue(workers: u16, queue: Queue) -> Metrics {
         let mut registry = Registry::default();
-        let queue = Arc::new(Queue::default());
+        let queue = Arc::new(queue);
         let name = labels(&[("name", CONTROLLER)]);
         let ctl = labels(&[("controller", CONTROLLER)]);
 
