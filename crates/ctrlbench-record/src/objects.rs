@@ -56,6 +56,14 @@ pub fn write(path: &Path, rows: &[ObjectRecord]) -> Result<()> {
     Ok(())
 }
 
+/// Whether the file has the first_write_at column (results from before it
+/// existed do not: their coverage is unknown, not zero).
+pub fn records_first_writes(path: &Path) -> bool {
+    csv::Reader::from_path(path)
+        .and_then(|mut r| r.headers().map(|h| h.iter().any(|c| c == "first_write_at")))
+        .unwrap_or(false)
+}
+
 /// Empty when the file does not exist.
 pub fn read(path: &Path) -> Result<Vec<ObjectRecord>> {
     if !path.is_file() {
@@ -97,9 +105,11 @@ mod tests {
             "name,created_at,ready_at,first_write_at\nwidget-000001,2026-11-30T01:12:28.142Z,,2026-11-30T01:12:29.5Z\nwidget-000002,,,\n"
         );
         assert_eq!(read(&p).unwrap(), rows);
+        assert!(records_first_writes(&p));
         // Results written before first_write_at existed still read.
         std::fs::write(&p, "name,created_at,ready_at\nwidget-000003,,\n").unwrap();
         assert_eq!(read(&p).unwrap()[0].first_write_at, None);
+        assert!(!records_first_writes(&p));
         write(&p, &[]).unwrap();
         assert_eq!(
             std::fs::read_to_string(&p).unwrap(),

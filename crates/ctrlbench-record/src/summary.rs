@@ -68,10 +68,68 @@ pub struct Settings {
     /// Client token bucket our flags applied; None: none of ours.
     pub client_qps: Option<f64>,
     pub client_burst: Option<u32>,
-    /// Work-queue kind, when the controller reports one.
+    /// Work-queue order ("kube" or "fifo"), when the controller reports one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
     pub watch_list: bool,
+    /// kube-runtime's debounce (Rust only; 0 = none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce_ms: Option<u64>,
+    /// The limit each client runs with, library defaults included (for
+    /// example controller-runtime v0.18's 20/30): None with a
+    /// `client_buckets` list means no client-side limiter; both None in
+    /// results older than these fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_client_qps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_client_burst: Option<u32>,
+    /// The clients that each have their own bucket of that size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_buckets: Vec<String>,
+    /// Retry policy on reconcile errors: per-item backoff base and cap, and
+    /// the overall bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_backoff_base_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_backoff_cap_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_overall_qps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_overall_burst: Option<u32>,
+}
+
+impl Settings {
+    /// The client limit as a reader wants it: "20 qps / burst 30
+    /// (library default)", "none", or "?" when not recorded.
+    pub fn client_limit(&self) -> String {
+        let how = match self.client_rate_limit.as_deref() {
+            Some("library-default") => " (library default)",
+            _ => "",
+        };
+        match (self.effective_client_qps, self.effective_client_burst) {
+            (Some(q), Some(b)) => format!("{q} qps / burst {b}{how}"),
+            _ if !self.client_buckets.is_empty() => format!("none{how}"),
+            _ => match (self.client_qps, self.client_burst) {
+                (Some(q), Some(b)) => format!("{q} qps / burst {b}"),
+                _ => "?".to_string(),
+            },
+        }
+    }
+
+    /// "max(5 ms × 2^n ≤ 1000 s, 10 qps burst 100)", or "?" when not recorded.
+    pub fn retry_policy(&self) -> String {
+        match (
+            self.retry_backoff_base_ms,
+            self.retry_backoff_cap_s,
+            self.retry_overall_qps,
+            self.retry_overall_burst,
+        ) {
+            (Some(b), Some(c), Some(q), Some(n)) => {
+                format!("max(per item {b} ms × 2^n ≤ {c} s, overall {q} qps burst {n})")
+            }
+            _ => "?".to_string(),
+        }
+    }
 }
 
 /// The loader's part of a run.

@@ -2,6 +2,8 @@
 //! from the baseline row to the last good row), the problems that keep a run
 //! out of the medians, and per scale × variant aggregation over repeats.
 
+use ctrlbench_record::summary::Settings;
+
 use crate::attribution::{self, Attribution};
 use crate::load::{Results, Run};
 use crate::quantile::{histogram_quantile, percentile};
@@ -11,6 +13,7 @@ use crate::stats::{Stat, fmt_count, fmt_duration, fmt_stat, stat};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
     Ready,
+    Coverage,
     Convergence,
     Success,
     Errors,
@@ -43,8 +46,9 @@ enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 22] = [
+    pub const ALL: [Metric; 23] = [
         Metric::Ready,
+        Metric::Coverage,
         Metric::Convergence,
         Metric::Success,
         Metric::Errors,
@@ -71,6 +75,7 @@ impl Metric {
     pub fn label(self) -> &'static str {
         match self {
             Metric::Ready => "Ready at window end",
+            Metric::Coverage => "objects written",
             Metric::Convergence => "convergence",
             Metric::Success => "reconciles ok",
             Metric::Errors => "reconcile errors",
@@ -98,6 +103,7 @@ impl Metric {
     fn unit(self) -> Unit {
         match self {
             Metric::Ready
+            | Metric::Coverage
             | Metric::Success
             | Metric::Errors
             | Metric::Retries
@@ -134,6 +140,9 @@ pub struct RunFigures {
     pub origin: f64,
     values: [Option<f64>; Metric::ALL.len()],
     pub attribution: Attribution,
+    /// The implementation and the settings the controller ran with (summary.json).
+    pub implementation: Option<String>,
+    pub settings: Option<Settings>,
 }
 
 impl RunFigures {
@@ -162,11 +171,24 @@ pub fn run_figures(run: &Run) -> RunFigures {
         origin: run.origin(),
         values: [None; Metric::ALL.len()],
         attribution: attribution::of(run),
+        implementation: run.summary.as_ref().map(|s| s.implementation.clone()),
+        settings: run.summary.as_ref().and_then(|s| s.settings.clone()),
     };
     let n = run.scale;
     let ready_times: Vec<f64> = run.objects.iter().filter_map(|o| o.ready).collect();
     let ready = ready_times.len() as u64;
     f.set(Metric::Ready, Some(ready as f64));
+    // Coverage: objects the controller ever wrote (status or annotation),
+    // seen by our own watch; unknown in results without the column.
+    f.set(
+        Metric::Coverage,
+        run.records_first_writes.then(|| {
+            run.objects
+                .iter()
+                .filter(|o| o.first_write.is_some())
+                .count() as f64
+        }),
+    );
     let convergence = (n > 0 && ready >= n)
         .then(|| ready_times.iter().copied().reduce(f64::max))
         .flatten()
@@ -323,6 +345,19 @@ fn problems(run: &Run) -> Vec<String> {
         p.push(format!("failed scrapes: {}", failed.join(", ")));
     }
     p
+}
+
+impl Group {
+    /// The settings of the group's first run that recorded them (a variant's
+    /// settings do not change between repeats).
+    pub fn settings(&self) -> Option<(&str, &Settings)> {
+        self.runs.iter().find_map(|r| {
+            Some((
+                r.implementation.as_deref().unwrap_or("?"),
+                r.settings.as_ref()?,
+            ))
+        })
+    }
 }
 
 /// A scale × variant cell: its runs, and which of them count.

@@ -27,6 +27,8 @@ pub struct Run {
     pub apiserver: Option<Series>,
     pub etcd: Option<Series>,
     pub objects: Vec<Object>,
+    /// objects.csv has first_write_at (else coverage is unknown).
+    pub records_first_writes: bool,
 }
 
 /// One line of objects.csv, as seconds since the Unix epoch.
@@ -34,6 +36,8 @@ pub struct Run {
 pub struct Object {
     pub created: Option<f64>,
     pub ready: Option<f64>,
+    /// First write by anyone but the loader (the controller).
+    pub first_write: Option<f64>,
 }
 
 impl Results {
@@ -108,8 +112,10 @@ impl Run {
             .map(|o| Object {
                 created: o.created(),
                 ready: o.ready(),
+                first_write: o.first_write(),
             })
             .collect();
+        let records_first_writes = objects::records_first_writes(&dir.objects());
         Ok(Run {
             scale: dir.scale,
             variant: dir.variant.clone(),
@@ -120,6 +126,7 @@ impl Run {
             summary,
             summary_error,
             objects,
+            records_first_writes,
             dir,
         })
     }

@@ -37,6 +37,107 @@ fn ready_cell(g: &Group) -> String {
     }
 }
 
+fn coverage_cell(g: &Group) -> String {
+    match g.stat(Metric::Coverage) {
+        Some(s) => format!("{}/{}", fmt_stat(&s, fmt_count), g.scale),
+        None => "—".into(),
+    }
+}
+
+/// Why a variant wrote to fewer than N objects, from its queue setting.
+fn coverage_notes(groups: &[Group]) -> Vec<String> {
+    groups
+        .iter()
+        .filter_map(|g| {
+            let s = g.stat(Metric::Coverage)?;
+            if s.median >= g.scale as f64 {
+                return None;
+            }
+            let queue = g.settings().and_then(|(_, s)| s.queue.clone());
+            let why = match queue.as_deref() {
+                Some("kube") => {
+                    "Its queue is kube-runtime's scheduler (queue = \"kube\"): when every worker is \
+                     busy, due keys wait in a hash set and a freed worker takes one in hash order, so \
+                     a key that re-triggers itself (a looping preset) is served again before keys \
+                     never processed. queue = \"fifo\" (client-go's order) serves keys in arrival \
+                     order; compare the two to separate the queue from the pattern."
+                }
+                Some("fifo") => {
+                    "Its queue is FIFO (client-go's order), so the others were still waiting \
+                     behind earlier keys or failing when the window ended: see retries, errors and \
+                     the client throttle wait."
+                }
+                _ => "The controller did not report its queue order.",
+            };
+            Some(format!(
+                "N={} {}: the controller wrote to {} of {} objects. {why}",
+                g.scale,
+                g.variant,
+                fmt_stat(&s, fmt_count),
+                g.scale
+            ))
+        })
+        .collect()
+}
+
+/// What each variant ran with, as its controller printed it: the same load
+/// is not enough for like for like, the client limits and retry policy
+/// must be visible too.
+fn settings_table(groups: &[Group]) -> Option<Block> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rows = Vec::new();
+    for g in groups {
+        if seen.contains(&g.variant.as_str()) {
+            continue;
+        }
+        seen.push(&g.variant);
+        let Some((imp, s)) = g.settings() else {
+            rows.push(vec![g.variant.clone(), "not recorded".into()]);
+            continue;
+        };
+        rows.push(vec![
+            g.variant.clone(),
+            imp.to_string(),
+            s.preset.clone(),
+            s.workers.to_string(),
+            match (s.queue.as_deref(), s.debounce_ms) {
+                (Some(q), Some(d)) if d > 0 => format!("{q}, debounce {d} ms"),
+                (Some(q), _) => q.to_string(),
+                (None, _) => "?".into(),
+            },
+            s.client_limit(),
+            if s.client_buckets.is_empty() {
+                "?".into()
+            } else {
+                s.client_buckets.join(", ")
+            },
+            s.retry_policy(),
+        ]);
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let width = 8;
+    for r in &mut rows {
+        r.resize(width, String::new());
+    }
+    Some(Block::Table(Table {
+        head: [
+            "variant",
+            "impl",
+            "preset",
+            "workers",
+            "queue",
+            "client limit (effective)",
+            "clients with their own bucket",
+            "retry on error",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }))
+}
+
 fn header(r: &Results) -> Vec<Block> {
     let m = &r.manifest;
     // Missing (empty) manifest fields show as "?".
@@ -133,11 +234,23 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
         "Counters are deltas from each run's baseline scrape to its last good scrape.".into()
     }));
 
+    if let Some(t) = settings_table(groups) {
+        d.push(Block::Heading(2, "Controller settings".into()));
+        d.push(Block::Para(
+            "As each controller resolved its flags (--print-settings, recorded in summary.json): \
+             the effective client limit includes the client library's own default; watches are \
+             never throttled."
+                .into(),
+        ));
+        d.push(t);
+    }
+
     d.push(Block::Heading(2, "Convergence and reconciles".into()));
     d.push(table(
         groups,
         &[
             "Ready/N at window end",
+            "objects written (coverage)",
             "convergence (Ready==N)",
             "reconciles ok / error",
             "retries",
@@ -146,6 +259,7 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
         |g| {
             vec![
                 ready_cell(g),
+                coverage_cell(g),
                 g.convergence_cell(),
                 format!("{} / {}", g.cell(Metric::Success), g.cell(Metric::Errors)),
                 g.cell(Metric::Retries),
@@ -153,6 +267,10 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
             ]
         },
     ));
+    let notes = coverage_notes(groups);
+    if !notes.is_empty() {
+        d.push(Block::List(notes));
+    }
 
     d.push(Block::Heading(2, "Latency percentiles".into()));
     d.push(table(
@@ -368,6 +486,11 @@ fn method_notes(r: &Results) -> Vec<String> {
          the real gaps between scrapes."
             .into(),
         "Peak RSS is the largest resident-memory sample of the controller process.".into(),
+        "Objects written (coverage) counts the objects that anyone but the loader ever wrote \
+         (objects.csv first_write_at: the first change by another field manager, seen by our \
+         own watch): the controller's status or annotation writes. — when objects.csv predates \
+         the column."
+            .into(),
     ];
     let concurrent = r
         .runs

@@ -213,7 +213,7 @@ fn html_is_one_self_contained_well_formed_file() {
         "reconcile p50",
         "reconcile p99",
         "time-to-Ready p99",
-        "| 20 | rust-good | 20/20 | 1.26 s [157.3 ms–2.37 s] | 20 / 0 | 0 | 51.7 [28.9–74.4] ms |",
+        "| 20 | rust-good | 20/20 | — | 1.26 s [157.3 ms–2.37 s] | 20 / 0 | 0 | 51.7 [28.9–74.4] ms |",
         "not converged: 8.5 [7–10] left",
         "67.8 [8.5–127.1]/s",
         "INFERRED",
@@ -365,7 +365,7 @@ fn compare_gives_ratios_b_over_a() {
 /// refactor changed no byte); since then only the T50/T90/T100 columns and
 /// their explanation, compare's interval and verdict columns, writes/s from
 /// each controller's own client counter, and censored time-to-Ready
-/// percentiles were changed (git log of
+/// percentiles, the controller-settings table and the coverage column were changed (git log of
 /// tests/data/expected shows each change and why). Any other change to the
 /// report's text fails here.
 #[test]

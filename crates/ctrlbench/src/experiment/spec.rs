@@ -109,6 +109,11 @@ pub struct VariantSpec {
     pub watch_list: bool,
     pub log_level: Option<LogLevel>,
     pub conflict_reread: Option<ConflictReread>,
+    /// Work-queue order: kube (kube-runtime's scheduler; Rust only, its
+    /// default) or fifo (client-go's; Go's only queue).
+    pub queue: Option<Spanned<Queue>>,
+    /// kube-runtime's debounce (Rust, queue = "kube" only).
+    pub debounce_ms: Option<Spanned<u64>>,
     #[serde(default = "no_env")]
     pub env: Spanned<BTreeMap<String, String>>,
 }
@@ -168,7 +173,7 @@ impl<'de> Deserialize<'de> for Preset {
 }
 
 /// The controllers' own setting types: what the file accepts is what they accept.
-pub use widget_api::presets::{LogLevel, Predicate, StatusWrite};
+pub use widget_api::presets::{LogLevel, Predicate, Queue, StatusWrite};
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -474,6 +479,36 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
                 "only the Go controller has --conflict-reread".into(),
             ));
         }
+        if let Some(q) = &v.queue
+            && *q.get_ref() == Queue::Kube
+            && implementation != Impl::Rust
+        {
+            return Err(err(
+                "queue",
+                q.span(),
+                "\"kube\" is kube-runtime's scheduler, which only the Rust controller has; the Go controller's queue is \"fifo\"".into(),
+            ));
+        }
+        if let Some(d) = &v.debounce_ms {
+            if implementation != Impl::Rust {
+                return Err(err(
+                    "debounce_ms",
+                    d.span(),
+                    "only the Rust controller (kube-runtime) has a debounce".into(),
+                ));
+            }
+            if *d.get_ref() > 0
+                && v.queue
+                    .as_ref()
+                    .is_some_and(|q| *q.get_ref() == Queue::Fifo)
+            {
+                return Err(err(
+                    "debounce_ms",
+                    d.span(),
+                    "is kube-runtime's scheduler setting; queue = \"fifo\" has no debounce".into(),
+                ));
+            }
+        }
         variants.push(Variant {
             name: name.clone(),
             implementation,
@@ -535,6 +570,12 @@ impl VariantSpec {
         if self.watch_list {
             f.push("--watch-list".to_string());
         }
+        if let Some(q) = &self.queue {
+            f.push(format!("--queue={}", q.get_ref().as_str()));
+        }
+        if let Some(d) = &self.debounce_ms {
+            f.push(format!("--debounce-ms={}", d.get_ref()));
+        }
         let level = self.log_level.unwrap_or(LogLevel::Debug);
         f.push(format!("--log-level={}", level.as_str()));
         if let Some(c) = self.conflict_reread {
@@ -580,7 +621,7 @@ preset = "good"
 
     #[test]
     fn malformed_files_name_file_line_and_key() {
-        let cases: [(&str, usize, &str); 15] = [
+        let cases: [(&str, usize, &str); 19] = [
             (
                 "name = \"t\"\nscales = [20]\nrepeets = 2\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
                 3,
@@ -655,6 +696,26 @@ preset = "good"
                 "name = \"t\"\nscales = \"many\"\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
                 2,
                 "scales",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.22\"\npreset = \"good\"\nqueue = \"kube\"\n",
+                7,
+                "queue",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nqueue = \"lifo\"\n",
+                6,
+                "queue",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nqueue = \"fifo\"\ndebounce_ms = 5\n",
+                7,
+                "debounce_ms",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.22\"\npreset = \"good\"\ndebounce_ms = 5\n",
+                7,
+                "debounce_ms",
             ),
         ];
         for (text, line, key) in cases {
