@@ -12,7 +12,7 @@ use crate::interval::Ratio;
 use crate::load::Results;
 
 /// The figures compared (the throughput, latency and cost headline).
-pub const HEADLINE: [Metric; 20] = [
+pub const HEADLINE: [Metric; 21] = [
     Metric::Ready,
     Metric::Convergence,
     Metric::Success,
@@ -32,8 +32,14 @@ pub const HEADLINE: [Metric; 20] = [
     Metric::Cpu,
     Metric::PeakRss,
     Metric::ApiP99,
+    Metric::ApiCreateP99,
     Metric::FsyncP99,
 ];
+
+/// Figures from the apiserver's and etcd's own metrics, which name no caller.
+fn server_side(m: Metric) -> bool {
+    matches!(m, Metric::ApiP99 | Metric::ApiCreateP99 | Metric::FsyncP99)
+}
 
 /// B/A; None when undefined (a missing value, or A = 0).
 pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -133,12 +139,20 @@ pub fn compare(a: &Path, b: &Path) -> Result<String> {
         rows: vec![],
     };
     for (x, y) in pairs(&ga, &gb) {
+        let shared = [x, y].iter().any(|g| g.runs.iter().any(|r| r.concurrent));
         for m in HEADLINE {
             let r = Ratio::of(&values(x, m), &values(y, m));
+            // Under the concurrent schedule these cover every variant that
+            // ran alongside: say so on the row instead of crediting one.
+            let label = if shared && server_side(m) {
+                format!("{} (cluster-wide: all variants together)", m.label())
+            } else {
+                m.label().to_string()
+            };
             t.rows.push(vec![
                 x.scale.to_string(),
                 x.variant.clone(),
-                m.label().to_string(),
+                label,
                 cell(x, m),
                 cell(y, m),
                 r.map(|r| r.cell()).unwrap_or("—".into()),

@@ -2,7 +2,8 @@
 //! from the baseline row to the last good row), the problems that keep a run
 //! out of the medians, and per scale × variant aggregation over repeats.
 
-use ctrlbench_record::summary::Settings;
+use ctrlbench_record::columns::apiserver::{WIDGET_CREATE_LATENCY, WIDGET_UPDATE_LATENCY};
+use ctrlbench_record::summary::{Schedule, Settings};
 
 use crate::attribution::{self, Attribution};
 use crate::load::{Results, Run};
@@ -34,6 +35,7 @@ pub enum Metric {
     Cpu,
     PeakRss,
     ApiP99,
+    ApiCreateP99,
     FsyncP99,
 }
 
@@ -46,7 +48,7 @@ enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 23] = [
+    pub const ALL: [Metric; 24] = [
         Metric::Ready,
         Metric::Coverage,
         Metric::Convergence,
@@ -69,6 +71,7 @@ impl Metric {
         Metric::Cpu,
         Metric::PeakRss,
         Metric::ApiP99,
+        Metric::ApiCreateP99,
         Metric::FsyncP99,
     ];
 
@@ -95,7 +98,8 @@ impl Metric {
             Metric::ThrottleWait => "throttle wait",
             Metric::Cpu => "CPU",
             Metric::PeakRss => "peak RSS",
-            Metric::ApiP99 => "apiserver write p99",
+            Metric::ApiP99 => "apiserver update p99",
+            Metric::ApiCreateP99 => "apiserver create p99",
             Metric::FsyncP99 => "etcd fsync p99",
         }
     }
@@ -143,6 +147,9 @@ pub struct RunFigures {
     /// The implementation and the settings the controller ran with (summary.json).
     pub implementation: Option<String>,
     pub settings: Option<Settings>,
+    /// Whether the variants of this run shared the cluster (server-side
+    /// figures are then cluster-wide).
+    pub concurrent: bool,
 }
 
 impl RunFigures {
@@ -173,6 +180,10 @@ pub fn run_figures(run: &Run) -> RunFigures {
         attribution: attribution::of(run),
         implementation: run.summary.as_ref().map(|s| s.implementation.clone()),
         settings: run.summary.as_ref().and_then(|s| s.settings.clone()),
+        concurrent: run
+            .summary
+            .as_ref()
+            .is_some_and(|s| s.schedule == Schedule::Concurrent),
     };
     let n = run.scale;
     let ready_times: Vec<f64> = run.objects.iter().filter_map(|o| o.ready).collect();
@@ -255,11 +266,21 @@ pub fn run_figures(run: &Run) -> RunFigures {
     }
     if let Some(a) = &run.apiserver {
         f.set(Metric::WritesPerS, controller_writes_per_s(run));
+        // Updates only (what controllers send). Results from before the
+        // split have one histogram over creates and updates: it fits
+        // neither label, so both stay unmeasured (—).
         f.set(
             Metric::ApiP99,
             Some(histogram_quantile(
                 0.99,
-                &a.bucket_delta("widget_write_latency"),
+                &a.bucket_delta(WIDGET_UPDATE_LATENCY),
+            )),
+        );
+        f.set(
+            Metric::ApiCreateP99,
+            Some(histogram_quantile(
+                0.99,
+                &a.bucket_delta(WIDGET_CREATE_LATENCY),
             )),
         );
     }

@@ -154,13 +154,13 @@ pub const RECONCILE_LATENCY: &str = "reconcile_latency";
 /// The controller file's catalogue (a controller page is small: every line is parsed).
 pub const CATALOGUE: Catalogue = Catalogue {
     columns: COLUMNS,
-    histogram: Histogram {
+    histograms: &[Histogram {
         prefix: "reconcile_latency_",
         metric: "controller_runtime_reconcile_time_seconds",
         labels: CTL,
         only: None,
         bounds: &RECONCILE_BUCKETS,
-    },
+    }],
     keep: |_| true,
 };
 

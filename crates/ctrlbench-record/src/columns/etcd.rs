@@ -69,13 +69,13 @@ fn keep(line: &str) -> bool {
 
 pub const CATALOGUE: Catalogue = Catalogue {
     columns: COLUMNS,
-    histogram: Histogram {
+    histograms: &[Histogram {
         prefix: "wal_fsync_",
         metric: "etcd_disk_wal_fsync_duration_seconds",
         labels: &[],
         only: None,
         bounds: &FSYNC_BUCKETS,
-    },
+    }],
     keep,
 };
 

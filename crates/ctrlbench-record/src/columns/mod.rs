@@ -63,10 +63,10 @@ pub fn bucket_column(prefix: &str, le: f64) -> String {
     }
 }
 
-/// One source's file: its columns in order, then its histogram.
+/// One source's file: its columns in order, then its histograms' buckets.
 pub struct Catalogue {
     pub columns: &'static [Column],
-    pub histogram: Histogram,
+    pub histograms: &'static [Histogram],
     /// The page lines the columns read (the apiserver's page is ~1.6 MB; parsing
     /// only what is recorded keeps the sampler cheap).
     pub keep: fn(&str) -> bool,
@@ -76,12 +76,9 @@ impl Catalogue {
     /// The CSV header.
     pub fn header(&self) -> Vec<String> {
         let mut h: Vec<String> = self.columns.iter().map(|c| c.name.to_string()).collect();
-        h.extend(
-            self.histogram
-                .bounds
-                .iter()
-                .map(|le| self.histogram.column(*le)),
-        );
+        for hist in self.histograms {
+            h.extend(hist.bounds.iter().map(|le| hist.column(*le)));
+        }
         h
     }
 
@@ -103,20 +100,26 @@ impl Catalogue {
                 Value::SumWhere(m, l, k, vs) => Some(page.sum_where(m, l, k, vs)),
             })
             .collect();
-        let h = &self.histogram;
-        let b = page.buckets(h.metric, h.labels, h.only);
-        v.extend(h.bounds.iter().map(|le| {
-            b.iter()
-                .find(|(k, _)| k.0 == *le || (k.0.is_infinite() && le.is_infinite()))
-                .map(|(_, v)| *v)
-        }));
+        for h in self.histograms {
+            let b = page.buckets(h.metric, h.labels, h.only);
+            v.extend(h.bounds.iter().map(|le| {
+                b.iter()
+                    .find(|(k, _)| k.0 == *le || (k.0.is_infinite() && le.is_infinite()))
+                    .map(|(_, v)| *v)
+            }));
+        }
         v
     }
 
     /// One row's cells: `values` from [`Catalogue::values`], or None for a
     /// failed scrape (then only the timestamp, the variant and scrape_ok=0).
     pub fn row(&self, ts: &str, variant: &str, values: Option<&[Option<f64>]>) -> Vec<String> {
-        let width = self.columns.len() + self.histogram.bounds.len();
+        let width = self.columns.len()
+            + self
+                .histograms
+                .iter()
+                .map(|h| h.bounds.len())
+                .sum::<usize>();
         (0..width)
             .map(|i| match self.columns.get(i).map(|c| c.value) {
                 Some(Value::Timestamp) => ts.to_string(),
