@@ -14,7 +14,11 @@
 --   * rates divide by the REAL gap between consecutive good rows (never 1 s);
 --   * time zero is the load start: objects.csv's last created_at minus
 --     summary.json's load.seconds;
---   * percentiles from buckets interpolate as PromQL's histogram_quantile does.
+--   * percentiles from buckets interpolate as PromQL's histogram_quantile does;
+--     an empty bucket cell (the histogram did not exist yet) counts 0;
+--   * time-to-Ready covers every created object, never-Ready ones as +infinity.
+-- analysis/test_queries.py (run by scripts/test.sh) compares every query with
+-- the report on the recorded fixtures in crates/ctrlbench-report/tests/data.
 
 -- One row per scrape of each controller, with its run's scale / variant / repeat.
 CREATE OR REPLACE VIEW metrics AS
@@ -92,30 +96,41 @@ WHERE scrape_ok = 1
 GROUP BY ALL
 ORDER BY ALL;
 
--- 4. Convergence: the first moment Ready == N (our own watch, objects.csv), and
---    time-to-Ready percentiles (linear interpolation; never-Ready objects left out).
-WITH ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY scale, variant, rep ORDER BY ready_at) AS k
-    FROM objects WHERE ready_at IS NOT NULL
-)
-SELECT r.scale, r.variant, r.rep,
-       count(*)                                                   AS ready,
-       r.scale - count(*)                                         AS left_,
-       epoch(max(r.ready_at) FILTER (WHERE r.k = r.scale)) - epoch(any_value(o.t0))
+-- 4. Convergence: the first moment Ready == N (our own watch, objects.csv): the
+--    latest ready_at minus the load start, only once N objects are Ready; and
+--    time-to-Ready p50 / p99 (ready_at - created_at) over EVERY created object,
+--    linear interpolation between closest ranks (h = (n-1)q, as the report).
+--    A never-Ready object is censored at +infinity, so a percentile that
+--    reaches one is infinity (the report's "> window"); leaving those objects
+--    out would describe only the lucky ones.
+SELECT o.scale, o.variant, o.rep,
+       count(o.ready_at)                                          AS ready,
+       o.scale - count(o.ready_at)                                AS left_,
+       CASE WHEN count(o.ready_at) >= o.scale
+            THEN epoch(max(o.ready_at)) - epoch(any_value(z.t0)) END
                                                                   AS convergence_s,
-       quantile_cont(epoch(r.ready_at) - epoch(r.created_at), 0.5)  AS ttr_p50_s,
-       quantile_cont(epoch(r.ready_at) - epoch(r.created_at), 0.99) AS ttr_p99_s
-FROM ranked r JOIN origins o USING (scale, variant, rep)
-GROUP BY r.scale, r.variant, r.rep
+       quantile_cont(coalesce(epoch(o.ready_at) - epoch(o.created_at), 'infinity'::DOUBLE), 0.5)
+           FILTER (WHERE o.created_at IS NOT NULL)                AS ttr_p50_s,
+       quantile_cont(coalesce(epoch(o.ready_at) - epoch(o.created_at), 'infinity'::DOUBLE), 0.99)
+           FILTER (WHERE o.created_at IS NOT NULL)                AS ttr_p99_s
+FROM objects o JOIN origins z USING (scale, variant, rep)
+GROUP BY o.scale, o.variant, o.rep
 ORDER BY ALL;
 
 -- 5. Reconcile latency p50 / p90 / p99 from the histogram buckets (deltas
 --    baseline → last good row), interpolated like PromQL's histogram_quantile:
 --    linear inside the bucket, lower bound 0 for the first one, and the highest
 --    finite bound when the rank falls in +Inf.
+--    An empty bucket cell means the series did not exist yet: controller-runtime
+--    registers the histogram only at the first reconcile, so a Go controller's
+--    baseline row has empty (NULL) buckets. They count 0. UNPIVOT drops NULL
+--    values unless told INCLUDE NULLS (DuckDB accepts it only in the SQL-standard
+--    form used here): without it the baseline row vanished, the first row WITH
+--    buckets became the "baseline" and a Go run's deltas (all its reconciles
+--    done by then) came out 0, so the run had no row at all.
 WITH long AS (
-    UNPIVOT (SELECT * FROM metrics WHERE scrape_ok = 1)
-    ON COLUMNS('reconcile_latency_le_.*') INTO NAME bucket VALUE cum
+    SELECT * FROM (SELECT * FROM metrics WHERE scrape_ok = 1)
+    UNPIVOT INCLUDE NULLS (cum FOR bucket IN (COLUMNS('reconcile_latency_le_.*')))
 ),
 edges AS (
     SELECT scale, variant, rep,
@@ -133,7 +148,7 @@ b AS (
     FROM edges
     WINDOW w AS (PARTITION BY scale, variant, rep ORDER BY le)
 ),
-q AS (SELECT unnest([0.5, 0.9, 0.99]) AS q),
+q AS (SELECT unnest([0.5, 0.9, 0.99]::DOUBLE[]) AS q),
 hit AS (
     SELECT b.*, q.q, q.q * total AS rank,
            row_number() OVER (PARTITION BY scale, variant, rep, q.q ORDER BY le) AS first

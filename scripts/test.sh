@@ -27,3 +27,18 @@ echo "== Go reference controller tests (both builds)"
 
 echo "== Rust tests"
 cargo test --workspace
+
+echo "== report fixtures: independent figures, and analysis/queries.sql with DuckDB"
+for f in crates/ctrlbench-report/tests/data/results-*/; do
+  f=$(basename "$f")
+  (cd crates/ctrlbench-report/tests/data &&
+    python3 expected/independent.py "$f" --check "expected/$f.report.md" | grep -E '^(MISMATCH|checked)')
+done
+duckdb_version=2.0.1
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/ctrlbench/venv-duckdb-$duckdb_version"
+if ! "$venv/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$duckdb_version')" 2>/dev/null; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet "duckdb==$duckdb_version"
+fi
+"$venv/bin/python" analysis/test_queries.py

@@ -1,0 +1,465 @@
+#!/usr/bin/env python3
+"""Independent expected values for a ctrlbench results directory.
+
+Standard library only, and no ctrlbench code: every figure is recomputed
+from the raw files (objects.csv, summary.json, metrics-<variant>.csv,
+apiserver.csv, etcd.csv) following the definitions written in the report's
+"How the numbers are computed" section and the README.
+
+Usage (from anywhere):
+    independent.py <results dir>                      # print the figures per run
+    independent.py <results dir> --check <report.md>  # and assert the report shows them
+
+With --check, every cell of the report's tables that this script recomputes
+is formatted the way the report formats it (ms below 1 s, "/s", "MiB", median
+[min–max] over repeats) and compared with the cell as rendered; the script
+exits 1 on any mismatch and lists each. Not checked: the "Where the reconcile
+time goes" table and its notes (attribution), the plots and the header.
+
+Definitions (per run, N = the scale):
+  time zero       objects.csv's last created_at minus summary.json load.seconds
+  Ready           objects.csv rows with a non-empty ready_at
+  convergence     latest ready_at minus time zero, only when Ready >= N
+  T50/T90/T100    first created_at -> the ceil(q*N)-th ready_at (sorted)
+  time-to-Ready   ready_at - created_at per created object; never Ready =
+                  censored (+inf); p50/p99 by linear interpolation between
+                  closest ranks (h = (n-1)q); a percentile whose interpolation
+                  touches a censored value is "> window"
+  counters        last scrape_ok=1 row minus the first scrape_ok=1 row
+  reconcile pXX   histogram_quantile over the bucket deltas of
+                  reconcile_latency_le_*: an empty bucket cell (the series did
+                  not exist yet: controller-runtime registers the histogram at
+                  the first reconcile) counts 0; linear inside the bucket,
+                  lower bound 0 for the first, the highest finite bound when
+                  the rank falls in +Inf
+  mean reconcile  delta reconcile_latency_sum / delta reconcile_latency_count
+  Ready/s         N / convergence, else Ready / (last good scrape - time zero)
+  writes/s        as writes_per_s.py: delta rest_writes_total over the span from
+                  the last good row before the first increase to the first good
+                  row showing the final count
+  coverage        objects.csv rows with a non-empty first_write_at (only when
+                  the column exists; the report does not show it)
+"""
+import csv
+import datetime
+import glob
+import json
+import math
+import os
+import re
+import sys
+
+INF = float("inf")
+
+
+def ts(s):
+    return datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+
+
+def num(s):
+    return None if s is None or s == "" else float(s)
+
+
+# ---------------------------------------------------------------- quantiles
+
+
+def histogram_quantile(q, buckets):
+    """PromQL's histogram_quantile over (upper bound, cumulative count)."""
+    b = sorted(buckets)
+    if not b or b[-1][0] != INF:
+        return math.nan
+    merged = []
+    for le, c in b:  # same bound twice: add the counts
+        if merged and merged[-1][0] == le:
+            merged[-1][1] += c
+        else:
+            merged.append([le, c])
+    top = -INF
+    for x in merged:  # force cumulative counts monotonic
+        top = max(top, x[1])
+        x[1] = top
+    if len(merged) < 2:
+        return math.nan
+    total = merged[-1][1]
+    if total == 0:
+        return math.nan
+    rank = q * total
+    i = next(k for k, x in enumerate(merged) if x[1] >= rank)
+    if i == len(merged) - 1:
+        return merged[-2][0]
+    if i == 0 and merged[0][0] <= 0:
+        return merged[0][0]
+    lo, below = (merged[i - 1][0], merged[i - 1][1]) if i > 0 else (0.0, 0.0)
+    return lo + (merged[i][0] - lo) * (rank - below) / (merged[i][1] - below)
+
+
+def percentile(samples, q):
+    """Linear interpolation between closest ranks (type 7); +inf is censored."""
+    if not samples:
+        return None
+    s = sorted(samples)
+    h = (len(s) - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, len(s) - 1)
+    frac = h - lo
+    if s[lo] == INF or (frac > 0 and s[hi] == INF):
+        return INF
+    return s[lo] + frac * (s[hi] - s[lo])
+
+
+# ---------------------------------------------------------------- one run
+
+
+class Csv:
+    def __init__(self, path):
+        with open(path, newline="") as f:
+            self.rows = list(csv.DictReader(f))
+        self.good = [r for r in self.rows if r.get("scrape_ok") == "1"]
+        self.failed = len(self.rows) - len(self.good)
+
+    def delta(self, col):
+        if not self.good:
+            return None
+        a, b = num(self.good[0].get(col)), num(self.good[-1].get(col))
+        return None if a is None or b is None else b - a
+
+    def bucket_delta(self, prefix):
+        if not self.good:
+            return []
+        a, b = self.good[0], self.good[-1]
+        out = []
+        for col in a:
+            if col.startswith(prefix + "_le_"):
+                le = col[len(prefix) + 4:]
+                le = INF if le == "+Inf" else float(le)
+                out.append((le, (num(b[col]) or 0.0) - (num(a[col]) or 0.0)))
+        return out
+
+
+def writes_per_s(m):
+    col = "rest_writes_total"
+    v = [float(r[col]) for r in m.good]
+    t = [ts(r["timestamp"]) for r in m.good]
+    base, last = v[0], v[-1]
+    if last - base <= 0:
+        return 0.0
+    k = next(i for i, x in enumerate(v) if x > base)
+    j = next(i for i, x in enumerate(v) if x == last)
+    return (last - base) / (t[j] - t[max(k - 1, 0)])
+
+
+def run_figures(run_dir):
+    scale, variant, rep = re.search(r"N(\d+)/([^/]+)/rep(\d+)$", run_dir).groups()
+    n = int(scale)
+    f = {"run": f"N{scale}/{variant}/rep{rep}", "scale": n, "variant": variant, "problems": []}
+
+    with open(os.path.join(run_dir, "objects.csv"), newline="") as fh:
+        reader = csv.DictReader(fh)
+        objs = list(reader)
+        has_first_write = "first_write_at" in (reader.fieldnames or [])
+    created = [ts(o["created_at"]) for o in objs if o["created_at"]]
+    ready = [ts(o["ready_at"]) for o in objs if o["ready_at"]]
+
+    summary = None
+    try:
+        with open(os.path.join(run_dir, "summary.json")) as fh:
+            summary = json.load(fh)
+    except (OSError, ValueError) as e:
+        f["problems"].append(f"summary.json: {e}")
+    if summary:
+        if summary["load"]["errors"]:
+            f["problems"].append("loader errors")
+        elif summary["load"]["created"] < summary["scale"] and not summary["incomplete"]:
+            f["problems"].append("unfinished load")
+        if summary["incomplete"]:
+            f["problems"].append("incomplete")
+    t0 = max(created) - summary["load"]["seconds"]
+
+    f["ready"] = len(ready)
+    f["convergence"] = max(ready) - t0 if len(ready) >= n else None
+    first_create = min(created)
+    in_order = sorted(ready)
+    for name, q in (("t50", 0.5), ("t90", 0.9), ("t100", 1.0)):
+        k = max(1, math.ceil(q * n))
+        f[name] = in_order[k - 1] - first_create if len(in_order) >= k else None
+    ttr = [
+        (ts(o["ready_at"]) - ts(o["created_at"])) if o["ready_at"] else INF
+        for o in objs
+        if o["created_at"]
+    ]
+    f["ttr_p50"] = percentile(ttr, 0.5)
+    f["ttr_p99"] = percentile(ttr, 0.99)
+    f["coverage"] = (
+        sum(1 for o in objs if o.get("first_write_at")) if has_first_write else None
+    )
+
+    m = Csv(os.path.join(run_dir, f"metrics-{variant}.csv"))
+    if m.failed:
+        f["problems"].append(f"failed scrapes: controller {m.failed}")
+    f["ok"] = m.delta("reconcile_success_total")
+    f["errors"] = m.delta("reconcile_error_total")
+    f["retries"] = m.delta("queue_retries_total")
+    cnt = m.delta("reconcile_latency_count")
+    s = m.delta("reconcile_latency_sum")
+    f["mean"] = s / cnt if s is not None and cnt else None
+    b = m.bucket_delta("reconcile_latency")
+    for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
+        f[name] = histogram_quantile(q, b)
+    f["conflicts"] = m.delta("rest_409_total")
+    f["throttle"] = m.delta("throttle_wait_s_sum")
+    f["cpu"] = m.delta("cpu_seconds")
+    rss = [float(r["rss_bytes"]) for r in m.good if r["rss_bytes"]]
+    f["peak_rss"] = max(rss) if rss else None
+    window = ts(m.good[-1]["timestamp"]) - t0
+    conv = f["convergence"]
+    f["ready_per_s"] = n / conv if conv and conv > 0 else (f["ready"] / window if window > 0 else None)
+    f["writes_per_s"] = writes_per_s(m)
+
+    a = Csv(os.path.join(run_dir, "apiserver.csv"))
+    e = Csv(os.path.join(run_dir, "etcd.csv"))
+    for name, c in (("apiserver", a), ("etcd", e)):
+        if c.failed:
+            f["problems"].append(f"failed scrapes: {name} {c.failed}")
+    f["api_p99"] = histogram_quantile(0.99, a.bucket_delta("widget_write_latency"))
+    f["fsync_p99"] = histogram_quantile(0.99, e.bucket_delta("wal_fsync"))
+    for k, v in list(f.items()):
+        if isinstance(v, float) and math.isnan(v):
+            f[k] = None
+    return f
+
+
+def load(results_dir):
+    with open(os.path.join(results_dir, "manifest.json")) as fh:
+        manifest = json.load(fh)
+    order = []
+    for r in manifest["runs"]:
+        if r["variant"] not in order:
+            order.append(r["variant"])
+    dirs = glob.glob(os.path.join(results_dir, "N*", "*", "rep*"))
+    runs = [run_figures(d) for d in dirs]
+    rank = lambda v: order.index(v) if v in order else len(order)  # noqa: E731
+    runs.sort(key=lambda r: (r["scale"], rank(r["variant"]), r["variant"], int(r["run"].rsplit("rep", 1)[1])))
+    return runs
+
+
+# ---------------------------------------------------------------- formatting as the report does
+
+
+def fmt_count(v):
+    return f"{v:.0f}" if v == int(v) else f"{v:.1f}"
+
+
+def fmt_duration(v):
+    if v == INF:
+        return "> window"
+    if abs(v) >= 1:
+        return f"{v:.2f} s"
+    ms = v * 1000
+    return f"{ms:.1f} ms" if abs(ms) >= 10 else f"{ms:.2f} ms"
+
+
+def fmt_rate(v):
+    return f"{v:.1f}/s"
+
+
+def fmt_mib(v):
+    return f"{v / (1024 * 1024):.1f} MiB"
+
+
+def fmt_seconds(v):
+    return f"{v:.2f} s"
+
+
+def fmt_stat(values, fmt):
+    """One value as is; several as "median [min–max]" with a shared unit once."""
+    v = [x for x in values if x is not None]
+    if not v:
+        return "—"
+    med, lo, hi = percentile(v, 0.5), min(v), max(v)
+    if len(v) == 1 or lo == hi:
+        return fmt(med)
+    m, a, b = fmt(med), fmt(lo), fmt(hi)
+
+    def unit(x):
+        i = max((k + 1 for k, c in enumerate(x) if c.isdigit()), default=0)
+        return x[i:]
+
+    u = unit(m)
+    if u and unit(a) == u and unit(b) == u:
+        return f"{m[: len(m) - len(u)]} [{a[: len(a) - len(u)]}–{b[: len(b) - len(u)]}]{u}"
+    return f"{m} [{a}–{b}]"
+
+
+GROUP_COLUMNS = {
+    "retries": ("retries", fmt_count),
+    "mean reconcile": ("mean", fmt_duration),
+    "reconcile p50": ("p50", fmt_duration),
+    "reconcile p90": ("p90", fmt_duration),
+    "reconcile p99": ("p99", fmt_duration),
+    "time-to-Ready p50": ("ttr_p50", fmt_duration),
+    "time-to-Ready p99": ("ttr_p99", fmt_duration),
+    "Ready/s": ("ready_per_s", fmt_rate),
+    "T50": ("t50", fmt_duration),
+    "T90": ("t90", fmt_duration),
+    "T100": ("t100", fmt_duration),
+    "controller writes/s (own client)": ("writes_per_s", fmt_rate),
+    "409s": ("conflicts", fmt_count),
+    "client throttle wait": ("throttle", fmt_duration),
+    "controller CPU": ("cpu", fmt_seconds),
+    "peak RSS": ("peak_rss", fmt_mib),
+    "apiserver widget write p99": ("api_p99", fmt_duration),
+    "etcd WAL fsync p99": ("fsync_p99", fmt_duration),
+}
+
+
+def group_cells(runs):
+    """The report's cell for each column this script checks, for one group."""
+    used = [r for r in runs if not r["problems"]] or runs
+    n = used[0]["scale"]
+    col = lambda k: [r[k] for r in used]  # noqa: E731
+    cells = {k: fmt_stat(col(key), fmt) for k, (key, fmt) in GROUP_COLUMNS.items()}
+    cells["Ready/N at window end"] = f"{fmt_stat(col('ready'), fmt_count)}/{n}"
+    cells["reconciles ok / error"] = f"{fmt_stat(col('ok'), fmt_count)} / {fmt_stat(col('errors'), fmt_count)}"
+    conv = [r["convergence"] for r in used if r["convergence"] is not None]
+    left = [r["scale"] - r["ready"] for r in used if r["convergence"] is None]
+    if not left:
+        cells["convergence (Ready==N)"] = fmt_stat(conv, fmt_duration)
+    elif not conv:
+        cells["convergence (Ready==N)"] = f"not converged: {fmt_stat(left, fmt_count)} left"
+    else:
+        cells["convergence (Ready==N)"] = (
+            f"{fmt_stat(conv, fmt_duration)} ({len(conv)} of {len(used)} runs converged; "
+            f"others {fmt_stat(left, fmt_count)} left)"
+        )
+    return cells
+
+
+def run_cells(r):
+    one = lambda v, fmt: "—" if v is None else fmt(v)  # noqa: E731
+    return {
+        "Ready/N": f"{fmt_count(r['ready'])}/{r['scale']}",
+        "convergence": one(r["convergence"], fmt_duration) if r["convergence"] is not None else "not converged",
+        "reconciles ok": one(r["ok"], fmt_count),
+        "errors": one(r["errors"], fmt_count),
+        "reconcile p99": one(r["p99"], fmt_duration),
+        "Ready/s": one(r["ready_per_s"], fmt_rate),
+        "writes/s": one(r["writes_per_s"], fmt_rate),
+    }
+
+
+# ---------------------------------------------------------------- the report's tables
+
+
+def report_tables(path):
+    """Every Markdown table of report.md as (header, rows)."""
+    tables, cur = [], None
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if cur is None:
+                cur = (cells, [])
+                tables.append(cur)
+            elif not set("".join(cells)) <= set("-|"):
+                cur[1].append(cells)
+        else:
+            cur = None
+    return tables
+
+
+NUM = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+NEAR = []
+
+
+def same(want, got):
+    """Exactly as rendered; or, on a last-digit difference, within half a unit
+    of the rendered precision (a tie rounded the other way; listed as a note)."""
+    if want == got:
+        return True
+    if NUM.sub("#", want) != NUM.sub("#", got):
+        return False
+    for w, g in zip(NUM.findall(want), NUM.findall(got)):
+        d = len(g.split(".")[1]) if "." in g else 0
+        if abs(float(w) - float(g)) > 0.5 * 10 ** -d + 1e-9:
+            return False
+    NEAR.append((want, got))
+    return True
+
+
+def check(runs, report_md):
+    groups = {}
+    for r in runs:
+        groups.setdefault((str(r["scale"]), r["variant"]), []).append(r)
+    by_run = {r["run"]: r for r in runs}
+    failures, checked = [], 0
+    seen_groups, seen_runs = set(), set()
+    for head, rows in report_tables(report_md):
+        if head[:2] == ["N", "variant"] and "writes/reconcile" not in head:
+            # (the attribution table, which has "writes/reconcile", is not checked)
+            for row in rows:
+                variant = row[1].split(" ⚠")[0]
+                key = (row[0], variant)
+                if key not in groups:
+                    failures.append(f"report row {key} has no run directory")
+                    continue
+                seen_groups.add(key)
+                want = group_cells(groups[key])
+                for h, got in zip(head[2:], row[2:]):
+                    if h in want:
+                        checked += 1
+                        if not same(want[h], got):
+                            failures.append(f"N={key[0]} {variant} {h}: report {got!r}, independent {want[h]!r}")
+        elif head[:2] == ["run", "status"]:
+            for row in rows:
+                if row[0] not in by_run:
+                    failures.append(f"report run {row[0]} has no run directory")
+                    continue
+                seen_runs.add(row[0])
+                want = run_cells(by_run[row[0]])
+                for h, got in zip(head[2:], row[2:]):
+                    if h in want:
+                        checked += 1
+                        if not same(want[h], got):
+                            failures.append(f"{row[0]} {h}: report {got!r}, independent {want[h]!r}")
+    for key in groups:
+        if key not in seen_groups:
+            failures.append(f"N={key[0]} {key[1]}: not in the report's tables")
+    for name in by_run:
+        if name not in seen_runs:
+            failures.append(f"{name}: not in the report's per-run detail")
+    return checked, failures
+
+
+# ---------------------------------------------------------------- main
+
+FIELDS = [
+    "ready", "convergence", "t50", "t90", "t100", "ttr_p50", "ttr_p99", "ok", "errors",
+    "retries", "mean", "p50", "p90", "p99", "ready_per_s", "writes_per_s", "conflicts",
+    "throttle", "cpu", "peak_rss", "api_p99", "fsync_p99", "coverage",
+]
+
+
+def main(argv):
+    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--check"):
+        sys.exit(f"usage: {argv[0]} <results dir> [--check <report.md>]")
+    runs = load(argv[1])
+    for r in runs:
+        print(r["run"] + (f"  ⚠ {'; '.join(r['problems'])}" if r["problems"] else ""))
+        for k in FIELDS:
+            v = r[k]
+            print(f"  {k:13} {'—' if v is None else (round(v, 9) if isinstance(v, float) else v)}")
+    if len(argv) == 4:
+        checked, failures = check(runs, argv[3])
+        for w, g in NEAR:
+            print(f"note: {g!r} in the report, {w!r} here: equal within the rendered precision")
+        for f in failures:
+            print("MISMATCH", f)
+        print(f"checked {checked} cells of {argv[3]}: {len(failures)} mismatch(es)")
+        if failures or checked == 0:
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
