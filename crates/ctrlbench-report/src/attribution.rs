@@ -3,7 +3,7 @@
 //! controller), API write time (measured by the apiserver) and the rest.
 
 use crate::load::Run;
-use crate::stats::{fmt_duration, stat};
+use crate::stats::fmt_duration;
 
 /// controller flag default, DESIGN §3: every preset sleeps 10 ms per reconcile.
 pub const DEFAULT_WORK_MS: f64 = 10.0;
@@ -18,8 +18,9 @@ pub struct Attribution {
     pub work_overridden: bool,
     /// Measured: throttle_wait_s_sum delta / reconciles.
     pub throttle: Option<f64>,
-    /// Measured: the apiserver's mean widget write latency (cluster-wide) ×
-    /// the controller's own writes per reconcile.
+    /// Measured: the apiserver's mean widget update latency (cluster-wide
+    /// when variants share the cluster) × the controller's own writes per
+    /// reconcile.
     pub api: Option<f64>,
     pub writes_per_reconcile: Option<f64>,
 }
@@ -86,19 +87,41 @@ pub fn of(run: &Run) -> Attribution {
     a
 }
 
-/// Medians of each part over the runs a group uses.
+/// The median run's whole breakdown over the runs a group uses: runs are
+/// ranked by mean reconcile time and the middle one's parts are taken
+/// together (with an even count, the two middle runs' parts averaged), so
+/// the parts still add up to one run's total instead of mixing per-part
+/// medians from different runs.
 pub fn median<'a>(runs: impl IntoIterator<Item = &'a Attribution>) -> Attribution {
-    let used: Vec<&Attribution> = runs.into_iter().collect();
-    let med = |f: &dyn Fn(&Attribution) -> Option<f64>| {
-        stat(used.iter().filter_map(|a| f(a)).collect()).map(|s| s.median)
+    let mut used: Vec<&Attribution> = runs.into_iter().collect();
+    let with_mean: Vec<&Attribution> = used.iter().copied().filter(|a| a.mean.is_some()).collect();
+    if !with_mean.is_empty() {
+        used = with_mean;
+    }
+    used.sort_by(|x, y| x.mean.unwrap_or(0.0).total_cmp(&y.mean.unwrap_or(0.0)));
+    let n = used.len();
+    if n == 0 {
+        return Attribution {
+            work: DEFAULT_WORK_MS / 1000.0,
+            ..Attribution::default()
+        };
+    }
+    let middle: &[&Attribution] = if n % 2 == 1 {
+        &used[n / 2..=n / 2]
+    } else {
+        &used[n / 2 - 1..=n / 2]
+    };
+    let avg = |f: &dyn Fn(&Attribution) -> Option<f64>| {
+        let v: Vec<f64> = middle.iter().filter_map(|a| f(a)).collect();
+        (v.len() == middle.len()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
     Attribution {
-        mean: med(&|a| a.mean),
-        work: med(&|a| Some(a.work)).unwrap_or(DEFAULT_WORK_MS / 1000.0),
-        work_overridden: used.iter().all(|a| a.work_overridden),
-        throttle: med(&|a| a.throttle),
-        api: med(&|a| a.api),
-        writes_per_reconcile: med(&|a| a.writes_per_reconcile),
+        mean: avg(&|a| a.mean),
+        work: avg(&|a| Some(a.work)).unwrap_or(DEFAULT_WORK_MS / 1000.0),
+        work_overridden: middle.iter().all(|a| a.work_overridden),
+        throttle: avg(&|a| a.throttle),
+        api: avg(&|a| a.api),
+        writes_per_reconcile: avg(&|a| a.writes_per_reconcile),
     }
 }
 
@@ -135,4 +158,40 @@ pub fn sentence(who: &str, a: &Attribution) -> String {
         fmt_duration(mean),
         100.0 * v / mean
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(mean: f64, throttle: f64, api: f64) -> Attribution {
+        Attribution {
+            mean: Some(mean),
+            work: 0.01,
+            throttle: Some(throttle),
+            api: Some(api),
+            ..Attribution::default()
+        }
+    }
+
+    /// Per-part medians would give throttle 0.02 (run 2) with api 0.02
+    /// (run 3): a breakdown no run had. The median run's is taken whole.
+    #[test]
+    fn the_median_run_keeps_its_own_breakdown() {
+        let runs = [
+            a(0.10, 0.06, 0.02),
+            a(0.05, 0.02, 0.01),
+            a(0.08, 0.01, 0.05),
+        ];
+        let m = median(&runs);
+        assert_eq!(
+            (m.mean, m.throttle, m.api),
+            (Some(0.08), Some(0.01), Some(0.05))
+        );
+        // Two runs: the middle pair averaged, still adding up.
+        let m = median(&runs[..2]);
+        assert!((m.mean.unwrap() - 0.075).abs() < 1e-12);
+        let rest = m.rest().unwrap();
+        assert!((m.work + m.throttle.unwrap() + m.api.unwrap() + rest - 0.075).abs() < 1e-12);
+    }
 }

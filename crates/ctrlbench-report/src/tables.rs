@@ -555,7 +555,9 @@ fn method_notes(r: &Results) -> Vec<String> {
     if repeats_note(r) {
         v.push(
             "With repeats, cells show median [min–max]; runs with problems (incomplete, failed \
-             scrapes, missing files) are left out and listed under Warnings."
+             scrapes, missing files) are left out and listed under Warnings. The reconcile-time \
+             breakdown is the median run's (runs ranked by mean reconcile; two middle runs \
+             averaged), taken whole, so its parts add up to one run's total."
                 .into(),
         );
     }
