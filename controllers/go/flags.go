@@ -57,6 +57,9 @@ type options struct {
 	// WatchList is nil when --watch-list was not given (environment left as is).
 	WatchList  *bool
 	Kubeconfig string
+	// Queue is nil when --queue was not given (printed as null: the
+	// runtime's own order, client-go's FIFO queue here).
+	Queue *string
 	// PrintSettings: print settingsJSON and exit, touching no cluster.
 	PrintSettings bool
 }
@@ -120,7 +123,7 @@ func newFlagSet(r *rawFlags) *flag.FlagSet {
 	fs.StringVar(&r.logFormat, "log-format", d.LogFormat, "console|json")
 	fs.BoolVar(&r.watchList, "watch-list", false, "streaming initial list: sets KUBE_FEATURE_WatchListClient in this process (--watch-list=false sets it false)")
 	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the seed)")
-	fs.StringVar(&r.queue, "queue", queueFIFO, "work-queue order: fifo (client-go's work queue, the only one controller-runtime has here; kube is the Rust controller's kube-runtime scheduler)")
+	fs.StringVar(&r.queue, "queue", "", "work-queue order: fifo (client-go's work queue, the only one controller-runtime has here and its default; kube is the Rust controller's kube-runtime scheduler)")
 	fs.StringVar(&r.kubeconfig, "kubeconfig", "", "kubeconfig path (default: KUBECONFIG, in-cluster, ~/.kube/config)")
 	fs.BoolVar(&r.printSettings, "print-settings", false, "print the resolved settings as one JSON object and exit (no cluster needed)")
 	return fs
@@ -231,11 +234,15 @@ func parseFlags(args []string) (*options, error) {
 	if err := oneOf("conflict-reread", r.conflictReread, "api", "cache"); err != nil {
 		return nil, err
 	}
-	if r.queue == queueKube {
-		return nil, usagef("--queue: kube is kube-runtime's scheduler, which only the Rust controller has; controller-runtime's work queue is fifo")
-	}
-	if err := oneOf("queue", r.queue, queueFIFO); err != nil {
-		return nil, err
+	if set["queue"] {
+		if r.queue == queueKube {
+			return nil, usagef("--queue: kube is kube-runtime's scheduler, which only the Rust controller has; controller-runtime's work queue is fifo")
+		}
+		if err := oneOf("queue", r.queue, queueFIFO); err != nil {
+			return nil, err
+		}
+		q := r.queue
+		o.Queue = &q
 	}
 	if set["watch-list"] {
 		v := r.watchList

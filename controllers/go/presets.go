@@ -190,7 +190,7 @@ type settings struct {
 	LogLevel           string   `json:"log_level"`
 	LogFormat          string   `json:"log_format"`
 	WatchList          bool     `json:"watch_list"`
-	Queue              string   `json:"queue"`
+	Queue              *string  `json:"queue"`
 	DebounceMS         int      `json:"debounce_ms"`
 	// The limit each client runs with, library defaults included; null: no limiter.
 	EffectiveClientQPS   *float64 `json:"effective_client_qps"`
@@ -217,7 +217,7 @@ func settingsOf(o *options) (settings, error) {
 		LogLevel:           o.LogLevel,
 		LogFormat:          o.LogFormat,
 		WatchList:          o.WatchList != nil && *o.WatchList,
-		Queue:              queueFIFO,
+		Queue:              o.Queue,
 		ClientBuckets:      clientBuckets,
 		RetryBackoffBaseMS: retryBackoffBaseMS,
 		RetryBackoffCapS:   retryBackoffCapS,

@@ -71,6 +71,15 @@ impl fmt::Display for Impl {
 }
 
 impl Impl {
+    /// The runtime's own work-queue order: kube-runtime's scheduler for
+    /// kube-rs, client-go's FIFO queue for controller-runtime.
+    pub fn default_queue(&self) -> widget_api::presets::Queue {
+        match self {
+            Impl::Rust => widget_api::presets::Queue::Kube,
+            Impl::Go(_) => widget_api::presets::Queue::Fifo,
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Impl> {
         match s {
             "rust" => Some(Impl::Rust),

@@ -7,8 +7,8 @@
 //! The settings include the rate-limiter rule (client buckets, effective
 //! limit) and the retry policy. The one difference by design is the queue:
 //! Rust defaults to kube-runtime's scheduler, Go has only client-go's FIFO
-//! queue, so the Rust side runs with `--queue fifo` for the comparison and
-//! the defaults are checked separately.
+//! queue; both print `queue: null` for "the runtime's own" unless --queue
+//! is given (the harness always gives it), and --queue fifo is compared.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -18,8 +18,9 @@ use ctrlbench::experiment::Impl;
 use serde_json::Value;
 
 /// Overrides applied to every preset.
-const OVERRIDES: [&[&str]; 14] = [
+const OVERRIDES: [&[&str]; 15] = [
     &[],
+    &["--queue", "fifo"],
     &["--workers", "3"],
     &["--predicate", "none"],
     &["--predicate", "generation"],
@@ -48,9 +49,8 @@ const EXTRA: [&[&str]; 8] = [
 ];
 
 /// Invalid combinations: exit 2 in both.
-const INVALID: [&[&str]; 13] = [
+const INVALID: [&[&str]; 12] = [
     &["--queue", "lifo"],
-    &["--queue", "fifo", "--debounce-ms", "5"],
     &["--client-burst", "5"],
     &["--client-qps", "-1", "--client-burst", "5"],
     &["--client-qps", "0", "--client-burst", "5"],
@@ -135,9 +135,7 @@ fn print_settings_is_identical_in_rust_and_go() {
     assert!(lines.len() >= 40);
     let mut differ = Vec::new();
     for args in &lines {
-        let mut fifo = args.clone();
-        fifo.extend(["--queue", "fifo"]);
-        let r = settings("rust", &rust, &fifo);
+        let r = settings("rust", &rust, args);
         let g = settings("go", &go, args);
         if !same(&r, &g) {
             differ.push(format!("{args:?}:\n  rust {r}\n  go   {g}"));
@@ -211,10 +209,14 @@ fn queue_defaults_and_effective_limits_per_build() {
     let r = settings("rust", &rust, &[]);
     assert_eq!(
         (&r["queue"], &r["debounce_ms"]),
-        (&Value::from("kube"), &Value::from(0))
+        (&Value::Null, &Value::from(0))
     );
     let g = settings("go", &go, &[]);
-    assert_eq!(g["queue"], "fifo");
+    assert_eq!(g["queue"], Value::Null);
+    assert_eq!(
+        settings("rust", &rust, &["--queue", "kube"])["queue"],
+        "kube"
+    );
     // Library defaults: kube-rs has no client-side limiter; controller-runtime
     // v0.22 turns client-go's off (QPS -1); v0.18.4's GetConfig sets 20/30.
     assert!(r["effective_client_qps"].is_null(), "{r}");
@@ -259,8 +261,11 @@ fn queue_defaults_and_effective_limits_per_build() {
             "{label}"
         );
     }
-    let r = settings("rust", &rust, &["--debounce-ms", "50"]);
-    assert_eq!(r["debounce_ms"], 50);
+    let r = settings("rust", &rust, &["--debounce-ms", "50", "--queue", "fifo"]);
+    assert_eq!(
+        (&r["debounce_ms"], &r["queue"]),
+        (&Value::from(50), &Value::from("fifo"))
+    );
     let out = run(&go, &["--queue", "kube"]);
     assert_eq!(out.status.code(), Some(2), "go --queue kube");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--queue"));

@@ -252,9 +252,14 @@ pub struct Settings {
     pub log_level: LogLevel,
     pub log_format: LogFormat,
     pub watch_list: bool,
-    /// The work queue's order.
-    pub queue: Queue,
-    /// kube-runtime's debounce (0 = none; always 0 with the fifo queue).
+    /// The work queue's order when --queue is given; null: the runtime's own
+    /// (kube-runtime's scheduler in Rust, client-go's FIFO queue in Go), so
+    /// that both controllers print the same settings for the same flags.
+    /// The harness always passes --queue, so recorded runs name it.
+    pub queue: Option<Queue>,
+    /// Debounce of triggers per object (0 = none): kube-runtime's
+    /// `Config::debounce` with the kube queue, the same delay-and-reset
+    /// before the FIFO queue.
     pub debounce_ms: u64,
     /// The limit each client actually runs with, library defaults included
     /// (null: no client-side limiter).
@@ -411,17 +416,11 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
             Some(f.client_burst.map(|b| b as u32).unwrap_or(d.client_burst)),
         ),
     };
-    let queue = f.queue.unwrap_or(Queue::Kube);
+    let queue = f.queue;
     let debounce_ms = match f.debounce_ms {
         None => 0,
         Some(d) if d < 0 => {
             return Err(flag_err("--debounce-ms", format!("must be >= 0, got {d}")));
-        }
-        Some(d) if d > 0 && queue == Queue::Fifo => {
-            return Err(flag_err(
-                "--debounce-ms",
-                "is kube-runtime's scheduler setting; --queue fifo has no debounce".into(),
-            ));
         }
         Some(d) => d as u64,
     };

@@ -272,6 +272,57 @@ fn delayed_requeues(
         .buffer_unordered(usize::MAX)
 }
 
+/// The queue a controller runs with: --queue, else kube-runtime's scheduler
+/// (what kube-rs users get).
+pub fn effective_queue(settings: &Settings) -> Queue {
+    settings.queue.unwrap_or(Queue::Kube)
+}
+
+/// Delays each object's trigger by `delay`, restarting the delay when the
+/// object triggers again meanwhile (kube-runtime's debounce), then adds it
+/// to the work queue.
+struct Debouncer {
+    delay: Duration,
+    metrics: Arc<Metrics>,
+    /// The latest trigger of each waiting key.
+    latest: Mutex<HashMap<String, u64>>,
+}
+
+impl Debouncer {
+    fn new(delay: Duration, metrics: Arc<Metrics>) -> Debouncer {
+        Debouncer {
+            delay,
+            metrics,
+            latest: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn trigger(self: &Arc<Self>, key: String) {
+        let n = {
+            let mut l = self.latest.lock().expect("debounce lock");
+            let n = l.get(&key).map_or(0, |n| n + 1);
+            l.insert(key.clone(), n);
+            n
+        };
+        let me = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(me.delay).await;
+            let due = {
+                let mut l = me.latest.lock().expect("debounce lock");
+                let due = l.get(&key) == Some(&n);
+                if due {
+                    l.remove(&key);
+                }
+                due
+            };
+            if due {
+                let counted = me.metrics.queue.add(&key);
+                me.metrics.record_add(counted);
+            }
+        });
+    }
+}
+
 /// Runs the controller until `shutdown` resolves; in-flight reconciles finish.
 pub async fn run(
     clients: Clients,
@@ -299,10 +350,19 @@ pub async fn run(
                 .boxed(),
             Predicate::None => objects.boxed(),
         };
+    let queue = effective_queue(&settings);
+    let debounce = Duration::from_millis(settings.debounce_ms);
+    // kube-runtime debounces inside its scheduler; before our FIFO queue the
+    // same delay-and-reset happens here.
+    let debouncer = (queue == Queue::Fifo && !debounce.is_zero())
+        .then(|| Arc::new(Debouncer::new(debounce, metrics.clone())));
     let m = metrics.clone();
-    let objects = objects.inspect_ok(move |w| {
-        let counted = m.queue.add(&key(w));
-        m.record_add(counted);
+    let objects = objects.inspect_ok(move |w| match &debouncer {
+        Some(d) => d.trigger(key(w)),
+        None => {
+            let counted = m.queue.add(&key(w));
+            m.record_add(counted);
+        }
     });
 
     let (ctx, rx) = Context::new(
@@ -314,7 +374,7 @@ pub async fn run(
     let ctx = Arc::new(ctx);
     let requeues = delayed_requeues(rx, metrics);
 
-    match settings.queue {
+    match queue {
         Queue::Kube => {
             let config = ControllerConfig::default()
                 .concurrency(settings.workers)
@@ -410,6 +470,26 @@ fn report_watch_error(e: &watcher::Error, watch_list: bool, fatal: &Fatal) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key re-triggered within the delay is added once, a delay after its
+    /// last trigger.
+    #[tokio::test(start_paused = true)]
+    async fn debounce_restarts_on_each_trigger() {
+        let metrics = Arc::new(Metrics::with_queue(1, crate::queue::Queue::fifo()));
+        let d = Arc::new(Debouncer::new(Duration::from_millis(50), metrics.clone()));
+        d.trigger("ns/a".into());
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        d.trigger("ns/a".into());
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        assert_eq!(
+            metrics.queue.depth(),
+            0,
+            "the second trigger restarted the delay"
+        );
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        assert_eq!(metrics.queue.depth(), 1);
+        assert_eq!(metrics.queue.next().await, "ns/a");
+    }
 
     /// The overall bucket lets 100 retries through at once, then 10 per second
     /// (real time: governor keeps its own clock).

@@ -70,7 +70,8 @@ pub struct Flags {
     /// the default) or fifo (client-go's work queue, as controller-runtime has).
     #[arg(long, value_parser = enum_of::<Queue>(Queue::NAMES))]
     pub queue: Option<Queue>,
-    /// kube-runtime's debounce in milliseconds (0 = none; only with --queue kube).
+    /// Debounce of triggers per object in milliseconds (0 = none): kube-runtime's
+    /// Config::debounce, or the same delay-and-reset before the fifo queue.
     #[arg(long, allow_negative_numbers = true)]
     pub debounce_ms: Option<i64>,
     /// Print the resolved settings as one JSON object and exit (no cluster needed).

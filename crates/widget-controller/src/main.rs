@@ -68,7 +68,7 @@ fn init_logging(s: &Settings) {
 }
 
 async fn run(settings: Settings) -> Result<()> {
-    let queue = match settings.queue {
+    let queue = match controller::effective_queue(&settings) {
         Queue::Kube => queue::Queue::default(),
         Queue::Fifo => queue::Queue::fifo(),
     };
@@ -92,7 +92,7 @@ async fn run(settings: Settings) -> Result<()> {
     }
     tracing::info!(namespace = %settings.namespace, preset = %settings.preset, workers = settings.workers,
         predicate = settings.predicate.as_str(), status_write = settings.status_write.as_str(),
-        annotate = settings.annotate, conflict_retry = settings.conflict_retry, queue = settings.queue.as_str(),
+        annotate = settings.annotate, conflict_retry = settings.conflict_retry, queue = controller::effective_queue(&settings).as_str(),
         debounce_ms = settings.debounce_ms, "starting widget controller");
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

@@ -129,7 +129,7 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
             "  {:<20} {:<10} {}",
             v.name,
             v.implementation.to_string(),
-            v.spec.flags().join(" ")
+            v.flags().join(" ")
         );
     }
     let _ = writeln!(s, "runs ({}):", runs.len());

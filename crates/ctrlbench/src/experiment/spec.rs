@@ -112,7 +112,8 @@ pub struct VariantSpec {
     /// Work-queue order: kube (kube-runtime's scheduler; Rust only, its
     /// default) or fifo (client-go's; Go's only queue).
     pub queue: Option<Spanned<Queue>>,
-    /// kube-runtime's debounce (Rust, queue = "kube" only).
+    /// Debounce of triggers per object (Rust only): kube-runtime's, or the
+    /// same delay-and-reset before the fifo queue.
     pub debounce_ms: Option<Spanned<u64>>,
     #[serde(default = "no_env")]
     pub env: Spanned<BTreeMap<String, String>>,
@@ -523,6 +524,22 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
     })
 }
 
+impl Variant {
+    /// The controller's flags: the spec's, and always the queue (the
+    /// spec's or the runtime's own), so every recorded run names its queue.
+    pub fn flags(&self) -> Vec<String> {
+        let mut f = self.spec.flags();
+        let q = self
+            .spec
+            .queue
+            .as_ref()
+            .map(|q| *q.get_ref())
+            .unwrap_or_else(|| self.implementation.default_queue());
+        f.push(format!("--queue={}", q.as_str()));
+        f
+    }
+}
+
 impl Experiment {
     pub fn name(&self) -> &str {
         self.spec.name.get_ref()
@@ -569,9 +586,6 @@ impl VariantSpec {
         }
         if self.watch_list {
             f.push("--watch-list".to_string());
-        }
-        if let Some(q) = &self.queue {
-            f.push(format!("--queue={}", q.get_ref().as_str()));
         }
         if let Some(d) = &self.debounce_ms {
             f.push(format!("--debounce-ms={}", d.get_ref()));
@@ -621,7 +635,7 @@ preset = "good"
 
     #[test]
     fn malformed_files_name_file_line_and_key() {
-        let cases: [(&str, usize, &str); 19] = [
+        let cases: [(&str, usize, &str); 18] = [
             (
                 "name = \"t\"\nscales = [20]\nrepeets = 2\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
                 3,
@@ -706,11 +720,6 @@ preset = "good"
                 "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nqueue = \"lifo\"\n",
                 6,
                 "queue",
-            ),
-            (
-                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nqueue = \"fifo\"\ndebounce_ms = 5\n",
-                7,
-                "debounce_ms",
             ),
             (
                 "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.22\"\npreset = \"good\"\ndebounce_ms = 5\n",

@@ -49,7 +49,7 @@ pub async fn run(
             let secrets = tempfile::Builder::new().prefix("ctrlbench-id-").tempdir()?;
             let dir = ctx.results.run(run.scale, &v.name, run.repeat);
             dir.create()?;
-            let flags = v.spec.flags();
+            let flags = v.flags();
             let bin = &ctx.binaries[&v.implementation];
             members.push(Member {
                 variant: vi,
