@@ -18,6 +18,8 @@ pub struct ApiServerConfig {
     pub certs: Certs,
     pub feature_gates: Vec<String>,
     pub extra_args: Vec<String>,
+    /// The audit log of widget writes, when on.
+    pub audit: Option<crate::audit::AuditFiles>,
 }
 
 /// A running kube-apiserver.
@@ -59,6 +61,9 @@ impl ApiServerConfig {
         f.set("endpoint-reconciler-type", "none");
         if !self.feature_gates.is_empty() {
             f.set("feature-gates", self.feature_gates.join(","));
+        }
+        if let Some(a) = &self.audit {
+            a.set_flags(&mut f);
         }
         f.apply(&self.extra_args)?;
         Ok(f)

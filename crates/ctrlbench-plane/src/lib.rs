@@ -8,6 +8,7 @@
 //! per test binary.
 
 pub mod apiserver;
+pub mod audit;
 pub mod bench;
 pub mod binaries;
 pub mod etcd;

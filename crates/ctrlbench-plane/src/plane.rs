@@ -18,6 +18,7 @@ use kube::runtime::wait::{await_condition, conditions};
 use widget_api::Widget;
 
 use super::apiserver::{ApiServer, ApiServerConfig};
+use super::audit::AuditFiles;
 use super::binaries::{self, Binaries};
 use super::etcd::{Etcd, EtcdConfig, EtcdTls};
 use super::kubeconfig::{self, Credentials};
@@ -31,6 +32,9 @@ pub struct PlaneOptions {
     pub apiserver_args: Vec<String>,
     pub etcd_args: Vec<String>,
     pub etcd_fsync: bool,
+    /// The apiserver's audit log of widget writes (per-caller server-side
+    /// figures; see `audit`).
+    pub audit_log: bool,
     pub install_crd: bool,
     pub startup_timeout: Duration,
 }
@@ -43,6 +47,7 @@ impl Default for PlaneOptions {
             apiserver_args: vec![],
             etcd_args: vec![],
             etcd_fsync: true,
+            audit_log: false,
             install_crd: true,
             startup_timeout: Duration::from_secs(90),
         }
@@ -64,6 +69,15 @@ pub struct ControlPlane {
 }
 
 impl ControlPlane {
+    /// The audit log of widget writes, when the plane keeps one.
+    pub fn audit_log(&self) -> Option<&Path> {
+        self.apiserver
+            .config
+            .audit
+            .as_ref()
+            .map(|a| a.log.as_path())
+    }
+
     /// Starts an attached plane in a fresh temporary directory, building the
     /// binaries first if needed.
     pub async fn start(opts: &PlaneOptions) -> Result<ControlPlane> {
@@ -110,6 +124,13 @@ impl ControlPlane {
             &dir.join("etcd.log"),
             detached,
         )?;
+        let audit = if opts.audit_log {
+            let a = AuditFiles::in_dir(&dir);
+            a.write_policy()?;
+            Some(a)
+        } else {
+            None
+        };
         let apiserver = ApiServer::start(
             ApiServerConfig {
                 bin: bins.kube_apiserver.clone(),
@@ -118,6 +139,7 @@ impl ControlPlane {
                 certs,
                 feature_gates: opts.feature_gates.clone(),
                 extra_args: opts.apiserver_args.clone(),
+                audit,
             },
             &dir.join("kube-apiserver.log"),
             detached,

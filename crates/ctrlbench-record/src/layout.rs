@@ -131,6 +131,10 @@ impl RunDir {
         self.path.join(crate::objects::FILE_NAME)
     }
 
+    pub fn audit(&self) -> PathBuf {
+        self.path.join(crate::audit::FILE_NAME)
+    }
+
     pub fn controller_log(&self) -> PathBuf {
         self.path.join("controller.log")
     }

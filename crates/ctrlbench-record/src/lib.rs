@@ -4,12 +4,13 @@
 //! built on it stays pure too.
 //!
 //! - [`layout`]: where everything lives in a results directory.
-//! - [`manifest`], [`summary`], [`objects`]: the JSON and CSV records.
+//! - [`manifest`], [`summary`], [`objects`], [`audit`]: the JSON and CSV records.
 //! - [`columns`]: one catalogue per scraped source (controller, apiserver,
 //!   etcd), each column's name next to how its value is taken from a page.
 //! - [`prom`]: Prometheus text → [`prom::Page`]; [`table`] writes CSV rows,
 //!   [`series`] reads them back; [`files`] writes every file atomically.
 
+pub mod audit;
 pub mod columns;
 pub mod files;
 pub mod layout;

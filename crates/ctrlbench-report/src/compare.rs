@@ -12,7 +12,7 @@ use crate::interval::Ratio;
 use crate::load::Results;
 
 /// The figures compared (the throughput, latency and cost headline).
-pub const HEADLINE: [Metric; 21] = [
+pub const HEADLINE: [Metric; 22] = [
     Metric::Ready,
     Metric::Convergence,
     Metric::Success,
@@ -34,6 +34,7 @@ pub const HEADLINE: [Metric; 21] = [
     Metric::ApiP99,
     Metric::ApiCreateP99,
     Metric::FsyncP99,
+    Metric::OwnUpdateP99,
 ];
 
 /// Figures from the apiserver's and etcd's own metrics, which name no caller.

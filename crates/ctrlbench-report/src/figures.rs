@@ -37,6 +37,9 @@ pub enum Metric {
     ApiP99,
     ApiCreateP99,
     FsyncP99,
+    OwnUpdates,
+    OwnUpdateP50,
+    OwnUpdateP99,
 }
 
 enum Unit {
@@ -48,7 +51,7 @@ enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 24] = [
+    pub const ALL: [Metric; 27] = [
         Metric::Ready,
         Metric::Coverage,
         Metric::Convergence,
@@ -73,6 +76,9 @@ impl Metric {
         Metric::ApiP99,
         Metric::ApiCreateP99,
         Metric::FsyncP99,
+        Metric::OwnUpdates,
+        Metric::OwnUpdateP50,
+        Metric::OwnUpdateP99,
     ];
 
     pub fn label(self) -> &'static str {
@@ -101,6 +107,9 @@ impl Metric {
             Metric::ApiP99 => "apiserver update p99",
             Metric::ApiCreateP99 => "apiserver create p99",
             Metric::FsyncP99 => "etcd fsync p99",
+            Metric::OwnUpdates => "own updates (server-side)",
+            Metric::OwnUpdateP50 => "own update p50 (server-side)",
+            Metric::OwnUpdateP99 => "own update p99 (server-side)",
         }
     }
 
@@ -108,6 +117,7 @@ impl Metric {
         match self {
             Metric::Ready
             | Metric::Coverage
+            | Metric::OwnUpdates
             | Metric::Success
             | Metric::Errors
             | Metric::Retries
@@ -283,6 +293,18 @@ pub fn run_figures(run: &Run) -> RunFigures {
                 &a.bucket_delta(WIDGET_CREATE_LATENCY),
             )),
         );
+    }
+    // The audit log names each request's caller: server-side figures of
+    // this variant's own writes, whatever ran beside it.
+    if let Some(rows) = &run.audit {
+        let lat: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.is_update())
+            .map(|r| r.latency_s)
+            .collect();
+        f.set(Metric::OwnUpdates, Some(lat.len() as f64));
+        f.set(Metric::OwnUpdateP50, percentile(&lat, 0.5));
+        f.set(Metric::OwnUpdateP99, percentile(&lat, 0.99));
     }
     if let Some(e) = &run.etcd {
         f.set(

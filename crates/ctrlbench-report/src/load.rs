@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
+use ctrlbench_record::audit::{self, AuditRecord};
 use ctrlbench_record::series::Series;
 use ctrlbench_record::{Manifest, ResultsDir, RunDir, Summary, objects};
 
@@ -29,6 +30,9 @@ pub struct Run {
     pub objects: Vec<Object>,
     /// objects.csv has first_write_at (else coverage is unknown).
     pub records_first_writes: bool,
+    /// audit.csv: the apiserver's record of each widget write in the run's
+    /// namespace (None: no audit log for this run).
+    pub audit: Option<Vec<AuditRecord>>,
 }
 
 /// One line of objects.csv, as seconds since the Unix epoch.
@@ -116,6 +120,7 @@ impl Run {
             })
             .collect();
         let records_first_writes = objects::records_first_writes(&dir.objects());
+        let audit = audit::read(&dir.audit())?;
         Ok(Run {
             scale: dir.scale,
             variant: dir.variant.clone(),
@@ -127,6 +132,7 @@ impl Run {
             summary_error,
             objects,
             records_first_writes,
+            audit,
             dir,
         })
     }

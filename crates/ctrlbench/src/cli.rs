@@ -215,6 +215,11 @@ pub struct PlaneArgs {
     /// etcd fsync. On by default: the disk is part of what a benchmark measures.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub etcd_fsync: OnOff,
+    /// The apiserver's audit log of widget writes (Metadata level, a file in the
+    /// plane's directory): per-controller server-side latency and write counts
+    /// (audit.csv per run). Off by default: it costs create throughput (README).
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    pub audit_log: OnOff,
 }
 
 impl TryFrom<&PlaneArgs> for PlaneOptions {
@@ -227,6 +232,7 @@ impl TryFrom<&PlaneArgs> for PlaneOptions {
             apiserver_args: a.apiserver_args.clone(),
             etcd_args: a.etcd_args.clone(),
             etcd_fsync: a.etcd_fsync == OnOff::On,
+            audit_log: a.audit_log == OnOff::On,
             ..PlaneOptions::default()
         })
     }

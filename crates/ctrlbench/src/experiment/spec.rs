@@ -72,6 +72,9 @@ pub struct ClusterSpec {
     #[serde(default = "no_args")]
     pub etcd_args: Spanned<Vec<String>>,
     pub etcd_fsync: Option<bool>,
+    /// The apiserver's audit log of widget writes (local plane only):
+    /// per-variant server-side latency and counts in each run's audit.csv.
+    pub audit_log: Option<bool>,
     pub kubeconfig: Option<Spanned<String>>,
     pub context: Option<Spanned<String>>,
 }
@@ -84,6 +87,7 @@ impl Default for ClusterSpec {
             apiserver_args: no_args(),
             etcd_args: no_args(),
             etcd_fsync: None,
+            audit_log: None,
             kubeconfig: None,
             context: None,
         }
@@ -372,12 +376,13 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
         && (c.k8s_version.is_some()
             || !c.feature_gates.is_empty()
             || !c.apiserver_args.get_ref().is_empty()
-            || c.etcd_fsync.is_some())
+            || c.etcd_fsync.is_some()
+            || c.audit_log.is_some())
     {
         return Err(err(
             "cluster",
             kc.span(),
-            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync)".into(),
+            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync, audit_log)".into(),
         ));
     }
     for (key, args, protected) in [

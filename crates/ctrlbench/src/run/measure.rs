@@ -1,16 +1,17 @@
 //! The measurement loop of one run group: a baseline scrape of every
 //! controller, then the loader and our own Ready watch per variant, a scrape
 //! every interval until the window ends, everything converges or Ctrl-C;
-//! a last scrape while the controllers still run; then objects.csv and
-//! summary.json per variant.
+//! a last scrape while the controllers still run; then objects.csv,
+//! audit.csv (when the plane keeps an audit log) and summary.json per variant.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use ctrlbench_record::summary::{HarnessCpu, QuietWait};
-use ctrlbench_record::{StopReason, Summary, objects};
+use ctrlbench_record::{RunDir, StopReason, Summary, objects};
 
+use super::audit::AuditSpan;
 use super::member::Member;
 use super::sampler::Sampler;
 use super::{Ctx, loader, summary, watch};
@@ -46,6 +47,7 @@ pub async fn run(
         })
         .collect();
     let mut sampler = Sampler::new(Some(client.clone()), etcd_url, targets)?;
+    let audit = AuditSpan::begin(ctx.cluster.plane.as_ref().and_then(|p| p.audit_log()));
     // Baseline: a first successful scrape of every controller.
     let t0 = Instant::now();
     loop {
@@ -188,12 +190,22 @@ pub async fn run(
             ..HarnessCpu::default()
         },
     };
-    let mut summaries = Vec::new();
-    for (i, m) in members.iter_mut().enumerate() {
-        let code = match m.process.take() {
+    let mut codes = Vec::new();
+    for m in members.iter_mut() {
+        codes.push(match m.process.take() {
             Some(p) => p.stop(ctx.stop_grace()).await,
             None => None,
-        };
+        });
+    }
+    // Every controller has stopped: the blocking audit backend has logged
+    // each of their writes.
+    if let Some(a) = &audit {
+        let runs: Vec<(&str, &RunDir)> = members.iter().map(|m| (m.ns.as_str(), &m.dir)).collect();
+        a.write(&runs)?;
+    }
+    let mut summaries = Vec::new();
+    for (i, m) in members.iter_mut().enumerate() {
+        let code = codes[i];
         objects::write(&m.dir.objects(), &m.objects.rows())?;
         let mut s = summary::of(summary::Inputs {
             exp,

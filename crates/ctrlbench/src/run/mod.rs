@@ -4,7 +4,8 @@
 //! [`summary`] and the [`manifest`]. Ctrl-C stops the loader and the
 //! controllers, deletes the namespaces and marks the results incomplete.
 
-pub mod controller;
+pub mod audit;
+mod controller;
 pub mod group;
 pub mod identity;
 pub mod loader;

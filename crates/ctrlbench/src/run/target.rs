@@ -57,6 +57,7 @@ pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
         apiserver_args: c.apiserver_args.get_ref().clone(),
         etcd_args: c.etcd_args.get_ref().clone(),
         etcd_fsync: c.etcd_fsync.unwrap_or(true),
+        audit_log: c.audit_log.unwrap_or(false),
         ..PlaneOptions::default()
     };
     Cluster::connect(popts, kubeconfig_path, context).await
