@@ -4,6 +4,7 @@
 
 use ctrlbench_record::columns::apiserver::{WIDGET_CREATE_LATENCY, WIDGET_UPDATE_LATENCY};
 use ctrlbench_record::summary::{Schedule, Settings};
+use ctrlbench_record::time::parse_time;
 
 use crate::attribution::{self, Attribution};
 use crate::load::{Results, Run};
@@ -296,10 +297,20 @@ pub fn run_figures(run: &Run) -> RunFigures {
     }
     // The audit log names each request's caller: server-side figures of
     // this variant's own writes, whatever ran beside it.
+    // Counted over the controller's scrape span (baseline → last good row),
+    // like every counter here: the controller writes on until it is stopped.
     if let Some(rows) = &run.audit {
+        let span = run
+            .metrics
+            .as_ref()
+            .and_then(|m| Some((m.first_good()?.t, m.last_good()?.t)));
         let lat: Vec<f64> = rows
             .iter()
             .filter(|r| r.is_update())
+            .filter(|r| match (span, parse_time(&r.received_at)) {
+                (Some((a, b)), Some(t)) => t >= a && t <= b,
+                _ => true,
+            })
             .map(|r| r.latency_s)
             .collect();
         f.set(Metric::OwnUpdates, Some(lat.len() as f64));

@@ -584,14 +584,16 @@ fn csv_delta(path: &Path, col: &str) -> f64 {
 /// And in the isolated schedule each controller's own count of its writes
 /// agrees with the apiserver's count of widget updates within 2 %. Runs on
 /// its own local plane: the shared plane's apiserver also counts the other
-/// tests' writes.
+/// tests' writes. With the audit log on, the apiserver's per-caller record
+/// of each variant's updates agrees too, and names the variant's own
+/// ServiceAccount.
 #[test]
 fn queue_order_decides_coverage_and_own_writes_match_the_server() {
     let tmp = tempfile::tempdir().unwrap();
     let exp = tmp.path().join("queue-order.toml");
     std::fs::write(
         &exp,
-        "name = \"queue-order\"\nscales = [50]\nwindow_s = 12\n\
+        "name = \"queue-order\"\nscales = [50]\nwindow_s = 12\n[cluster]\naudit_log = true\n\
          [[variant]]\nname = \"kube\"\nimpl = \"rust\"\npreset = \"bad-fix\"\n\
          [[variant]]\nname = \"fifo\"\nimpl = \"rust\"\npreset = \"bad-fix\"\nqueue = \"fifo\"\n\
          [[variant]]\nname = \"go\"\nimpl = \"go@v0.22\"\npreset = \"bad-fix\"\n",
@@ -627,6 +629,38 @@ fn queue_order_decides_coverage_and_own_writes_match_the_server() {
             "{variant}: own client counted {own} writes, the apiserver {server} updates"
         );
         let s = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
+        let audit = ctrlbench::record::audit::read(&run.join("audit.csv"))
+            .unwrap()
+            .expect("audit.csv");
+        // Over the same span as the client's counter: up to its last scrape
+        // (the controller writes on until it is stopped).
+        let (mh, mrows) = csv_rows(&run.join(format!("metrics-{variant}.csv")));
+        let ok = mh.split(',').position(|c| c == "scrape_ok").unwrap();
+        let last_scrape: k8s_openapi::jiff::Timestamp = mrows
+            .iter()
+            .rev()
+            .find(|r| r[ok] == "1")
+            .map(|r| r[0].parse().unwrap())
+            .unwrap();
+        let updates: Vec<_> = audit.iter().filter(|r| r.is_update()).collect();
+        let audited = updates
+            .iter()
+            .filter(|r| {
+                r.received_at
+                    .parse::<k8s_openapi::jiff::Timestamp>()
+                    .unwrap()
+                    <= last_scrape
+            })
+            .count() as f64;
+        assert!(
+            (own - audited).abs() <= 0.02 * audited,
+            "{variant}: own client counted {own} writes, the audit log {audited} updates"
+        );
+        let sa = format!("system:serviceaccount:{}:", s.namespace);
+        assert!(
+            updates.iter().all(|r| r.user.starts_with(&sa)),
+            "{variant}: an update not by the variant's own ServiceAccount"
+        );
         let q = s.settings.and_then(|s| s.queue);
         assert_eq!(
             q.as_deref(),
