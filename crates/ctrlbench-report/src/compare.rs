@@ -119,11 +119,7 @@ pub fn compare(a: &Path, b: &Path) -> Result<String> {
     let (ra, rb) = (Results::load(a)?, Results::load(b)?);
     let (ga, gb) = (groups(&ra), groups(&rb));
     let mut out = format!(
-        "# ctrlbench compare\n\nA: {} ({}, {} runs{})\n\nB: {} ({}, {} runs{})\n\n\
-         Medians over each side's runs without problems (⚠: only flagged runs); ratio = B/A \
-         with a 95 % bootstrap interval over the repeats of both sides (percentile method, \
-         2000 resamples, fixed seed); \"within noise\" when it includes 1. Few repeats give \
-         wide, approximate intervals; one run on a side gives no interval.\n\n",
+        "# ctrlbench compare\n\nA: {} ({}, {} runs{})\n\nB: {} ({}, {} runs{})\n\n{INTERVALS}\n\n",
         a.display(),
         ra.experiment(),
         ra.runs.len(),
@@ -133,38 +129,11 @@ pub fn compare(a: &Path, b: &Path) -> Result<String> {
         rb.runs.len(),
         if rb.complete() { "" } else { ", INCOMPLETE" },
     );
-    let mut t = Table {
-        head: ["N", "variant", "figure", "A", "B", "B/A [95 %]", "verdict"]
-            .map(String::from)
-            .to_vec(),
-        rows: vec![],
-    };
-    for (x, y) in pairs(&ga, &gb) {
-        let shared = [x, y].iter().any(|g| g.runs.iter().any(|r| r.concurrent));
-        for m in HEADLINE {
-            let r = Ratio::of(&values(x, m), &values(y, m));
-            // Under the concurrent schedule these cover every variant that
-            // ran alongside: say so on the row instead of crediting one.
-            let label = if shared && server_side(m) {
-                format!("{} (cluster-wide: all variants together)", m.label())
-            } else {
-                m.label().to_string()
-            };
-            t.rows.push(vec![
-                x.scale.to_string(),
-                x.variant.clone(),
-                label,
-                cell(x, m),
-                cell(y, m),
-                r.map(|r| r.cell()).unwrap_or("—".into()),
-                r.map(|r| r.verdict().to_string()).unwrap_or("—".into()),
-            ]);
-        }
-    }
-    if t.rows.is_empty() {
+    let rows = pairs(&ga, &gb);
+    if rows.is_empty() {
         out.push_str("No scale × variant is present in both directories.\n");
     } else {
-        out.push_str(&t.markdown());
+        out.push_str(&ratio_table(&rows, |x, _| x.variant.clone()));
     }
     let only = |g: &[Group], other: &[Group]| -> Vec<String> {
         g.iter()
@@ -182,4 +151,108 @@ pub fn compare(a: &Path, b: &Path) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// How ratios and their intervals are read (both kinds of comparison).
+const INTERVALS: &str = "Medians over each side's runs without problems (⚠: only flagged runs); ratio = B/A \
+     with a 95 % bootstrap interval over the repeats of both sides (percentile method, \
+     2000 resamples, fixed seed); \"within noise\" when it includes 1. Few repeats give \
+     wide, approximate intervals; one run on a side gives no interval.";
+
+/// Variant pairs of one directory: each `rust-X` with `go-X` when present.
+pub fn default_variant_pairs(dir: &Path) -> Result<Vec<(String, String)>> {
+    let r = Results::load(dir)?;
+    let mut names: Vec<String> = r.runs.iter().map(|x| x.variant.clone()).collect();
+    names.dedup();
+    Ok(names
+        .iter()
+        .filter_map(|n| {
+            let rest = n.strip_prefix("rust-")?;
+            let go = format!("go-{rest}");
+            names.contains(&go).then(|| (n.clone(), go))
+        })
+        .collect())
+}
+
+/// Variants of one results directory against each other (A = the first of
+/// each pair, B = the second), per scale: ratios from one run whose variants
+/// were interleaved, which is where ratios between variants belong.
+pub fn compare_variants(dir: &Path, pairs: &[(String, String)]) -> Result<String> {
+    let r = Results::load(dir)?;
+    let g = groups(&r);
+    let mut out = format!(
+        "# ctrlbench compare (variants of one run)\n\n{} ({}, {} runs{})\n\n{INTERVALS}\n\n",
+        dir.display(),
+        r.experiment(),
+        r.runs.len(),
+        if r.complete() { "" } else { ", INCOMPLETE" },
+    );
+    let mut rows = Vec::new();
+    let mut missing = Vec::new();
+    for (a, b) in pairs {
+        let mut found = false;
+        for x in g.iter().filter(|x| &x.variant == a) {
+            if let Some(y) = g.iter().find(|y| y.scale == x.scale && &y.variant == b) {
+                rows.push((x, y));
+                found = true;
+            }
+        }
+        if !found {
+            missing.push(format!("{a} vs {b}"));
+        }
+    }
+    if rows.is_empty() {
+        anyhow::bail!(
+            "{}: no scale has both variants of {} (variants here: {})",
+            dir.display(),
+            missing.join(", "),
+            g.iter()
+                .map(|x| x.variant.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    out.push_str(&ratio_table(&rows, |x, y| {
+        format!("{} → {}", x.variant, y.variant)
+    }));
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "\nNot found at any scale: {}\n",
+            missing.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// One row per pair × headline figure: A, B, B/A with its interval, verdict.
+fn ratio_table(pairs: &[(&Group, &Group)], label: impl Fn(&Group, &Group) -> String) -> String {
+    let mut t = Table {
+        head: ["N", "variant", "figure", "A", "B", "B/A [95 %]", "verdict"]
+            .map(String::from)
+            .to_vec(),
+        rows: vec![],
+    };
+    for (x, y) in pairs {
+        let shared = [x, y].iter().any(|g| g.runs.iter().any(|r| r.concurrent));
+        for m in HEADLINE {
+            let r = Ratio::of(&values(x, m), &values(y, m));
+            // Under the concurrent schedule these cover every variant that
+            // ran alongside: say so on the row instead of crediting one.
+            let figure = if shared && server_side(m) {
+                format!("{} (cluster-wide: all variants together)", m.label())
+            } else {
+                m.label().to_string()
+            };
+            t.rows.push(vec![
+                x.scale.to_string(),
+                label(x, y),
+                figure,
+                cell(x, m),
+                cell(y, m),
+                r.map(|r| r.cell()).unwrap_or("—".into()),
+                r.map(|r| r.verdict().to_string()).unwrap_or("—".into()),
+            ]);
+        }
+    }
+    t.markdown()
 }

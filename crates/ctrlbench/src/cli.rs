@@ -46,8 +46,13 @@ pub enum Command {
     Compare {
         /// The baseline results directory (A).
         a: PathBuf,
-        /// The results directory compared with it (B).
-        b: PathBuf,
+        /// The results directory compared with it (B). Without it, variants
+        /// of A are compared with each other (--pair, or every rust-X with go-X).
+        b: Option<PathBuf>,
+        /// Within one results directory: variant X as A against variant Y as B
+        /// (repeatable), e.g. --pair rust-good:go-good.
+        #[arg(long, value_name = "X:Y", value_parser = parse_pair)]
+        pair: Vec<(String, String)>,
         /// Exit 1 when a headline figure of B (T100, Ready/s, reconcile p99,
         /// writes/s, peak RSS) is worse than A's by more than this (e.g. 10%)
         /// and outside the noise interval; prints which.
@@ -184,6 +189,13 @@ pub struct UpArgs {
 }
 
 /// "10%" or "10" → 0.10.
+fn parse_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once(':') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
+        _ => Err(format!("{s:?} is not X:Y (two variant names)")),
+    }
+}
+
 fn parse_percent(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()

@@ -67,9 +67,37 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
         }
         Command::Compare {
             a,
-            b,
+            b: None,
+            pair,
             fail_on_regression,
         } => {
+            if fail_on_regression.is_some() {
+                bail!("--fail-on-regression compares two results directories: give B too");
+            }
+            let pairs = if pair.is_empty() {
+                let p = crate::report::compare::default_variant_pairs(&a)?;
+                if p.is_empty() {
+                    bail!(
+                        "{}: no rust-X/go-X variant pairs; give a second results directory or --pair X:Y",
+                        a.display()
+                    );
+                }
+                p
+            } else {
+                pair
+            };
+            print!("{}", crate::report::compare::compare_variants(&a, &pairs)?);
+            Ok(())
+        }
+        Command::Compare {
+            a,
+            b: Some(b),
+            pair,
+            fail_on_regression,
+        } => {
+            if !pair.is_empty() {
+                bail!("--pair compares variants of one results directory: drop B or --pair");
+            }
             print!("{}", crate::report::compare::compare(&a, &b)?);
             if let Some(t) = fail_on_regression {
                 let worse = crate::report::compare::regressions(&a, &b, t)?;

@@ -90,3 +90,53 @@ fn cli_regression_gate() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Variants of one results directory against each other: rust-X with go-X
+/// by default, or the pairs asked for; a pair that is not there is one
+/// error line.
+#[test]
+fn cli_compare_variants_of_one_run() {
+    let bin = env!("CARGO_BIN_EXE_ctrlbench");
+    let dir = data("results-concurrent");
+    let out = Command::new(bin).arg("compare").arg(&dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.starts_with("# ctrlbench compare (variants of one run)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 20 | rust-good → go-good | Ready/s |"),
+        "{md}"
+    );
+    // Server-side figures of a concurrent run cover both variants.
+    assert!(
+        md.contains("apiserver update p99 (cluster-wide: all variants together)"),
+        "{md}"
+    );
+    let out = Command::new(bin)
+        .arg("compare")
+        .arg(&dir)
+        .args(["--pair", "go-good:rust-good"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| 20 | go-good → rust-good | T100 |"));
+    let out = Command::new(bin)
+        .arg("compare")
+        .arg(&dir)
+        .args(["--pair", "rust-good:go-bad"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no scale has both variants of rust-good vs go-bad"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
