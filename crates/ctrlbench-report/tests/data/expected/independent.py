@@ -14,7 +14,10 @@ With --check, every cell of the report's tables that this script recomputes
 is formatted the way the report formats it (ms below 1 s, "/s", "MiB", median
 [min–max] over repeats) and compared with the cell as rendered; the script
 exits 1 on any mismatch and lists each. Not checked: the "Where the reconcile
-time goes" table and its notes (attribution), the plots and the header.
+time goes" table and its notes (attribution), the plots, the header, and the
+settings table's client limit, client buckets and retry policy columns (a
+rendering of summary.json's settings, not a computation; its impl, preset,
+workers and queue columns are checked).
 
 Definitions (per run, N = the scale):
   time zero       objects.csv's last created_at minus summary.json load.seconds
@@ -37,8 +40,28 @@ Definitions (per run, N = the scale):
   writes/s        as writes_per_s.py: delta rest_writes_total over the span from
                   the last good row before the first increase to the first good
                   row showing the final count
-  coverage        objects.csv rows with a non-empty first_write_at (only when
-                  the column exists; the report does not show it)
+  coverage        objects.csv rows with a non-empty first_write_at, shown as
+                  "k/N"; "—" when objects.csv has no first_write_at column.
+                  For each group whose coverage median is below N the report
+                  adds a note "N=<n> <variant>: the controller wrote to k of N
+                  objects.": checked too (its count; the wording after it is
+                  not)
+  update p99      histogram_quantile(0.99) over the deltas of apiserver.csv's
+                  widget_update_latency_le_* (PUT/PATCH/APPLY on widgets)
+  create p99      the same over widget_create_latency_le_* (POST: the loader's)
+                  Both are "—" when apiserver.csv has no such columns: results
+                  from before the split have one widget_write_latency_le_* set
+                  over creates and updates, which fits neither label.
+  fsync p99       the same over etcd.csv's wal_fsync_le_*
+  server side     isolated schedule: one row per scale × variant. Concurrent
+                  schedule (summary.json "schedule"): the variants of a scale
+                  shared the apiserver and etcd, so the table has ONE row per
+                  scale, variant cell "cluster-wide: <a> + <b> together" (the
+                  variants in the experiment's order), whose figures are the
+                  first variant's (its apiserver.csv and etcd.csv; every
+                  variant's files are samples of the same cluster-wide
+                  counters, taken by its own sampler). The figures computed
+                  from the other variants' files are printed beside them.
 """
 import csv
 import datetime
@@ -174,6 +197,9 @@ def run_figures(run_dir):
         if summary["incomplete"]:
             f["problems"].append("incomplete")
     t0 = max(created) - summary["load"]["seconds"]
+    f["schedule"] = summary.get("schedule")
+    f["impl"] = summary.get("impl")
+    f["settings"] = summary.get("settings")
 
     f["ready"] = len(ready)
     f["convergence"] = max(ready) - t0 if len(ready) >= n else None
@@ -220,7 +246,8 @@ def run_figures(run_dir):
     for name, c in (("apiserver", a), ("etcd", e)):
         if c.failed:
             f["problems"].append(f"failed scrapes: {name} {c.failed}")
-    f["api_p99"] = histogram_quantile(0.99, a.bucket_delta("widget_write_latency"))
+    f["api_p99"] = histogram_quantile(0.99, a.bucket_delta("widget_update_latency"))
+    f["api_create_p99"] = histogram_quantile(0.99, a.bucket_delta("widget_create_latency"))
     f["fsync_p99"] = histogram_quantile(0.99, e.bucket_delta("wal_fsync"))
     for k, v in list(f.items()):
         if isinstance(v, float) and math.isnan(v):
@@ -307,7 +334,8 @@ GROUP_COLUMNS = {
     "client throttle wait": ("throttle", fmt_duration),
     "controller CPU": ("cpu", fmt_seconds),
     "peak RSS": ("peak_rss", fmt_mib),
-    "apiserver widget write p99": ("api_p99", fmt_duration),
+    "apiserver widget update p99 (PUT/PATCH/APPLY)": ("api_p99", fmt_duration),
+    "apiserver widget create p99 (loader's POST)": ("api_create_p99", fmt_duration),
     "etcd WAL fsync p99": ("fsync_p99", fmt_duration),
 }
 
@@ -319,6 +347,8 @@ def group_cells(runs):
     col = lambda k: [r[k] for r in used]  # noqa: E731
     cells = {k: fmt_stat(col(key), fmt) for k, (key, fmt) in GROUP_COLUMNS.items()}
     cells["Ready/N at window end"] = f"{fmt_stat(col('ready'), fmt_count)}/{n}"
+    cov = fmt_stat(col("coverage"), fmt_count)
+    cells["objects written (coverage)"] = "—" if cov == "—" else f"{cov}/{n}"
     cells["reconciles ok / error"] = f"{fmt_stat(col('ok'), fmt_count)} / {fmt_stat(col('errors'), fmt_count)}"
     conv = [r["convergence"] for r in used if r["convergence"] is not None]
     left = [r["scale"] - r["ready"] for r in used if r["convergence"] is None]
@@ -388,6 +418,75 @@ def same(want, got):
     return True
 
 
+SERVER_SIDE = (
+    "apiserver widget update p99 (PUT/PATCH/APPLY)",
+    "apiserver widget create p99 (loader's POST)",
+    "etcd WAL fsync p99",
+)
+CLUSTER_WIDE = re.compile(r"^cluster-wide: (.+) together(| ⚠ .*)$")
+COVERAGE_NOTE = re.compile(r"^- N=(\d+) (\S+): the controller wrote to (.+?) of (\d+) objects\.")
+
+
+def marker(runs):
+    """The report's mark of a group resting on flagged runs or leaving some out."""
+    flagged = [r for r in runs if r["problems"]]
+    if flagged and len(flagged) == len(runs):
+        return " ⚠ flagged runs only"
+    return " ⚠ runs excluded" if flagged else ""
+
+
+def concurrent(runs):
+    return any(r["schedule"] == "concurrent" for r in runs)
+
+
+def server_side_rows(groups):
+    """{(N, variant cell): the group whose figures the row shows}: a row per
+    group of an isolated schedule, one cluster-wide row per scale of a
+    concurrent one (the first variant's figures)."""
+    rows = {}
+    shared = {}
+    for (scale, variant), runs in groups.items():
+        if concurrent(runs):
+            shared.setdefault(scale, []).append(variant)
+        else:
+            rows[(scale, variant + marker(runs))] = (scale, variant)
+    for scale, variants in shared.items():
+        first = (scale, variants[0])
+        label = f"cluster-wide: {' + '.join(variants)} together{marker(groups[first])}"
+        rows[(scale, label)] = first
+    return rows
+
+
+def cluster_wide_notes(runs):
+    """Under the concurrent schedule the server-side figures of every variant's
+    own apiserver.csv / etcd.csv, beside the first variant's that the report shows."""
+    out = []
+    by_scale = {}
+    for r in runs:
+        if r["schedule"] == "concurrent":
+            by_scale.setdefault(r["scale"], []).append(r)
+    for scale, rs in by_scale.items():
+        for key, label in (("api_p99", "update p99"), ("api_create_p99", "create p99"),
+                           ("fsync_p99", "fsync p99")):
+            vals = [(r["run"], "—" if r[key] is None else fmt_duration(r[key])) for r in rs]
+            differ = len({v for _, v in vals}) > 1
+            out.append(f"cluster-wide N={scale} {label}: " + ", ".join(f"{n} {v}" for n, v in vals)
+                       + ("  (the variants' files differ; the report shows the first's)" if differ else ""))
+    return out
+
+
+def settings_cells(runs):
+    """Settings-table cells this script checks, from the first run that recorded settings."""
+    for r in runs:
+        s = r.get("settings")
+        if s:
+            q, d = s.get("queue"), s.get("debounce_ms")
+            queue = "?" if q is None else (f"{q}, debounce {d} ms" if d else q)
+            return {"impl": r["impl"] or "?", "preset": s["preset"], "workers": str(s["workers"]),
+                    "queue": queue}
+    return {"impl": "not recorded"}
+
+
 def check(runs, report_md):
     groups = {}
     for r in runs:
@@ -395,8 +494,34 @@ def check(runs, report_md):
     by_run = {r["run"]: r for r in runs}
     failures, checked = [], 0
     seen_groups, seen_runs = set(), set()
+
+    def compare(what, want, got):
+        nonlocal checked
+        checked += 1
+        if not same(want, got):
+            failures.append(f"{what}: report {got!r}, independent {want!r}")
+
     for head, rows in report_tables(report_md):
-        if head[:2] == ["N", "variant"] and "writes/reconcile" not in head:
+        if head[:2] == ["N", "variant"] and all(h in head for h in SERVER_SIDE):
+            want_rows = server_side_rows(groups)
+            got_rows = set()
+            for row in rows:
+                key = (row[0], row[1])
+                got_rows.add(key)
+                if key not in want_rows:
+                    failures.append(f"server side: report row {key} is not expected "
+                                    f"(expected rows: {sorted(want_rows)})")
+                    continue
+                group = want_rows[key]
+                seen_groups.add(group)
+                want = group_cells(groups[group])
+                for h, got in zip(head[2:], row[2:]):
+                    if h in want:
+                        compare(f"N={key[0]} {row[1]} {h}", want[h], got)
+            for key in want_rows:
+                if key not in got_rows:
+                    failures.append(f"server side: no row {key}")
+        elif head[:2] == ["N", "variant"] and "writes/reconcile" not in head:
             # (the attribution table, which has "writes/reconcile", is not checked)
             for row in rows:
                 variant = row[1].split(" ⚠")[0]
@@ -405,12 +530,21 @@ def check(runs, report_md):
                     failures.append(f"report row {key} has no run directory")
                     continue
                 seen_groups.add(key)
+                compare(f"N={key[0]} {variant} marker", variant + marker(groups[key]), row[1])
                 want = group_cells(groups[key])
                 for h, got in zip(head[2:], row[2:]):
                     if h in want:
-                        checked += 1
-                        if not same(want[h], got):
-                            failures.append(f"N={key[0]} {variant} {h}: report {got!r}, independent {want[h]!r}")
+                        compare(f"N={key[0]} {variant} {h}", want[h], got)
+        elif head[:2] == ["variant", "impl"]:
+            for row in rows:
+                rs = [r for k, g in groups.items() if k[1] == row[0] for r in g]
+                if not rs:
+                    failures.append(f"settings: variant {row[0]} has no run directory")
+                    continue
+                want = settings_cells(rs)
+                for h, got in zip(head[1:], row[1:]):
+                    if h in want:
+                        compare(f"settings {row[0]} {h}", want[h], got)
         elif head[:2] == ["run", "status"]:
             for row in rows:
                 if row[0] not in by_run:
@@ -420,9 +554,23 @@ def check(runs, report_md):
                 want = run_cells(by_run[row[0]])
                 for h, got in zip(head[2:], row[2:]):
                     if h in want:
-                        checked += 1
-                        if not same(want[h], got):
-                            failures.append(f"{row[0]} {h}: report {got!r}, independent {want[h]!r}")
+                        compare(f"{row[0]} {h}", want[h], got)
+    # The notes on coverage below N: one per such group, with its count.
+    notes = {}
+    for line in open(report_md, encoding="utf-8"):
+        m = COVERAGE_NOTE.match(line)
+        if m:
+            notes[(m.group(1), m.group(2))] = (m.group(3), m.group(4))
+    for key, rs in groups.items():
+        used = [r for r in rs if not r["problems"]] or rs
+        cov = [r["coverage"] for r in used if r["coverage"] is not None]
+        below = bool(cov) and percentile(cov, 0.5) < rs[0]["scale"]
+        if below:
+            want = (fmt_stat(cov, fmt_count), key[0])
+            compare(f"N={key[0]} {key[1]} coverage note", f"wrote to {want[0]} of {want[1]}",
+                    "no note" if key not in notes else f"wrote to {notes[key][0]} of {notes[key][1]}")
+        elif key in notes:
+            failures.append(f"N={key[0]} {key[1]}: a coverage note, but coverage is not below N")
     for key in groups:
         if key not in seen_groups:
             failures.append(f"N={key[0]} {key[1]}: not in the report's tables")
@@ -437,7 +585,7 @@ def check(runs, report_md):
 FIELDS = [
     "ready", "convergence", "t50", "t90", "t100", "ttr_p50", "ttr_p99", "ok", "errors",
     "retries", "mean", "p50", "p90", "p99", "ready_per_s", "writes_per_s", "conflicts",
-    "throttle", "cpu", "peak_rss", "api_p99", "fsync_p99", "coverage",
+    "throttle", "cpu", "peak_rss", "api_p99", "api_create_p99", "fsync_p99", "coverage",
 ]
 
 
@@ -449,7 +597,9 @@ def main(argv):
         print(r["run"] + (f"  ⚠ {'; '.join(r['problems'])}" if r["problems"] else ""))
         for k in FIELDS:
             v = r[k]
-            print(f"  {k:13} {'—' if v is None else (round(v, 9) if isinstance(v, float) else v)}")
+            print(f"  {k:14} {'—' if v is None else (round(v, 9) if isinstance(v, float) else v)}")
+    for line in cluster_wide_notes(runs):
+        print(line)
     if len(argv) == 4:
         checked, failures = check(runs, argv[3])
         for w, g in NEAR:
