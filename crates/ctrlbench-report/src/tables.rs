@@ -372,8 +372,8 @@ fn server_side(groups: &[Group]) -> Vec<Block> {
     scales.dedup();
     for scale in scales {
         let at: Vec<&&Group> = shared.iter().filter(|g| g.scale == scale).collect();
-        // Every variant's apiserver.csv holds the same pages (sampled by its
-        // own sampler): the first variant's stand for the cluster.
+        // The group's one apiserver/etcd scrape is written into every
+        // variant's files: the first variant's stand for the cluster.
         let mut r = vec![
             scale.to_string(),
             format!(
@@ -460,8 +460,9 @@ fn attribution_section(groups: &[Group]) -> Vec<Block> {
              configuration (the recorded work_ms setting), not measured; \
              client rate-limiter wait — MEASURED by the controller (throttle wait delta / \
              reconciles); API write time — MEASURED: the controller's own writes per \
-             reconcile (its client counter) × the apiserver's mean widget write latency \
-             (apiserver.csv deltas; cluster-wide when variants share the apiserver); \
+             reconcile (its client counter) × the apiserver's mean widget update latency \
+             (PUT/PATCH/APPLY, apiserver.csv deltas; cluster-wide when variants share the \
+             apiserver); \
              and the rest (cache reads, client overhead, conflict back-off, scheduling), \
              which is what remains."
                 .into(),
