@@ -142,7 +142,11 @@ async fn reconcile_inner(obj: &Widget, ctx: &Context) -> Result<(), Error> {
     if obj.metadata.deletion_timestamp.is_some() {
         return Ok(());
     }
-    tokio::time::sleep(Duration::from_millis(ctx.settings.work_ms)).await;
+    // Go's time.Sleep(0) returns at once; tokio's sleep(0) waits for the
+    // timer's next 1 ms tick, so zero work must not sleep at all.
+    if ctx.settings.work_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(ctx.settings.work_ms)).await;
+    }
     let name = obj.metadata.name.as_deref().unwrap_or_default();
     let api: Api<Widget> = Api::namespaced(ctx.client.clone(), &ctx.settings.namespace);
     let s = &ctx.settings;
