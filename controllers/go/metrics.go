@@ -1,6 +1,6 @@
 // Metrics: controller-runtime's own registry served on a listener we bind
-// (so the real port can be printed), plus client-go's rate-limiter latency
-// histogram, which controller-runtime does not register itself.
+// (so the real port can be printed), plus client-go's rate-limiter and request latency
+// histograms, which controller-runtime does not register itself.
 
 package main
 
@@ -37,9 +37,18 @@ var rateLimiterWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 // verbs pre-created so that every series exists before the first request.
 var knownVerbs = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 
-type rateLimiterLatency struct{ h *prometheus.HistogramVec }
+// requestDuration is client-go's request latency histogram (after the rate
+// limiter), which controller-runtime does not register either; the Rust
+// controller exports the same name and buckets.
+var requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	Name:    "rest_client_request_duration_seconds",
+	Help:    "Request latency in seconds, by verb.",
+	Buckets: []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60},
+}, []string{"verb"})
 
-func (r rateLimiterLatency) Observe(_ context.Context, verb string, _ url.URL, latency time.Duration) {
+type verbLatency struct{ h *prometheus.HistogramVec }
+
+func (r verbLatency) Observe(_ context.Context, verb string, _ url.URL, latency time.Duration) {
 	r.h.WithLabelValues(verb).Observe(latency.Seconds())
 }
 
@@ -49,14 +58,16 @@ var installOnce sync.Once
 // client-go. Call before any client is created.
 func installClientMetrics() {
 	installOnce.Do(func() {
-		metrics.Registry.MustRegister(rateLimiterWait)
+		metrics.Registry.MustRegister(rateLimiterWait, requestDuration)
 		for _, v := range knownVerbs {
 			rateLimiterWait.WithLabelValues(v)
+			requestDuration.WithLabelValues(v)
 		}
 		// client-go's metrics.Register only takes effect once and
 		// controller-runtime already called it (for the request counter),
 		// so set the hook directly.
-		clientmetrics.RateLimiterLatency = rateLimiterLatency{h: rateLimiterWait}
+		clientmetrics.RateLimiterLatency = verbLatency{h: rateLimiterWait}
+		clientmetrics.RequestLatency = verbLatency{h: requestDuration}
 	})
 }
 

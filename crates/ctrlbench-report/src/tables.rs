@@ -444,7 +444,10 @@ fn attribution_section(groups: &[Group]) -> Vec<Block> {
                     if a.work_overridden { "" } else { " (default)" }
                 ),
                 opt(a.throttle),
-                opt(a.api),
+                match a.api {
+                    Some(v) if a.api_by_client => format!("{} (own client)", fmt_duration(v)),
+                    v => opt(v),
+                },
                 a.writes_per_reconcile
                     .map(|w| format!("{w:.2}"))
                     .unwrap_or("—".into()),
@@ -459,10 +462,12 @@ fn attribution_section(groups: &[Group]) -> Vec<Block> {
             "Mean reconcile time split into: simulated work — INFERRED from the variant's \
              configuration (the recorded work_ms setting), not measured; \
              client rate-limiter wait — MEASURED by the controller (throttle wait delta / \
-             reconciles); API write time — MEASURED: the controller's own writes per \
-             reconcile (its client counter) × the apiserver's mean widget update latency \
-             (PUT/PATCH/APPLY, apiserver.csv deltas; cluster-wide when variants share the \
-             apiserver); \
+             reconciles); API write time — MEASURED: where the controller exports client-go's \
+             request latency (rest_client_request_duration_seconds, after the rate limiter), the \
+             time its own client spent in write requests per reconcile, marked \"own client\"; \
+             else its writes per reconcile (its client counter) × the apiserver's mean widget \
+             update latency (PUT/PATCH/APPLY, apiserver.csv deltas; cluster-wide when variants \
+             share the apiserver); \
              and the rest (cache reads, client overhead, conflict back-off, scheduling), \
              which is what remains."
                 .into(),
@@ -474,7 +479,7 @@ fn attribution_section(groups: &[Group]) -> Vec<Block> {
                 "mean reconcile",
                 "simulated work (inferred)",
                 "rate-limiter wait (measured)",
-                "API write time (server-side)",
+                "API write time (measured)",
                 "writes/reconcile",
                 "rest",
             ]

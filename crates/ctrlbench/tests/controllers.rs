@@ -440,7 +440,7 @@ async fn watch_list_works_on_the_default_plane() {
 }
 
 /// DESIGN §4's names (histograms by their _bucket series).
-const DESIGN_NAMES: [&str; 13] = [
+const DESIGN_NAMES: [&str; 14] = [
     "workqueue_depth",
     "workqueue_adds_total",
     "workqueue_retries_total",
@@ -452,6 +452,7 @@ const DESIGN_NAMES: [&str; 13] = [
     "controller_runtime_max_concurrent_reconciles",
     "rest_client_requests_total",
     "rest_client_rate_limiter_duration_seconds",
+    "rest_client_request_duration_seconds",
     "process_cpu_seconds_total",
     "process_resident_memory_bytes",
 ];
@@ -554,6 +555,18 @@ async fn rust_and_go_expose_the_same_design_names() {
             "{label}"
         );
         assert!(sum(&m, RECONCILES, &["result=success"]) >= 3.0, "{label}");
+        // client-go's request latency timed each status update (PUT).
+        assert!(
+            sum(
+                &m,
+                "rest_client_request_duration_seconds_count",
+                &["verb=PUT"]
+            ) >= 3.0,
+            "{label}: {:?}",
+            m.keys()
+                .filter(|k| k.starts_with("rest_client_request_duration"))
+                .collect::<Vec<_>>()
+        );
         names_by_impl.push((label.clone(), present));
     }
     for (label, present) in &names_by_impl {

@@ -1,8 +1,8 @@
 //! The controller's kube clients: kube's own retries of 429/503/504 turned off
 //! (throttling must stay visible), an optional client-go style token bucket
 //! (QPS + burst) per client whose waits are measured — watches are never
-//! throttled, as in client-go — and request counting by code and method, all
-//! as tower layers.
+//! throttled, as in client-go — request counting by code and method, and
+//! client-go's request latency histogram, all as tower layers.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -109,7 +109,13 @@ where
                 l.metrics
                     .record_throttle(&method, &l.host, t.elapsed().as_secs_f64());
             }
+            let t = Instant::now();
             let res = inner.call(req).await;
+            // A watch's response is a stream: its time is not a latency.
+            if !watch {
+                l.metrics
+                    .record_latency(&method, &l.host, t.elapsed().as_secs_f64());
+            }
             let code = match &res {
                 Ok(r) => r.status().as_u16().to_string(),
                 Err(_) => "<error>".to_string(),

@@ -27,7 +27,8 @@ const RECONCILE_BUCKETS: [f64; 40] = [
     25.0, 30.0, 40.0, 50.0, 60.0,
 ];
 
-/// client-go's rest_client_rate_limiter_duration_seconds buckets.
+/// client-go's rest_client_rate_limiter_duration_seconds and
+/// rest_client_request_duration_seconds buckets.
 const RATE_LIMITER_BUCKETS: [f64; 12] = [
     0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0,
 ];
@@ -56,6 +57,7 @@ pub struct Metrics {
     pub active_workers: Gauge,
     requests: Family<Labels, Counter>,
     rate_limiter_wait: Family<Labels, Histogram>,
+    request_latency: Family<Labels, Histogram>,
 }
 
 /// How a reconcile ended, as controller-runtime labels it.
@@ -181,6 +183,16 @@ impl Metrics {
             "Client side rate limiter latency in seconds. Broken down by verb, and host.",
             rate_limiter_wait.clone(),
         );
+        // client-go's rest_client_request_duration_seconds: the request's
+        // time after the rate limiter, as the client saw it.
+        let request_latency = Family::<Labels, Histogram>::new_with_constructor(|| {
+            Histogram::new(RATE_LIMITER_BUCKETS)
+        });
+        registry.register(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            request_latency.clone(),
+        );
         registry.register_collector(Box::new(ProcessCollector::new()));
         Metrics {
             registry,
@@ -197,6 +209,7 @@ impl Metrics {
             active_workers,
             requests,
             rate_limiter_wait,
+            request_latency,
         }
     }
 
@@ -239,6 +252,12 @@ impl Metrics {
                 ("method", method),
             ]))
             .inc();
+    }
+
+    pub fn record_latency(&self, verb: &str, host: &str, seconds: f64) {
+        self.request_latency
+            .get_or_create(&labels(&[("host", host), ("verb", verb)]))
+            .observe(seconds);
     }
 
     pub fn record_throttle(&self, verb: &str, host: &str, seconds: f64) {

@@ -101,6 +101,26 @@ const COLUMNS: &[Column] = &[
         "workqueue_queue_duration_seconds_count",
         NAME,
     ),
+    // client-go's request latency (after the rate limiter) of the writes the
+    // controller sent, as its own client measured them.
+    Column {
+        name: "client_write_latency_s_sum",
+        value: Value::SumWhere(
+            "rest_client_request_duration_seconds_sum",
+            &[],
+            "verb",
+            WRITE_VERBS,
+        ),
+    },
+    Column {
+        name: "client_write_latency_count",
+        value: Value::SumWhere(
+            "rest_client_request_duration_seconds_count",
+            &[],
+            "verb",
+            WRITE_VERBS,
+        ),
+    },
 ];
 
 /// controller-runtime's reconcile_time_seconds buckets (the Go and Rust controllers share them).
