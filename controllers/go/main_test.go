@@ -640,6 +640,14 @@ func TestParseFlagsPresets(t *testing.T) {
 		"good-patch": "5 generation patch false true", "good-single-patch": "1 generation patch false true",
 		"bad-fix": "5 none update true false", "bad-fix-single": "1 none update true false",
 		"bad": "1 none object true false", "bad-concurrent": "5 none object true false",
+		"uncached-read":        "5 generation update false true api false 0 false false namespace",
+		"list-in-reconcile":    "5 generation update false true cache true 0 false false namespace",
+		"requeue-after":        "5 generation update false true cache false 1000 false false namespace",
+		"unconditional-status": "5 none update false true cache false 0 false false namespace",
+		"conditional-status":   "5 none update false true cache false 0 true false namespace",
+		"finalizer":            "5 generation update false true cache false 0 false true namespace",
+		"cache-cluster-wide":   "5 generation update false true cache false 0 false false cluster",
+		"metadata-only":        "5 generation update false true cache false 0 false false metadata",
 	}
 	if len(presets.Presets) != len(table) {
 		t.Errorf("%d presets, want %d", len(presets.Presets), len(table))
@@ -651,6 +659,12 @@ func TestParseFlagsPresets(t *testing.T) {
 			continue
 		}
 		got := fmt.Sprintf("%d %s %s %v %v", p.Workers, p.Predicate, p.StatusWrite, p.Annotate, p.ConflictRetry)
+		if strings.Count(row, " ") > 4 {
+			got = fmt.Sprintf("%d %s %s %v %v %s %v %d %v %v %s", p.Workers, p.Predicate, p.StatusWrite, p.Annotate, p.ConflictRetry,
+				p.Read, p.ListInReconcile, p.RequeueAfterMS, p.StatusIfChanged, p.Finalizer, p.Cache)
+		} else if p.Read != readCache || p.ListInReconcile || p.RequeueAfterMS != 0 || p.StatusIfChanged || p.Finalizer || p.Cache != cacheNamespace {
+			t.Errorf("seed preset %s: anti-pattern settings are not the defaults: %+v", name, p)
+		}
 		if got != row {
 			t.Errorf("preset %s = %q, want %q", name, got, row)
 		}
@@ -742,7 +756,8 @@ func TestPrintSettings(t *testing.T) {
 		t.Errorf("stderr %q", stderr.String())
 	}
 	want := `{"namespace":"x","preset":"bad-fix","workers":5,"predicate":"none","status_write":"update","annotate":false,` +
-		`"conflict_retry":false,"work_ms":10,"client_rate_limit":"token-bucket","client_qps":5,"client_burst":10,` +
+		`"conflict_retry":false,"read":"cache","list_in_reconcile":false,"requeue_after_ms":0,"status_if_changed":false,` +
+		`"finalizer":false,"cache":"namespace","work_ms":10,"client_rate_limit":"token-bucket","client_qps":5,"client_burst":10,` +
 		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false,` +
 		`"queue":null,"debounce_ms":0,"effective_client_qps":5,"effective_client_burst":10,` +
 		`"client_buckets":["informer","client","api-reader"],"retry_backoff_base_ms":5,"retry_backoff_cap_s":1000,` +
