@@ -171,14 +171,19 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers})
-	var forOpts []builder.ForOption
+	// One WithPredicates: a second one replaces the first (all must pass).
+	var preds []predicate.Predicate
 	if o.Predicate {
-		forOpts = append(forOpts, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		preds = append(preds, predicate.GenerationChangedPredicate{})
 	}
 	if o.Cache == cacheCluster {
-		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
+		preds = append(preds, predicate.NewPredicateFuncs(func(obj client.Object) bool {
 			return obj.GetNamespace() == o.Namespace
-		})))
+		}))
+	}
+	var forOpts []builder.ForOption
+	if len(preds) > 0 {
+		forOpts = append(forOpts, builder.WithPredicates(preds...))
 	}
 	if o.Cache == cacheMetadata {
 		// The informer caches PartialObjectMetadata; reconcile reads the

@@ -540,7 +540,14 @@ func TestPresets(t *testing.T) {
 			want: statusLoops, workers: 5},
 		{name: "conditional-status", args: []string{"--preset", "conditional-status", "--log-level", "info"}, want: converges, workers: 5},
 		{name: "finalizer", args: []string{"--preset", "finalizer", "--log-level", "info"}, want: converges, workers: 5},
-		{name: "cache-cluster-wide", args: []string{"--preset", "cache-cluster-wide", "--log-level", "info"}, want: converges, workers: 5},
+		{name: "cache-cluster-wide", args: []string{"--preset", "cache-cluster-wide", "--log-level", "info"}, want: converges, workers: 5,
+			check: func(t *testing.T, pg page) {
+				// The namespace filter adds to the generation predicate: one
+				// reconcile per widget, none for its own status writes.
+				if n := pg.sum("controller_runtime_reconcile_total", "controller", controllerName); n != numWidgets {
+					t.Errorf("reconcile_total %v, want %d", n, numWidgets)
+				}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
