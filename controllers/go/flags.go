@@ -41,6 +41,13 @@ type options struct {
 	// "cache" (every attempt re-reads the cached object, as the seed did).
 	ConflictReread string
 	WorkMS         int
+	// The anti-pattern settings, from the preset only (no flags).
+	Read            string
+	ListInReconcile bool
+	RequeueAfterMS  int
+	StatusIfChanged bool
+	Finalizer       bool
+	Cache           string
 
 	// Client rate limit (deploy/presets.toml's rule): with ClientQPSSet
 	// false the library's own default stays; ClientQPS <= 0 turns the
@@ -173,6 +180,12 @@ func parseFlags(args []string) (*options, error) {
 		StatusWrite:        p.StatusWrite,
 		Annotate:           p.Annotate,
 		ConflictRetry:      p.ConflictRetry, // from the preset only (no flag)
+		Read:               p.Read,
+		ListInReconcile:    p.ListInReconcile,
+		RequeueAfterMS:     p.RequeueAfterMS,
+		StatusIfChanged:    p.StatusIfChanged,
+		Finalizer:          p.Finalizer,
+		Cache:              p.Cache,
 		ConflictReread:     r.conflictReread,
 		WorkMS:             r.workMS,
 		MetricsBindAddress: r.metricsAddr,

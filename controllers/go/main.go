@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -141,11 +142,17 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cacheOpts := cache.Options{
+		DefaultNamespaces: map[string]cache.Config{o.Namespace: {}},
+	}
+	if o.Cache == cacheCluster {
+		// Every namespace's widgets are listed, watched and cached (needs
+		// cluster-wide list/watch); only ours are reconciled (below).
+		cacheOpts = cache.Options{}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
-		Cache: cache.Options{
-			DefaultNamespaces: map[string]cache.Config{o.Namespace: {}},
-		},
+		Cache:  cacheOpts,
 		// /metrics is served by startMetricsServer from the same registry.
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -164,11 +171,26 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers})
+	// One WithPredicates: a second one replaces the first (all must pass).
+	var preds []predicate.Predicate
 	if o.Predicate {
-		b = b.For(&Widget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
-	} else {
-		b = b.For(&Widget{})
+		preds = append(preds, predicate.GenerationChangedPredicate{})
 	}
+	if o.Cache == cacheCluster {
+		preds = append(preds, predicate.NewPredicateFuncs(func(obj client.Object) bool {
+			return obj.GetNamespace() == o.Namespace
+		}))
+	}
+	var forOpts []builder.ForOption
+	if len(preds) > 0 {
+		forOpts = append(forOpts, builder.WithPredicates(preds...))
+	}
+	if o.Cache == cacheMetadata {
+		// The informer caches PartialObjectMetadata; reconcile reads the
+		// object through the API reader.
+		forOpts = append(forOpts, builder.OnlyMetadata)
+	}
+	b = b.For(&Widget{}, forOpts...)
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("creating controller: %w", err)
 	}
@@ -176,6 +198,8 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 	log.Info("starting", "namespace", o.Namespace, "preset", o.Preset, "workers", o.Workers,
 		"predicate", o.Predicate, "statusWrite", o.StatusWrite, "annotate", o.Annotate,
 		"conflictRetry", o.ConflictRetry, "conflictReread", o.ConflictReread, "workMs", o.WorkMS,
+		"read", o.Read, "listInReconcile", o.ListInReconcile, "requeueAfterMs", o.RequeueAfterMS,
+		"statusIfChanged", o.StatusIfChanged, "finalizer", o.Finalizer, "cache", o.Cache,
 		"qps", cfg.QPS, "burst", cfg.Burst, "watchList", os.Getenv("KUBE_FEATURE_WatchListClient"))
 
 	var ms *metricsServer

@@ -27,6 +27,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -445,10 +446,15 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 type outcome int
 
 const (
-	converges outcome = iota // all Ready, then quiet
-	loops                    // all Ready, reconciles + annotation keep changing
-	never                    // never Ready, status empty, annotation present
+	converges   outcome = iota // all Ready, then quiet
+	loops                      // all Ready, reconciles + annotation keep changing
+	never                      // never Ready, status empty, annotation present
+	requeues                   // all Ready, then every object reconciled again every second
+	statusLoops                // all Ready, reconciles + status.lastUpdated keep changing, no annotation
 )
+
+// gets counts the GET requests (reads, LISTs and watches) the controller made.
+func gets(pg page) float64 { return pg.sum("rest_client_requests_total", "method", "GET") }
 
 // requiredMetrics must all be on /metrics after the first reconcile.
 var requiredMetrics = []string{
@@ -503,6 +509,45 @@ func TestPresets(t *testing.T) {
 		{name: "bad-fix-single", args: []string{"--preset", "bad-fix-single", "--log-level", "error"}, want: loops, workers: 1},
 		{name: "bad", args: []string{"--preset", "bad", "--log-level", "error"}, want: never, workers: 1},
 		{name: "bad-concurrent", args: []string{"--preset", "bad-concurrent", "--log-level", "error"}, want: never, workers: 5},
+		{name: "uncached-read", args: []string{"--preset", "uncached-read", "--log-level", "info"}, want: converges, workers: 5,
+			check: func(t *testing.T, pg page) {
+				if n := gets(pg); n < numWidgets {
+					t.Errorf("%v GET requests, want >= %d (one GET per reconcile)", n, numWidgets)
+				}
+			}},
+		{name: "list-in-reconcile", args: []string{"--preset", "list-in-reconcile", "--log-level", "info"}, want: converges, workers: 5,
+			check: func(t *testing.T, pg page) {
+				if n := gets(pg); n < numWidgets {
+					t.Errorf("%v GET requests, want >= %d (one LIST per reconcile)", n, numWidgets)
+				}
+			}},
+		{name: "metadata-only", args: []string{"--preset", "metadata-only", "--log-level", "info"}, want: converges, workers: 5,
+			check: func(t *testing.T, pg page) {
+				if n := gets(pg); n < numWidgets {
+					t.Errorf("%v GET requests, want >= %d (the cache has no spec: one GET per reconcile)", n, numWidgets)
+				}
+			}},
+		{name: "good-reads-from-cache", args: []string{"--preset", "good", "--log-level", "info"}, want: converges, workers: 5,
+			check: func(t *testing.T, pg page) {
+				if n := gets(pg); n >= numWidgets {
+					t.Errorf("%v GET requests, want < %d (reads come from the cache)", n, numWidgets)
+				}
+			}},
+		{name: "requeue-after", args: []string{"--preset", "requeue-after", "--log-level", "info"}, want: requeues, workers: 5},
+		// More than a second of work per reconcile: every rewrite lands in a
+		// new second, so the loop never stops (as under any real backlog).
+		{name: "unconditional-status", args: []string{"--preset", "unconditional-status", "--log-level", "info", "--work-ms", "1100"},
+			want: statusLoops, workers: 5},
+		{name: "conditional-status", args: []string{"--preset", "conditional-status", "--log-level", "info"}, want: converges, workers: 5},
+		{name: "finalizer", args: []string{"--preset", "finalizer", "--log-level", "info"}, want: converges, workers: 5},
+		{name: "cache-cluster-wide", args: []string{"--preset", "cache-cluster-wide", "--log-level", "info"}, want: converges, workers: 5,
+			check: func(t *testing.T, pg page) {
+				// The namespace filter adds to the generation predicate: one
+				// reconcile per widget, none for its own status writes.
+				if n := pg.sum("controller_runtime_reconcile_total", "controller", controllerName); n != numWidgets {
+					t.Errorf("reconcile_total %v, want %d", n, numWidgets)
+				}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -510,6 +555,15 @@ func TestPresets(t *testing.T) {
 			start := time.Now()
 			ns := newNamespace(t, tc.name)
 			createWidgets(t, ns)
+			// A widget in another namespace that no controller owns: a
+			// cluster-wide cache sees it, but only our namespace is reconciled.
+			other := newNamespace(t, tc.name+"-other")
+			if err := k8s.Create(context.Background(), &Widget{
+				ObjectMeta: metav1.ObjectMeta{Name: "foreign", Namespace: other},
+				Spec:       WidgetSpec{Count: 1},
+			}); err != nil {
+				t.Fatalf("creating the foreign widget: %v", err)
+			}
 			p := startController(t, ns, tc.args...)
 
 			reconciles := func() float64 {
@@ -559,6 +613,40 @@ func TestPresets(t *testing.T) {
 					r2, a2 := reconciles(), annotation(t, ns, "widget-000001")
 					return r2 > r1 && a2 != a1, fmt.Sprintf("reconciles %v -> %v, annotation %q -> %q", r1, r2, a1, a2)
 				})
+			case requeues:
+				waitFor(t, 30*time.Second, "all widgets Ready", func() (bool, string) {
+					n := readyCount(t, ns)
+					return n == numWidgets, fmt.Sprintf("%d/%d Ready", n, numWidgets)
+				})
+				r1 := reconciles()
+				time.Sleep(3 * time.Second)
+				// Each object once a second: about 3 × numWidgets more.
+				if r2 := reconciles(); r2-r1 < 2*numWidgets {
+					t.Errorf("reconcile_total moved from %v to %v in 3 s, want >= %d more (requeue every second)", r1, r2, 2*numWidgets)
+				}
+				if n := p.scrape(t).sum("controller_runtime_reconcile_total", "controller", controllerName, "result", "requeue_after"); n < numWidgets {
+					t.Errorf(`reconcile_total{result="requeue_after"} %v, want >= %d`, n, numWidgets)
+				}
+			case statusLoops:
+				waitFor(t, 30*time.Second, "all widgets Ready", func() (bool, string) {
+					n := readyCount(t, ns)
+					return n == numWidgets, fmt.Sprintf("%d/%d Ready", n, numWidgets)
+				})
+				lastUpdated := func() string {
+					var w Widget
+					if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "widget-000001"}, &w); err != nil {
+						t.Fatalf("get: %v", err)
+					}
+					return w.Status.LastUpdated
+				}
+				r1, l1 := reconciles(), lastUpdated()
+				waitFor(t, 15*time.Second, "reconciles and status.lastUpdated keep changing", func() (bool, string) {
+					r2, l2 := reconciles(), lastUpdated()
+					return r2 > r1+numWidgets && l2 != l1, fmt.Sprintf("reconciles %v -> %v, lastUpdated %q -> %q", r1, r2, l1, l2)
+				})
+				if a := annotation(t, ns, "widget-000001"); a != "" {
+					t.Errorf("annotation %q stamped, want none", a)
+				}
 			case never:
 				time.Sleep(10 * time.Second)
 				ws := listWidgets(t, ns)
@@ -605,10 +693,38 @@ func TestPresets(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, pg)
 			}
+			var foreign Widget
+			if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: other, Name: "foreign"}, &foreign); err != nil {
+				t.Errorf("get the foreign widget: %v", err)
+			} else if foreign.Status != nil && foreign.Status.Phase != "" || len(foreign.Finalizers) > 0 {
+				t.Errorf("the widget in namespace %s was reconciled: %+v", other, foreign)
+			}
+			if tc.name == "finalizer" {
+				checkFinalizer(t, ns)
+			}
 			p.stop(t)
 			t.Logf("done in %v", time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// checkFinalizer: every widget carries the finalizer, and a deleted one goes
+// away (the controller removes the finalizer).
+func checkFinalizer(t *testing.T, ns string) {
+	t.Helper()
+	for _, w := range listWidgets(t, ns) {
+		if !strings.Contains(strings.Join(w.Finalizers, ","), finalizerName) {
+			t.Errorf("%s: finalizers %v, want %s", w.Name, w.Finalizers, finalizerName)
+		}
+	}
+	w := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget-000001"}}
+	if err := k8s.Delete(context.Background(), w); err != nil {
+		t.Fatalf("deleting %s: %v", w.Name, err)
+	}
+	waitFor(t, 15*time.Second, "the deleted widget is gone", func() (bool, string) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(w), &Widget{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
 }
 
 // ---- flags -----------------------------------------------------------------
@@ -640,6 +756,14 @@ func TestParseFlagsPresets(t *testing.T) {
 		"good-patch": "5 generation patch false true", "good-single-patch": "1 generation patch false true",
 		"bad-fix": "5 none update true false", "bad-fix-single": "1 none update true false",
 		"bad": "1 none object true false", "bad-concurrent": "5 none object true false",
+		"uncached-read":        "5 generation update false true api false 0 false false namespace",
+		"list-in-reconcile":    "5 generation update false true cache true 0 false false namespace",
+		"requeue-after":        "5 generation update false true cache false 1000 false false namespace",
+		"unconditional-status": "5 none update false true cache false 0 false false namespace",
+		"conditional-status":   "5 none update false true cache false 0 true false namespace",
+		"finalizer":            "5 generation update false true cache false 0 false true namespace",
+		"cache-cluster-wide":   "5 generation update false true cache false 0 false false cluster",
+		"metadata-only":        "5 generation update false true cache false 0 false false metadata",
 	}
 	if len(presets.Presets) != len(table) {
 		t.Errorf("%d presets, want %d", len(presets.Presets), len(table))
@@ -651,6 +775,12 @@ func TestParseFlagsPresets(t *testing.T) {
 			continue
 		}
 		got := fmt.Sprintf("%d %s %s %v %v", p.Workers, p.Predicate, p.StatusWrite, p.Annotate, p.ConflictRetry)
+		if strings.Count(row, " ") > 4 {
+			got = fmt.Sprintf("%d %s %s %v %v %s %v %d %v %v %s", p.Workers, p.Predicate, p.StatusWrite, p.Annotate, p.ConflictRetry,
+				p.Read, p.ListInReconcile, p.RequeueAfterMS, p.StatusIfChanged, p.Finalizer, p.Cache)
+		} else if p.Read != readCache || p.ListInReconcile || p.RequeueAfterMS != 0 || p.StatusIfChanged || p.Finalizer || p.Cache != cacheNamespace {
+			t.Errorf("seed preset %s: anti-pattern settings are not the defaults: %+v", name, p)
+		}
 		if got != row {
 			t.Errorf("preset %s = %q, want %q", name, got, row)
 		}
@@ -742,7 +872,8 @@ func TestPrintSettings(t *testing.T) {
 		t.Errorf("stderr %q", stderr.String())
 	}
 	want := `{"namespace":"x","preset":"bad-fix","workers":5,"predicate":"none","status_write":"update","annotate":false,` +
-		`"conflict_retry":false,"work_ms":10,"client_rate_limit":"token-bucket","client_qps":5,"client_burst":10,` +
+		`"conflict_retry":false,"read":"cache","list_in_reconcile":false,"requeue_after_ms":0,"status_if_changed":false,` +
+		`"finalizer":false,"cache":"namespace","work_ms":10,"client_rate_limit":"token-bucket","client_qps":5,"client_burst":10,` +
 		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false,` +
 		`"queue":null,"debounce_ms":0,"effective_client_qps":5,"effective_client_burst":10,` +
 		`"client_buckets":["informer","client","api-reader"],"retry_backoff_base_ms":5,"retry_backoff_cap_s":1000,` +

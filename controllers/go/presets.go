@@ -41,7 +41,26 @@ type preset struct {
 	StatusWrite   string `toml:"status_write"` // one of the write* modes
 	Annotate      bool   `toml:"annotate"`     // stamp bad-controller/last-seen with an object Update
 	ConflictRetry bool   `toml:"conflict_retry"`
+	// The anti-pattern settings (deploy/presets.toml documents each).
+	Read            string `toml:"read"` // cache | api
+	ListInReconcile bool   `toml:"list_in_reconcile"`
+	RequeueAfterMS  int    `toml:"requeue_after_ms"`
+	StatusIfChanged bool   `toml:"status_if_changed"`
+	Finalizer       bool   `toml:"finalizer"`
+	Cache           string `toml:"cache"` // namespace | cluster | metadata
 }
+
+// Read and cache modes (read, cache in the table).
+const (
+	readCache      = "cache"
+	readAPI        = "api"
+	cacheNamespace = "namespace"
+	cacheCluster   = "cluster"
+	cacheMetadata  = "metadata"
+)
+
+// finalizerName is the finalizer the finalizer setting adds and removes.
+const finalizerName = "benchmark.example.com/cleanup"
 
 type presetTable struct {
 	Defaults presetDefaults `toml:"defaults"`
@@ -50,7 +69,8 @@ type presetTable struct {
 
 var (
 	presetDefaultKeys = []string{"preset", "work_ms", "client_burst", "metrics_bind_address", "log_level", "log_format"}
-	presetRowKeys     = []string{"name", "description", "workers", "predicate", "status_write", "annotate", "conflict_retry"}
+	presetRowKeys     = []string{"name", "description", "workers", "predicate", "status_write", "annotate", "conflict_retry",
+		"read", "list_in_reconcile", "requeue_after_ms", "status_if_changed", "finalizer", "cache"}
 )
 
 // parsePresetTable decodes a presets file strictly: no unknown keys, every
@@ -92,6 +112,15 @@ func parsePresetTable(data []byte) (*presetTable, error) {
 		}
 		if err := oneOf("status-write", p.StatusWrite, writeUpdate, writePatch, writeApply, writeObject); err != nil {
 			return nil, fmt.Errorf("preset %q: %v", p.Name, err)
+		}
+		if err := oneOf("read", p.Read, readCache, readAPI); err != nil {
+			return nil, fmt.Errorf("preset %q: %v", p.Name, err)
+		}
+		if err := oneOf("cache", p.Cache, cacheNamespace, cacheCluster, cacheMetadata); err != nil {
+			return nil, fmt.Errorf("preset %q: %v", p.Name, err)
+		}
+		if p.RequeueAfterMS < 0 {
+			return nil, fmt.Errorf("preset %q: requeue_after_ms must be >= 0", p.Name)
 		}
 	}
 	d := t.Defaults
@@ -182,6 +211,12 @@ type settings struct {
 	StatusWrite        string   `json:"status_write"`
 	Annotate           bool     `json:"annotate"`
 	ConflictRetry      bool     `json:"conflict_retry"`
+	Read               string   `json:"read"`
+	ListInReconcile    bool     `json:"list_in_reconcile"`
+	RequeueAfterMS     int      `json:"requeue_after_ms"`
+	StatusIfChanged    bool     `json:"status_if_changed"`
+	Finalizer          bool     `json:"finalizer"`
+	Cache              string   `json:"cache"`
 	WorkMS             int      `json:"work_ms"`
 	ClientRateLimit    string   `json:"client_rate_limit"`
 	ClientQPS          *float64 `json:"client_qps"`
@@ -211,6 +246,12 @@ func settingsOf(o *options) (settings, error) {
 		StatusWrite:        o.StatusWrite,
 		Annotate:           o.Annotate,
 		ConflictRetry:      o.ConflictRetry,
+		Read:               o.Read,
+		ListInReconcile:    o.ListInReconcile,
+		RequeueAfterMS:     o.RequeueAfterMS,
+		StatusIfChanged:    o.StatusIfChanged,
+		Finalizer:          o.Finalizer,
+		Cache:              o.Cache,
 		WorkMS:             o.WorkMS,
 		ClientRateLimit:    o.rateLimit(),
 		MetricsBindAddress: o.MetricsBindAddress,

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // conflictBackoff is the good presets' RetryOnConflict schedule: 5 attempts,
@@ -36,15 +37,32 @@ type widgetReconciler struct {
 func (r *widgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 
+	// read = "api", or a metadata-only cache (which has no spec): the
+	// object comes from a GET through the API reader.
+	var reader client.Reader = r.client
+	if r.opts.Read == readAPI || r.opts.Cache == cacheMetadata {
+		reader = r.apiReader
+	}
 	w := &Widget{}
-	if err := r.client.Get(ctx, req.NamespacedName, w); err != nil {
+	if err := reader.Get(ctx, req.NamespacedName, w); err != nil {
 		if apierrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
 	if w.DeletionTimestamp != nil {
+		if r.opts.Finalizer && controllerutil.ContainsFinalizer(w, finalizerName) {
+			controllerutil.RemoveFinalizer(w, finalizerName)
+			if err := r.client.Update(ctx, w); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		return ctrl.Result{}, nil
+	}
+	if r.opts.ListInReconcile {
+		if err := r.apiReader.List(ctx, &WidgetList{}, client.InNamespace(req.Namespace)); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	if r.work > 0 {
@@ -57,6 +75,13 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 	}
 
+	if r.opts.Finalizer && !controllerutil.ContainsFinalizer(w, finalizerName) {
+		controllerutil.AddFinalizer(w, finalizerName)
+		if err := r.client.Update(ctx, w); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
 	if r.opts.Annotate && r.opts.StatusWrite != writeObject {
 		r.stamp(w)
 		if err := r.client.Update(ctx, w); err != nil {
@@ -65,17 +90,20 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 
 	var err error
-	switch r.opts.StatusWrite {
-	case writeUpdate:
+	switch {
+	case r.opts.StatusWrite != writeUpdate && r.opts.StatusWrite != writeObject &&
+		r.opts.StatusIfChanged && statusUnchanged(w):
+		// status_if_changed: nothing to write.
+	case r.opts.StatusWrite == writeUpdate:
 		err = r.updateStatus(ctx, req.NamespacedName, w)
-	case writePatch:
+	case r.opts.StatusWrite == writePatch:
 		base := w.DeepCopy()
 		w.Status = r.readyStatus(w)
 		err = r.client.Status().Patch(ctx, w, client.MergeFrom(base))
-	case writeApply:
+	case r.opts.StatusWrite == writeApply:
 		err = r.client.Status().Patch(ctx, r.applyObject(w), client.Apply,
 			client.FieldOwner(fieldManager), client.ForceOwnership)
-	case writeObject:
+	case r.opts.StatusWrite == writeObject:
 		// The seed's bad controller: one Update of the main resource carrying
 		// both the annotation and the status. The API server drops the status
 		// (status subresource), so the object never becomes Ready.
@@ -89,7 +117,13 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	log.V(1).Info("reconciled", "statusWrite", r.opts.StatusWrite, "resourceVersion", w.ResourceVersion)
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: time.Duration(r.opts.RequeueAfterMS) * time.Millisecond}, nil
+}
+
+// statusUnchanged (status_if_changed): the stored status already says what
+// readyStatus would write, lastUpdated aside.
+func statusUnchanged(w *Widget) bool {
+	return w.Status != nil && w.Status.Phase == phaseReady && w.Status.ProcessedCount == w.Spec.Count
 }
 
 // updateStatus does PUT .../status, wrapped in RetryOnConflict for the good
@@ -99,6 +133,9 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // still be stale after a conflict).
 func (r *widgetReconciler) updateStatus(ctx context.Context, key types.NamespacedName, w *Widget) error {
 	if !r.opts.ConflictRetry {
+		if r.opts.StatusIfChanged && statusUnchanged(w) {
+			return nil
+		}
 		w.Status = r.readyStatus(w)
 		return r.client.Status().Update(ctx, w)
 	}
@@ -114,6 +151,9 @@ func (r *widgetReconciler) updateStatus(ctx context.Context, key types.Namespace
 			if err := r.apiReader.Get(ctx, key, w); err != nil {
 				return err
 			}
+		}
+		if r.opts.StatusIfChanged && statusUnchanged(w) {
+			return nil
 		}
 		w.Status = r.readyStatus(w)
 		return r.client.Status().Update(ctx, w)

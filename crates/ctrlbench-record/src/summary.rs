@@ -96,6 +96,24 @@ pub struct Settings {
     pub retry_overall_qps: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_overall_burst: Option<u32>,
+    /// The anti-pattern settings of deploy/presets.toml (None in results
+    /// older than them): where a reconcile reads its object ("cache" or
+    /// "api"), whether it LISTs the namespace, its requeue interval, whether
+    /// it skips unchanged status writes, whether it adds a finalizer, and
+    /// what the informer caches ("namespace", "cluster": all namespaces,
+    /// with cluster-wide list/watch RBAC, or "metadata").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_in_reconcile: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue_after_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_if_changed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finalizer: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
 }
 
 impl Settings {
@@ -231,5 +249,26 @@ impl Summary {
     /// Written whole or not at all (temp file + rename).
     pub fn write(&self, path: &Path) -> Result<()> {
         crate::files::write_json(path, self)
+    }
+}
+
+#[cfg(test)]
+mod anti_pattern_settings {
+    use super::Settings;
+
+    #[test]
+    fn recorded_when_printed_absent_in_older_results() {
+        let printed = r#"{"preset":"cache-cluster-wide","workers":5,"read":"cache","list_in_reconcile":false,
+            "requeue_after_ms":0,"status_if_changed":false,"finalizer":false,"cache":"cluster"}"#;
+        let s: Settings = serde_json::from_str(printed).unwrap();
+        assert_eq!(s.cache.as_deref(), Some("cluster"));
+        assert_eq!(s.requeue_after_ms, Some(0));
+        let old: Settings = serde_json::from_str(r#"{"preset":"good","workers":5}"#).unwrap();
+        assert_eq!((old.cache.as_deref(), old.finalizer), (None, None));
+        let out = serde_json::to_string(&old).unwrap();
+        assert!(
+            !out.contains("cache") && !out.contains("finalizer"),
+            "{out}"
+        );
     }
 }

@@ -192,7 +192,7 @@ async fn namespaced_identity_is_confined_to_its_namespace() {
             .await
             .unwrap();
     }
-    let id = ctrlbench::run::identity::create(&admin, &plane.kubeconfig, "own", "ctrl")
+    let id = ctrlbench::run::identity::create(&admin, &plane.kubeconfig, "own", "ctrl", false)
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();

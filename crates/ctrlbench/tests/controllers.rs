@@ -167,6 +167,128 @@ async fn good_presets_converge_and_stop() {
     .await;
 }
 
+/// The anti-pattern presets that still converge (issue 13); a widget in
+/// another namespace stays untouched (the cluster-wide cache sees it).
+#[tokio::test]
+async fn antipattern_presets_that_converge_stop() {
+    let client = shared_plane().client().await;
+    let nss: Api<Namespace> = Api::all(client.clone());
+    nss.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "conv-foreign"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let foreign: Api<Widget> = Api::namespaced(client.clone(), "conv-foreign");
+    foreign
+        .create(&PostParams::default(), &Widget::numbered(1))
+        .await
+        .unwrap();
+    futures::future::join_all(
+        [
+            "uncached-read",
+            "list-in-reconcile",
+            "conditional-status",
+            "finalizer",
+            "cache-cluster-wide",
+            "metadata-only",
+        ]
+        .into_iter()
+        .map(converges_without_loop),
+    )
+    .await;
+    let w = foreign.get("widget-000001").await.unwrap();
+    assert!(
+        w.status.is_none(),
+        "the foreign widget was reconciled: {w:?}"
+    );
+    assert!(w.metadata.finalizers.is_none(), "{w:?}");
+}
+
+#[tokio::test]
+async fn finalizer_preset_adds_its_finalizer_and_removes_it_on_delete() {
+    let ns = "fin-finalizer";
+    let client = setup(ns, N).await;
+    let _ctl = start(&client, ns, &["--preset", "finalizer"]).await;
+    wait_ready(&client, ns, N as usize, Duration::from_secs(30)).await;
+    for w in widgets(&client, ns).await {
+        assert_eq!(
+            w.metadata.finalizers.as_deref(),
+            Some(&[widget_api::presets::FINALIZER.to_string()][..]),
+            "{:?}",
+            w.metadata.name
+        );
+    }
+    let api: Api<Widget> = Api::namespaced(client.clone(), ns);
+    api.delete("widget-000001", &Default::default())
+        .await
+        .unwrap();
+    let t0 = Instant::now();
+    while api.get_opt("widget-000001").await.unwrap().is_some() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "the deleted widget is still there: the finalizer was not removed"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn requeue_after_reconciles_every_object_every_second() {
+    let ns = "loop-requeue-after";
+    let client = setup(ns, N).await;
+    let ctl = start(&client, ns, &["--preset", "requeue-after"]).await;
+    wait_ready(&client, ns, N as usize, Duration::from_secs(30)).await;
+    let before = scrape(&ctl.addr).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = scrape(&ctl.addr).await;
+    let (b, a) = (sum(&before, RECONCILES, &[]), sum(&after, RECONCILES, &[]));
+    assert!(a - b >= 2.0 * N as f64, "reconciles {b} → {a} in 3 s");
+    assert!(sum(&after, RECONCILES, &["result=requeue_after"]) >= N as f64);
+    assert_eq!(sum(&after, "workqueue_retries_total", &[]), 0.0);
+}
+
+#[tokio::test]
+async fn unconditional_status_loops_on_its_own_timestamp() {
+    let ns = "loop-unconditional-status";
+    let client = setup(ns, N).await;
+    // More than a second per reconcile: every rewrite lands in a new second.
+    // One worker per widget, so that queue order plays no part.
+    let ctl = start(
+        &client,
+        ns,
+        &[
+            "--preset",
+            "unconditional-status",
+            "--work-ms",
+            "1100",
+            "--workers",
+            "20",
+        ],
+    )
+    .await;
+    wait_ready(&client, ns, N as usize, Duration::from_secs(30)).await;
+    let api: Api<Widget> = Api::namespaced(client.clone(), ns);
+    let stamp = || async {
+        api.get("widget-000001")
+            .await
+            .unwrap()
+            .status
+            .and_then(|s| s.last_updated)
+    };
+    let (r1, l1) = (
+        sum(&scrape(&ctl.addr).await, RECONCILES, &[]),
+        stamp().await,
+    );
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let (r2, l2) = (
+        sum(&scrape(&ctl.addr).await, RECONCILES, &[]),
+        stamp().await,
+    );
+    assert!(r2 > r1 + N as f64, "reconciles {r1} → {r2}: no loop");
+    assert_ne!(l1, l2, "lastUpdated did not change");
+}
+
 async fn loops(preset: &str) {
     let ns = format!("loop-{preset}");
     let client = setup(&ns, N).await;
@@ -461,9 +583,19 @@ const DESIGN_NAMES: [&str; 14] = [
 /// identity confined to `ns`, and waits for its metrics address.
 async fn start_bin(bin: &std::path::Path, client: &kube::Client, ns: &str, args: &[&str]) -> Ctl {
     let plane = shared_plane();
-    let id = ctrlbench::run::identity::create(client, &plane.kubeconfig, ns, "widget-controller")
-        .await
-        .unwrap();
+    // A cache = "cluster" preset gets cluster-wide list/watch, as the harness gives it.
+    let cluster_scope = args.windows(2).any(|a| {
+        a[0] == "--preset" && widget_api::presets::get(a[1]).is_some_and(|p| p.cluster_scope())
+    });
+    let id = ctrlbench::run::identity::create(
+        client,
+        &plane.kubeconfig,
+        ns,
+        "widget-controller",
+        cluster_scope,
+    )
+    .await
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kubeconfig");
     id.write(&kc).unwrap();

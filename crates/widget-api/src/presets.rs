@@ -36,6 +36,31 @@ pub enum StatusWrite {
     Object,
 }
 
+/// Where a reconcile reads its object (`read` in the table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Read {
+    /// The informer cache.
+    Cache,
+    /// A GET through the API reader on every reconcile.
+    Api,
+}
+
+/// What the informer caches (`cache` in the table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cache {
+    /// Widgets in the controller's namespace.
+    Namespace,
+    /// Widgets in all namespaces (needs cluster-wide list/watch).
+    Cluster,
+    /// Metadata only (PartialObjectMetadata) in the controller's namespace.
+    Metadata,
+}
+
+/// The finalizer the `finalizer` setting adds and removes.
+pub const FINALIZER: &str = "benchmark.example.com/cleanup";
+
 /// `--log-level`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -121,6 +146,8 @@ names!(StatusWrite { Update = "update", Patch = "patch", Apply = "apply", Object
 names!(LogLevel { Debug = "debug", Info = "info", Error = "error" });
 names!(LogFormat { Console = "console", Json = "json" });
 names!(Queue { Kube = "kube", Fifo = "fifo" });
+names!(Read { Cache = "cache", Api = "api" });
+names!(Cache { Namespace = "namespace", Cluster = "cluster", Metadata = "metadata" });
 
 /// `[defaults]`: the values a flag takes when it is not given.
 #[derive(Clone, Debug, Deserialize)]
@@ -146,6 +173,20 @@ pub struct Preset {
     pub status_write: StatusWrite,
     pub annotate: bool,
     pub conflict_retry: bool,
+    pub read: Read,
+    pub list_in_reconcile: bool,
+    pub requeue_after_ms: u64,
+    pub status_if_changed: bool,
+    pub finalizer: bool,
+    pub cache: Cache,
+}
+
+impl Preset {
+    /// Whether the controller needs cluster-wide list/watch on widgets
+    /// (a ClusterRole besides its namespaced Role).
+    pub fn cluster_scope(&self) -> bool {
+        self.cache == Cache::Cluster
+    }
 }
 
 /// The whole file.
@@ -238,6 +279,13 @@ pub struct Settings {
     pub annotate: bool,
     /// RetryOnConflict around the status Update (from the preset).
     pub conflict_retry: bool,
+    /// The anti-pattern settings, from the preset only (deploy/presets.toml).
+    pub read: Read,
+    pub list_in_reconcile: bool,
+    pub requeue_after_ms: u64,
+    pub status_if_changed: bool,
+    pub finalizer: bool,
+    pub cache: Cache,
     pub work_ms: u64,
     pub client_rate_limit: RateLimit,
     /// Token-bucket rate; null unless client_rate_limit is token-bucket.
@@ -437,6 +485,12 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         status_write: f.status_write.unwrap_or(p.status_write),
         annotate: f.annotate.unwrap_or(p.annotate),
         conflict_retry: p.conflict_retry,
+        read: p.read,
+        list_in_reconcile: p.list_in_reconcile,
+        requeue_after_ms: p.requeue_after_ms,
+        status_if_changed: p.status_if_changed,
+        finalizer: p.finalizer,
+        cache: p.cache,
         work_ms,
         client_rate_limit,
         client_qps,
@@ -482,7 +536,15 @@ mod tests {
                 "bad-fix",
                 "bad-fix-single",
                 "bad",
-                "bad-concurrent"
+                "bad-concurrent",
+                "uncached-read",
+                "list-in-reconcile",
+                "requeue-after",
+                "unconditional-status",
+                "conditional-status",
+                "finalizer",
+                "cache-cluster-wide",
+                "metadata-only"
             ]
         );
         let row = |n: &str| {
@@ -509,6 +571,65 @@ mod tests {
             assert!(
                 p.description.ends_with('.') && !p.description.contains('\n'),
                 "{}: one sentence",
+                p.name
+            );
+        }
+        // Each anti-pattern preset differs from its good counterpart in
+        // exactly its own setting.
+        let good = get("good").unwrap();
+        let same_as_good = |n: &str| {
+            let p = get(n).unwrap();
+            (p.workers, p.status_write, p.annotate, p.conflict_retry)
+                == (
+                    good.workers,
+                    good.status_write,
+                    good.annotate,
+                    good.conflict_retry,
+                )
+        };
+        for n in [
+            "uncached-read",
+            "list-in-reconcile",
+            "requeue-after",
+            "unconditional-status",
+            "conditional-status",
+            "finalizer",
+            "cache-cluster-wide",
+            "metadata-only",
+        ] {
+            assert!(same_as_good(n), "{n}");
+        }
+        assert_eq!(get("uncached-read").unwrap().read, Read::Api);
+        assert!(get("list-in-reconcile").unwrap().list_in_reconcile);
+        assert_eq!(get("requeue-after").unwrap().requeue_after_ms, 1000);
+        let (u, c) = (
+            get("unconditional-status").unwrap(),
+            get("conditional-status").unwrap(),
+        );
+        assert_eq!((u.predicate, u.status_if_changed), (None, false));
+        assert_eq!((c.predicate, c.status_if_changed), (None, true));
+        assert!(get("finalizer").unwrap().finalizer);
+        assert_eq!(get("cache-cluster-wide").unwrap().cache, Cache::Cluster);
+        assert_eq!(get("metadata-only").unwrap().cache, Cache::Metadata);
+        let cluster: Vec<&str> = table()
+            .presets
+            .iter()
+            .filter(|p| p.cluster_scope())
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(cluster, ["cache-cluster-wide"]);
+        for p in &table().presets[..8] {
+            assert_eq!(
+                (
+                    p.read,
+                    p.list_in_reconcile,
+                    p.requeue_after_ms,
+                    p.status_if_changed,
+                    p.finalizer,
+                    p.cache
+                ),
+                (Read::Cache, false, 0, false, false, Cache::Namespace),
+                "{}: the seed presets keep the defaults",
                 p.name
             );
         }
@@ -674,6 +795,12 @@ mod tests {
             "log_level",
             "log_format",
             "watch_list",
+            "read",
+            "list_in_reconcile",
+            "requeue_after_ms",
+            "status_if_changed",
+            "finalizer",
+            "cache",
         ] {
             assert!(keys.contains(&k), "{k} missing from {v}");
         }
@@ -681,6 +808,9 @@ mod tests {
         assert_eq!(v["client_burst"], 10);
         assert_eq!(v.to_string().matches("\"client_qps\":5,").count(), 1, "{v}");
         assert_eq!(v["status_write"], "object");
+        assert_eq!(v["read"], "cache");
+        assert_eq!(v["cache"], "namespace");
+        assert_eq!(v["requeue_after_ms"], 0);
     }
 
     #[test]

@@ -9,16 +9,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::{Stream, StreamExt, TryStreamExt};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, predicates, watcher};
 use serde_json::json;
 use tokio::sync::mpsc;
-use widget_api::{LAST_SEEN_ANNOTATION, READY, Widget, WidgetStatus};
+use widget_api::{LAST_SEEN_ANNOTATION, READY, Widget, WidgetSpec, WidgetStatus};
 
 use governor::DefaultDirectRateLimiter;
-use widget_api::presets::{Predicate, Queue, StatusWrite, retry};
+use widget_api::presets::{Cache, FINALIZER, Predicate, Queue, Read, StatusWrite, retry};
 
 use crate::client::token_bucket;
 use crate::flags::Settings;
@@ -55,8 +56,13 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     /// Failures per key since its last success (for the backoff).
     failures: Mutex<HashMap<String, u32>>,
-    requeue: mpsc::UnboundedSender<(ObjectRef<Widget>, Duration)>,
+    requeue: mpsc::UnboundedSender<Requeue>,
 }
+
+/// A requeue: the object, its delay, and whether it also waits for the
+/// overall retry bucket (error retries do; requeue_after_ms does not, as
+/// controller-runtime's AddAfter bypasses the rate limiter).
+pub type Requeue = (ObjectRef<Widget>, Duration, bool);
 
 impl Context {
     /// A context for `client`; the receiver yields the requeues `error_policy` asks for.
@@ -65,10 +71,7 @@ impl Context {
         api_reader: kube::Client,
         settings: Settings,
         metrics: Arc<Metrics>,
-    ) -> (
-        Context,
-        mpsc::UnboundedReceiver<(ObjectRef<Widget>, Duration)>,
-    ) {
+    ) -> (Context, mpsc::UnboundedReceiver<Requeue>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let ctx = Context {
             client,
@@ -125,32 +128,87 @@ pub async fn reconcile(obj: Arc<Widget>, ctx: Arc<Context>) -> Result<Action, Er
     let t0 = Instant::now();
     tracing::debug!(controller = "widget", namespace = %ctx.settings.namespace, name = obj.metadata.name.as_deref().unwrap_or_default(), "Reconciling");
     let res = reconcile_inner(&obj, &ctx).await;
-    let outcome = if res.is_ok() {
-        Outcome::Success
-    } else {
-        Outcome::Error
+    let requeue_after = Duration::from_millis(ctx.settings.requeue_after_ms);
+    let outcome = match &res {
+        Ok(()) if !requeue_after.is_zero() => Outcome::RequeueAfter,
+        Ok(()) => Outcome::Success,
+        Err(_) => Outcome::Error,
     };
     ctx.metrics.record_end(outcome, t0.elapsed().as_secs_f64());
     ctx.metrics.queue.done(&k);
     if res.is_ok() {
         ctx.failures.lock().expect("failures lock").remove(&k);
+        if !requeue_after.is_zero() {
+            // Through our own trigger (not Action::requeue) so that the
+            // queue metrics count the add in both queues.
+            let _ = ctx
+                .requeue
+                .send((ObjectRef::from(obj.as_ref()), requeue_after, false));
+        }
     }
     res.map(|_| Action::await_change())
 }
 
+fn has_finalizer(w: &Widget) -> bool {
+    w.metadata
+        .finalizers
+        .as_ref()
+        .is_some_and(|f| f.iter().any(|f| f == FINALIZER))
+}
+
+/// status_if_changed: the stored status already says what we would write
+/// (lastUpdated ignored).
+fn status_unchanged(w: &Widget) -> bool {
+    w.status.as_ref().is_some_and(|st| {
+        st.phase.as_deref() == Some(READY) && st.processed_count == Some(w.spec.count)
+    })
+}
+
 async fn reconcile_inner(obj: &Widget, ctx: &Context) -> Result<(), Error> {
+    let s = &ctx.settings;
+    let name = obj.metadata.name.as_deref().unwrap_or_default();
+    let api: Api<Widget> = Api::namespaced(ctx.client.clone(), &s.namespace);
+    let reader: Api<Widget> = Api::namespaced(ctx.api_reader.clone(), &s.namespace);
+    // read = "api", or a metadata-only cache: the object comes from a GET.
+    let fetched;
+    let obj = if s.read == Read::Api || s.cache == Cache::Metadata {
+        match reader.get_opt(name).await? {
+            Some(w) => {
+                fetched = w;
+                &fetched
+            }
+            None => return Ok(()),
+        }
+    } else {
+        obj
+    };
     if obj.metadata.deletion_timestamp.is_some() {
+        if s.finalizer && has_finalizer(obj) {
+            let mut w = obj.clone();
+            if let Some(f) = w.metadata.finalizers.as_mut() {
+                f.retain(|f| f != FINALIZER);
+            }
+            api.replace(name, &PostParams::default(), &w).await?;
+        }
         return Ok(());
+    }
+    if s.list_in_reconcile {
+        reader.list(&ListParams::default()).await?;
     }
     // Go's time.Sleep(0) returns at once; tokio's sleep(0) waits for the
     // timer's next 1 ms tick, so zero work must not sleep at all.
-    if ctx.settings.work_ms > 0 {
-        tokio::time::sleep(Duration::from_millis(ctx.settings.work_ms)).await;
+    if s.work_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(s.work_ms)).await;
     }
-    let name = obj.metadata.name.as_deref().unwrap_or_default();
-    let api: Api<Widget> = Api::namespaced(ctx.client.clone(), &ctx.settings.namespace);
-    let s = &ctx.settings;
     let mut current = obj.clone();
+    if s.finalizer && !has_finalizer(&current) {
+        current
+            .metadata
+            .finalizers
+            .get_or_insert_with(Default::default)
+            .push(FINALIZER.to_string());
+        current = api.replace(name, &PostParams::default(), &current).await?;
+    }
     if s.annotate && s.status_write != StatusWrite::Object {
         current
             .metadata
@@ -163,6 +221,9 @@ async fn reconcile_inner(obj: &Widget, ctx: &Context) -> Result<(), Error> {
         StatusWrite::Update => {
             let mut attempt = 1;
             loop {
+                if s.status_if_changed && status_unchanged(&current) {
+                    return Ok(());
+                }
                 current.status = Some(ready_status(&current));
                 match api
                     .replace_status(name, &PostParams::default(), &current)
@@ -173,14 +234,14 @@ async fn reconcile_inner(obj: &Widget, ctx: &Context) -> Result<(), Error> {
                         attempt += 1;
                         tokio::time::sleep(CONFLICT_WAIT).await;
                         // Re-read from the API, not the cache: the cache may still be stale.
-                        let reader: Api<Widget> =
-                            Api::namespaced(ctx.api_reader.clone(), &ctx.settings.namespace);
                         current = reader.get(name).await?;
                     }
                     Err(e) => return Err(e.into()),
                 }
             }
         }
+        StatusWrite::Patch | StatusWrite::Apply
+            if s.status_if_changed && status_unchanged(&current) => {}
         StatusWrite::Patch => {
             let status = ready_status(&current);
             api.patch_status(
@@ -235,7 +296,9 @@ fn error_policy(obj: Arc<Widget>, err: &Error, ctx: Arc<Context>) -> Action {
     let delay = backoff(failures);
     tracing::debug!(controller = "widget", key = %k, error = %err, ?delay, "Reconciler error");
     ctx.metrics.record_retry();
-    let _ = ctx.requeue.send((ObjectRef::from(obj.as_ref()), delay));
+    let _ = ctx
+        .requeue
+        .send((ObjectRef::from(obj.as_ref()), delay, true));
     Action::await_change()
 }
 
@@ -245,6 +308,18 @@ pub fn backoff(failures: u32) -> Duration {
     BACKOFF_BASE.mul_f64(factor).min(BACKOFF_CAP)
 }
 
+/// A cache entry of the metadata-only watch: the metadata, an empty spec.
+fn from_metadata(m: PartialObjectMeta<Widget>) -> Widget {
+    Widget {
+        metadata: m.metadata,
+        spec: WidgetSpec {
+            count: 0,
+            message: None,
+        },
+        status: None,
+    }
+}
+
 /// Reports a fatal watch problem (e.g. a server refusing WatchList).
 pub type Fatal = mpsc::UnboundedSender<String>;
 
@@ -252,17 +327,21 @@ pub type Fatal = mpsc::UnboundedSender<String>;
 /// for a token of the one overall bucket (client-go's MaxOfRateLimiter over
 /// ItemExponentialFailureRateLimiter and BucketRateLimiter), then triggers it.
 fn delayed_requeues(
-    rx: mpsc::UnboundedReceiver<(ObjectRef<Widget>, Duration)>,
+    rx: mpsc::UnboundedReceiver<Requeue>,
     metrics: Arc<Metrics>,
 ) -> impl Stream<Item = ObjectRef<Widget>> + Send {
     let overall: Arc<DefaultDirectRateLimiter> =
         Arc::new(token_bucket(retry::OVERALL_QPS, retry::OVERALL_BURST));
     tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
-        .map(move |(obj, delay)| {
+        .map(move |(obj, delay, rate_limited)| {
             let m = metrics.clone();
             let overall = overall.clone();
             async move {
-                tokio::join!(tokio::time::sleep(delay), overall.until_ready());
+                if rate_limited {
+                    tokio::join!(tokio::time::sleep(delay), overall.until_ready());
+                } else {
+                    tokio::time::sleep(delay).await;
+                }
                 let k = format!(
                     "{}/{}",
                     obj.namespace.as_deref().unwrap_or_default(),
@@ -335,18 +414,47 @@ pub async fn run(
     fatal: Fatal,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let api: Api<Widget> = Api::namespaced(clients.informer, &settings.namespace);
     let mut wc = watcher::Config::default();
     if settings.watch_list {
         wc = wc.streaming_lists();
     }
     let (reader, writer) = reflector::store();
     let watch_list = settings.watch_list;
-    let objects = watcher(api, wc)
+    type Events = std::pin::Pin<
+        Box<dyn Stream<Item = Result<watcher::Event<Widget>, watcher::Error>> + Send>,
+    >;
+    let events: Events = match settings.cache {
+        // The watch carries PartialObjectMetadata only; the store holds
+        // widgets with that metadata and an empty spec, and reconcile reads
+        // the full object with a GET.
+        Cache::Metadata => watcher(
+            Api::<PartialObjectMeta<Widget>>::namespaced(clients.informer, &settings.namespace),
+            wc,
+        )
+        .map_ok(|e| match e {
+            watcher::Event::Apply(m) => watcher::Event::Apply(from_metadata(m)),
+            watcher::Event::Delete(m) => watcher::Event::Delete(from_metadata(m)),
+            watcher::Event::InitApply(m) => watcher::Event::InitApply(from_metadata(m)),
+            watcher::Event::Init => watcher::Event::Init,
+            watcher::Event::InitDone => watcher::Event::InitDone,
+        })
+        .boxed(),
+        Cache::Namespace => watcher(
+            Api::<Widget>::namespaced(clients.informer, &settings.namespace),
+            wc,
+        )
+        .boxed(),
+        // Every namespace's widgets are listed, watched and cached; only
+        // our namespace's are reconciled (below).
+        Cache::Cluster => watcher(Api::<Widget>::all(clients.informer), wc).boxed(),
+    };
+    let ns = settings.namespace.clone();
+    let objects = events
         .default_backoff()
         .reflect(writer)
         .inspect_err(move |e| report_watch_error(e, watch_list, &fatal))
-        .applied_objects();
+        .applied_objects()
+        .try_filter(move |w| std::future::ready(w.metadata.namespace.as_deref() == Some(&ns)));
     let objects: std::pin::Pin<Box<dyn Stream<Item = Result<Widget, watcher::Error>> + Send>> =
         match settings.predicate {
             Predicate::Generation => objects
@@ -502,8 +610,12 @@ mod tests {
         let metrics = Arc::new(Metrics::new(1));
         let (tx, rx) = mpsc::unbounded_channel();
         for i in 0..110 {
-            tx.send((ObjectRef::new(&format!("w{i}")).within("ns"), backoff(0)))
-                .unwrap();
+            tx.send((
+                ObjectRef::new(&format!("w{i}")).within("ns"),
+                backoff(0),
+                true,
+            ))
+            .unwrap();
         }
         drop(tx);
         let t0 = Instant::now();

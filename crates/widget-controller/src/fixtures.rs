@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use widget_api::presets::{self, Flags};
 use widget_api::{LAST_SEEN_ANNOTATION, Widget};
 
-use crate::controller::{Context, reconcile};
+use crate::controller::{Context, Requeue, reconcile};
 use crate::metrics::Metrics;
 
 type Handle = tower_test::mock::Handle<Request<Body>, Response<Body>>;
@@ -56,6 +56,7 @@ struct Seen {
     path: String,
     query: String,
     content_type: String,
+    accept: String,
     body: Value,
 }
 
@@ -93,6 +94,12 @@ impl Server {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or_default()
                 .to_string(),
+            accept: parts
+                .headers
+                .get("accept")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string(),
             body: if bytes.is_empty() {
                 Value::Null
             } else {
@@ -119,10 +126,23 @@ where
     F: FnOnce(Server) -> Fut,
     Fut: Future<Output = Server> + Send + 'static,
 {
+    run_with_requeues(settings, obj, script).await.0
+}
+
+/// [`run`], also returning the requeues the reconcile asked for.
+async fn run_with_requeues<F, Fut>(
+    settings: presets::Settings,
+    obj: Widget,
+    script: F,
+) -> (Result<(), String>, Vec<Requeue>)
+where
+    F: FnOnce(Server) -> Fut,
+    Fut: Future<Output = Server> + Send + 'static,
+{
     let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(service, NS);
     let metrics = Arc::new(Metrics::new(settings.workers));
-    let (ctx, _requeues) = Context::new(client.clone(), client, settings, metrics);
+    let (ctx, mut requeues) = Context::new(client.clone(), client, settings, metrics);
     let server = tokio::spawn(script(Server { handle }));
     let res = tokio::time::timeout(
         Duration::from_secs(10),
@@ -132,7 +152,11 @@ where
     .expect("reconcile hung");
     let mut server = server.await.expect("the scripted server failed");
     server.expect_no_more().await;
-    res.map(|_| ()).map_err(|e| e.to_string())
+    let mut asked = Vec::new();
+    while let Ok(r) = requeues.try_recv() {
+        asked.push(r);
+    }
+    (res.map(|_| ()).map_err(|e| e.to_string()), asked)
 }
 
 #[tokio::test]
@@ -323,4 +347,293 @@ async fn deleted_objects_make_no_request() {
     ));
     let res = run(settings("good", Flags::default()), w, |s| async move { s }).await;
     assert_eq!(res, Ok(()));
+}
+
+/// The widget as a Ready status write left it.
+fn ready_widget(resource_version: &str) -> Widget {
+    let mut w = widget(resource_version);
+    w.status = Some(widget_api::WidgetStatus {
+        phase: Some(widget_api::READY.into()),
+        processed_count: Some(w.spec.count),
+        last_updated: Some("2026-01-01T00:00:00Z".into()),
+    });
+    w
+}
+
+fn put_status_ok(seen: &Seen, rv: &str) {
+    assert_eq!(
+        (&seen.method, seen.path.as_str()),
+        (&Method::PUT, &*format!("{OBJ}/status"))
+    );
+    assert_eq!(seen.body["metadata"]["resourceVersion"], rv);
+    assert_eq!(seen.body["status"]["phase"], "Ready");
+}
+
+#[tokio::test]
+async fn uncached_read_gets_the_object_before_writing() {
+    let res = run(
+        settings("uncached-read", Flags::default()),
+        widget("7"),
+        |mut s| async move {
+            let get = s
+                .exchange(|_| ok(&serde_json::to_value(widget("9")).unwrap()))
+                .await;
+            assert_eq!((get.method, get.path.as_str()), (Method::GET, OBJ));
+            let put = s.exchange(|seen| ok(&seen.body)).await;
+            // The write uses what the GET returned, not the cached object.
+            put_status_ok(&put, "9");
+            s
+        },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+}
+
+#[tokio::test]
+async fn metadata_only_gets_the_full_object() {
+    // The cache holds metadata and an empty spec; the GET brings the spec.
+    let mut cached = widget("7");
+    cached.spec.count = 0;
+    let res = run(
+        settings("metadata-only", Flags::default()),
+        cached,
+        |mut s| async move {
+            let get = s
+                .exchange(|_| ok(&serde_json::to_value(widget("7")).unwrap()))
+                .await;
+            assert_eq!((get.method, get.path.as_str()), (Method::GET, OBJ));
+            let put = s.exchange(|seen| ok(&seen.body)).await;
+            put_status_ok(&put, "7");
+            assert_eq!(put.body["status"]["processedCount"], 1);
+            s
+        },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+}
+
+#[tokio::test]
+async fn list_in_reconcile_lists_the_namespace() {
+    let res = run(
+        settings("list-in-reconcile", Flags::default()),
+        widget("7"),
+        |mut s| async move {
+            let list = s
+                .exchange(|_| {
+                    ok(&json!({
+                        "apiVersion": "benchmark.example.com/v1alpha1", "kind": "WidgetList",
+                        "metadata": {"resourceVersion": "7"},
+                        "items": [serde_json::to_value(widget("7")).unwrap()],
+                    }))
+                })
+                .await;
+            assert_eq!(
+                (list.method, list.path.as_str()),
+                (
+                    Method::GET,
+                    "/apis/benchmark.example.com/v1alpha1/namespaces/default/widgets"
+                )
+            );
+            let put = s.exchange(|seen| ok(&seen.body)).await;
+            put_status_ok(&put, "7");
+            s
+        },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+}
+
+#[tokio::test]
+async fn requeue_after_asks_for_a_requeue_in_a_second() {
+    let (res, requeues) = run_with_requeues(
+        settings("requeue-after", Flags::default()),
+        ready_widget("7"),
+        |mut s| async move {
+            let put = s.exchange(|seen| ok(&seen.body)).await;
+            put_status_ok(&put, "7");
+            s
+        },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+    assert_eq!(requeues.len(), 1);
+    let (obj, delay, rate_limited) = &requeues[0];
+    assert_eq!(obj.name, "widget-000001");
+    assert_eq!(*delay, Duration::from_secs(1));
+    assert!(
+        !rate_limited,
+        "RequeueAfter bypasses the retry rate limiter"
+    );
+    // The good preset asks for none.
+    let (_, requeues) = run_with_requeues(
+        settings("good", Flags::default()),
+        widget("7"),
+        |mut s| async move {
+            s.exchange(|seen| ok(&seen.body)).await;
+            s
+        },
+    )
+    .await;
+    assert!(requeues.is_empty());
+}
+
+#[tokio::test]
+async fn unconditional_status_writes_an_unchanged_status() {
+    let res = run(
+        settings("unconditional-status", Flags::default()),
+        ready_widget("7"),
+        |mut s| async move {
+            let put = s.exchange(|seen| ok(&seen.body)).await;
+            put_status_ok(&put, "7");
+            assert_ne!(put.body["status"]["lastUpdated"], "2026-01-01T00:00:00Z");
+            s
+        },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+}
+
+#[tokio::test]
+async fn conditional_status_skips_an_unchanged_status() {
+    let res = run(
+        settings("conditional-status", Flags::default()),
+        ready_widget("7"),
+        |s| async move { s },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+    // A changed spec is still written.
+    let mut w = ready_widget("7");
+    w.spec.count = 5;
+    let res = run(
+        settings("conditional-status", Flags::default()),
+        w,
+        |mut s| async move {
+            let put = s.exchange(|seen| ok(&seen.body)).await;
+            put_status_ok(&put, "7");
+            assert_eq!(put.body["status"]["processedCount"], 5);
+            s
+        },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+}
+
+#[tokio::test]
+async fn finalizer_is_added_then_removed_on_deletion() {
+    let res = run(
+        settings("finalizer", Flags::default()),
+        widget("7"),
+        |mut s| async move {
+            let add = s
+                .exchange(|seen| {
+                    let mut v = seen.body.clone();
+                    v["metadata"]["resourceVersion"] = json!("8");
+                    ok(&v)
+                })
+                .await;
+            assert_eq!((add.method, add.path.as_str()), (Method::PUT, OBJ));
+            assert_eq!(add.body["metadata"]["resourceVersion"], "7");
+            assert_eq!(
+                add.body["metadata"]["finalizers"],
+                json!([presets::FINALIZER])
+            );
+            let put = s.exchange(|seen| ok(&seen.body)).await;
+            put_status_ok(&put, "8");
+            s
+        },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+
+    // Already carrying it: no second add.
+    let mut w = widget("8");
+    w.metadata.finalizers = Some(vec![presets::FINALIZER.into()]);
+    let res = run(
+        settings("finalizer", Flags::default()),
+        w.clone(),
+        |mut s| async move {
+            let put = s.exchange(|seen| ok(&seen.body)).await;
+            put_status_ok(&put, "8");
+            s
+        },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+
+    // Being deleted: one object Update that drops it, no status write.
+    w.metadata.finalizers = Some(vec!["other/keep".into(), presets::FINALIZER.into()]);
+    w.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        k8s_openapi::jiff::Timestamp::now(),
+    ));
+    let res = run(
+        settings("finalizer", Flags::default()),
+        w,
+        |mut s| async move {
+            let rm = s.exchange(|seen| ok(&seen.body)).await;
+            assert_eq!((rm.method, rm.path.as_str()), (Method::PUT, OBJ));
+            assert_eq!(rm.body["metadata"]["finalizers"], json!(["other/keep"]));
+            s
+        },
+    )
+    .await;
+    assert_eq!(res, Ok(()));
+}
+
+/// The informer's first request: the LIST (or metadata LIST) of what it caches.
+async fn first_informer_request(preset: &str) -> Seen {
+    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let client = kube::Client::new(service, NS);
+    let s = settings(preset, Flags::default());
+    let metrics = Arc::new(Metrics::new(s.workers));
+    let (fatal, _fatal_rx) = tokio::sync::mpsc::unbounded_channel();
+    let clients = crate::controller::Clients {
+        informer: client.clone(),
+        client: client.clone(),
+        api_reader: client,
+    };
+    let ctl = tokio::spawn(crate::controller::run(
+        clients,
+        s,
+        metrics,
+        fatal,
+        std::future::pending(),
+    ));
+    let mut server = Server { handle };
+    let seen = server
+        .exchange(|_| {
+            Response::builder()
+                .status(StatusCode::SERVICE_UNAVAILABLE)
+                .body(Body::empty())
+                .unwrap()
+        })
+        .await;
+    ctl.abort();
+    seen
+}
+
+#[tokio::test]
+async fn the_informer_watches_what_the_cache_setting_says() {
+    let ns = first_informer_request("good").await;
+    assert_eq!(
+        ns.path,
+        "/apis/benchmark.example.com/v1alpha1/namespaces/default/widgets"
+    );
+    assert!(
+        !ns.accept.contains("PartialObjectMetadata"),
+        "{}",
+        ns.accept
+    );
+    let all = first_informer_request("cache-cluster-wide").await;
+    assert_eq!(all.path, "/apis/benchmark.example.com/v1alpha1/widgets");
+    let meta = first_informer_request("metadata-only").await;
+    assert_eq!(
+        meta.path,
+        "/apis/benchmark.example.com/v1alpha1/namespaces/default/widgets"
+    );
+    assert!(
+        meta.accept.contains("as=PartialObjectMetadataList"),
+        "{}",
+        meta.accept
+    );
 }

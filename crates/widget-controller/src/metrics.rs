@@ -65,6 +65,8 @@ pub struct Metrics {
 pub enum Outcome {
     Success,
     Error,
+    /// Success with a requeue after a delay (controller-runtime's result="requeue_after").
+    RequeueAfter,
 }
 
 /// A sub-registry whose metrics all carry `l`.
@@ -230,6 +232,7 @@ impl Metrics {
         self.reconcile_time.observe(seconds);
         let result = match outcome {
             Outcome::Success => "success",
+            Outcome::RequeueAfter => "requeue_after",
             Outcome::Error => {
                 self.reconcile_errors.inc();
                 "error"

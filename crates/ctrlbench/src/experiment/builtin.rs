@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 7] = [
+pub const BUILTIN: [(&str, &str); 8] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -23,6 +23,10 @@ pub const BUILTIN: [(&str, &str); 7] = [
     (
         "rust-vs-go",
         include_str!("../../../../experiments/rust-vs-go.toml"),
+    ),
+    (
+        "antipatterns",
+        include_str!("../../../../experiments/antipatterns.toml"),
     ),
 ];
 

@@ -62,8 +62,17 @@ pub async fn run(
                 secrets,
             });
             let m = members.last_mut().expect("just pushed");
-            let id =
-                identity::create(client, &ctx.cluster.kubeconfig, &ns, "widget-controller").await?;
+            // cache = "cluster" presets list/watch widgets in every namespace.
+            let cluster_scope =
+                widget_api::presets::get(v.spec.preset.as_str()).is_some_and(|p| p.cluster_scope());
+            let id = identity::create(
+                client,
+                &ctx.cluster.kubeconfig,
+                &ns,
+                "widget-controller",
+                cluster_scope,
+            )
+            .await?;
             let kc = m.secrets.path().join("kubeconfig");
             id.write(&kc)?;
             let mut args = vec![
@@ -114,6 +123,10 @@ pub async fn run(
     // Namespaces go in parallel, within one overall bound.
     let finalize = ctx.cluster.no_namespace_controller;
     let deletes = members.iter().map(|m| async move {
+        // Absent unless the preset asked for cluster scope (404s are fine).
+        identity::delete_cluster_scope(client, &m.ns)
+            .await
+            .map_err(|e| format!("namespace {}: {e:#}", m.ns))?;
         namespace::delete(
             client,
             &m.ns,

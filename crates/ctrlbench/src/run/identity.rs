@@ -1,15 +1,18 @@
 //! A controller's own identity: a ServiceAccount allowed only its namespace
 //! (Role + RoleBinding on widgets and widgets/status), a token from the
-//! TokenRequest API, and a kubeconfig (0600) carrying it.
+//! TokenRequest API, and a kubeconfig (0600) carrying it. A preset whose
+//! cache spans all namespaces (`cache = "cluster"`) also gets a ClusterRole
+//! and ClusterRoleBinding that allow list/watch of widgets cluster-wide, and
+//! nothing else; [`delete_cluster_scope`] removes them.
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::ServiceAccount;
-use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::Resource;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use kube::config::Kubeconfig;
 use serde_json::json;
 use widget_api::Widget;
@@ -26,13 +29,20 @@ pub struct Identity {
     pub kubeconfig: Kubeconfig,
 }
 
+/// The ClusterRole and ClusterRoleBinding of a cluster-scoped identity in `ns`.
+pub fn cluster_scope_name(ns: &str) -> String {
+    format!("ctrlbench-{ns}")
+}
+
 /// Creates ServiceAccount `name`, a Role and RoleBinding of the same name in
 /// `ns`, and a kubeconfig for it that talks to the same server as `admin_kc`.
+/// With `cluster_scope`, also list/watch on widgets in every namespace.
 pub async fn create(
     client: &kube::Client,
     admin_kc: &Kubeconfig,
     ns: &str,
     name: &str,
+    cluster_scope: bool,
 ) -> Result<Identity> {
     let pp = PostParams::default();
     let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
@@ -71,6 +81,30 @@ pub async fn create(
         )
         .await
         .with_context(|| format!("cannot create RoleBinding {ns}/{name}"))?;
+    if cluster_scope {
+        let cname = cluster_scope_name(ns);
+        Api::<ClusterRole>::all(client.clone())
+            .create(
+                &pp,
+                &serde_json::from_value(json!({
+                    "metadata": {"name": cname},
+                    "rules": [{"apiGroups": [group], "resources": [plural], "verbs": ["list", "watch"]}],
+                }))?,
+            )
+            .await
+            .with_context(|| format!("cannot create ClusterRole {cname}"))?;
+        Api::<ClusterRoleBinding>::all(client.clone())
+            .create(
+                &pp,
+                &serde_json::from_value(json!({
+                    "metadata": {"name": cname},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cname},
+                    "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
+                }))?,
+            )
+            .await
+            .with_context(|| format!("cannot create ClusterRoleBinding {cname}"))?;
+    }
     let tr: TokenRequest =
         serde_json::from_value(json!({"spec": {"expirationSeconds": TOKEN_SECONDS}}))?;
     let tr: TokenRequest = sas
@@ -88,6 +122,28 @@ pub async fn create(
         service_account: name.to_string(),
         kubeconfig: kc,
     })
+}
+
+/// Removes what `create(.., cluster_scope = true)` made outside `ns` (absent: fine).
+pub async fn delete_cluster_scope(client: &kube::Client, ns: &str) -> Result<()> {
+    let cname = cluster_scope_name(ns);
+    let dp = DeleteParams::default();
+    for r in [
+        Api::<ClusterRoleBinding>::all(client.clone())
+            .delete(&cname, &dp)
+            .await
+            .map(|_| ()),
+        Api::<ClusterRole>::all(client.clone())
+            .delete(&cname, &dp)
+            .await
+            .map(|_| ()),
+    ] {
+        match r {
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            r => r.with_context(|| format!("cannot delete ClusterRole(Binding) {cname}"))?,
+        }
+    }
+    Ok(())
 }
 
 impl Identity {

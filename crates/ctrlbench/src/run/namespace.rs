@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use widget_api::Widget;
 
@@ -68,9 +68,28 @@ pub async fn delete(
 async fn empty_and_finalize(client: &kube::Client, name: &str) -> Result<()> {
     let dp = DeleteParams::default();
     let lp = ListParams::default();
-    let _ = Api::<Widget>::namespaced(client.clone(), name)
-        .delete_collection(&dp, &lp)
-        .await;
+    let widgets = Api::<Widget>::namespaced(client.clone(), name);
+    // The controller is stopped by now: drop the finalizers it added
+    // (the finalizer preset) so that the widgets can go.
+    if let Ok(list) = widgets.list(&lp).await {
+        for w in list.items.iter().filter(|w| {
+            w.metadata
+                .finalizers
+                .as_ref()
+                .is_some_and(|f| !f.is_empty())
+        }) {
+            if let Some(n) = w.metadata.name.as_deref() {
+                let _ = widgets
+                    .patch(
+                        n,
+                        &PatchParams::default(),
+                        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+                    )
+                    .await;
+            }
+        }
+    }
+    let _ = widgets.delete_collection(&dp, &lp).await;
     let _ = Api::<RoleBinding>::namespaced(client.clone(), name)
         .delete_collection(&dp, &lp)
         .await;
