@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 8] = [
+pub const BUILTIN: [(&str, &str); 9] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -28,6 +28,7 @@ pub const BUILTIN: [(&str, &str); 8] = [
         "antipatterns",
         include_str!("../../../../experiments/antipatterns.toml"),
     ),
+    ("queues", include_str!("../../../../experiments/queues.toml")),
 ];
 
 pub fn get(name: &str) -> Option<&'static str> {
