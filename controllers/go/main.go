@@ -161,9 +161,13 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 		work:      time.Duration(o.WorkMS) * time.Millisecond,
 		now:       time.Now,
 	}
+	copts := controller.Options{MaxConcurrentReconciles: o.Workers}
+	if err := setPriorityQueue(&copts, o.PriorityQueue); err != nil {
+		return &usageError{msg: "--priority-queue: " + err.Error()}
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
-		WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers})
+		WithOptions(copts)
 	if o.Predicate {
 		b = b.For(&Widget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	} else {
@@ -176,7 +180,7 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 	log.Info("starting", "namespace", o.Namespace, "preset", o.Preset, "workers", o.Workers,
 		"predicate", o.Predicate, "statusWrite", o.StatusWrite, "annotate", o.Annotate,
 		"conflictRetry", o.ConflictRetry, "conflictReread", o.ConflictReread, "workMs", o.WorkMS,
-		"qps", cfg.QPS, "burst", cfg.Burst, "watchList", os.Getenv("KUBE_FEATURE_WatchListClient"))
+		"priorityQueue", o.PriorityQueue, "qps", cfg.QPS, "burst", cfg.Burst, "watchList", os.Getenv("KUBE_FEATURE_WatchListClient"))
 
 	var ms *metricsServer
 	if o.MetricsBindAddress != "0" {
