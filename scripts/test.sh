@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README; .ci/run calls it). Builds what the tests
 # need — etcd and kube-apiserver with Go into ~/.cache/ctrlbench when absent,
-# both Go controller builds — then runs every test, Rust and Go, against the
+# the three Go controller builds — then runs every test, Rust and Go, against the
 # real local control plane.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,13 +17,14 @@ echo "== control-plane binaries (built with Go on first use, then cached)"
 assets=$(cargo run --quiet -p ctrlbench -- cluster install | sed -n 's/^kube-apiserver=//p' | xargs dirname)
 echo "binaries in $assets"
 
-echo "== controllers (Rust, Go with controller-runtime v0.18.4 and v0.22)"
+echo "== controllers (Rust, Go with controller-runtime v0.18.4, v0.22 and v0.25)"
 cargo run --quiet -p ctrlbench -- controllers build
 
-echo "== Go reference controller tests (both builds)"
-(cd controllers/go && go vet ./... && go vet -modfile=v0.18.4.mod ./...)
+echo "== Go reference controller tests (every build: go.mod is v0.22, the others have a modfile)"
+(cd controllers/go && go vet ./... && go vet -modfile=v0.18.4.mod ./... && go vet -modfile=v0.25.mod ./...)
 (cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 ./...)
 (cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 -modfile=v0.18.4.mod ./...)
+(cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 -modfile=v0.25.mod ./...)
 
 echo "== Rust tests"
 cargo test --workspace

@@ -67,6 +67,9 @@ type options struct {
 	// Queue is nil when --queue was not given (printed as null: the
 	// runtime's own order, client-go's FIFO queue here).
 	Queue *string
+	// PriorityQueue is nil when --priority-queue was not given (printed as
+	// null: the runtime's own default, off in v0.22, on in v0.25).
+	PriorityQueue *bool
 	// PrintSettings: print settingsJSON and exit, touching no cluster.
 	PrintSettings bool
 }
@@ -109,7 +112,7 @@ type rawFlags struct {
 	logLevel, logFormat, conflictReread, kubeconfig, queue string
 	workers, workMS, clientBurst                           int
 	clientQPS                                              float64
-	annotate, watchList, printSettings                     bool
+	annotate, watchList, printSettings, priorityQueue      bool
 }
 
 func newFlagSet(r *rawFlags) *flag.FlagSet {
@@ -131,6 +134,7 @@ func newFlagSet(r *rawFlags) *flag.FlagSet {
 	fs.BoolVar(&r.watchList, "watch-list", false, "streaming initial list: sets KUBE_FEATURE_WatchListClient in this process (--watch-list=false sets it false)")
 	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the seed)")
 	fs.StringVar(&r.queue, "queue", "", "work-queue order: fifo (client-go's work queue, the only one controller-runtime has here and its default; kube is the Rust controller's kube-runtime scheduler)")
+	fs.BoolVar(&r.priorityQueue, "priority-queue", false, "controller-runtime's priority queue (controller.Options.UsePriorityQueue; v0.20 and later; unset = the runtime's default: off in v0.22, on in v0.25)")
 	fs.StringVar(&r.kubeconfig, "kubeconfig", "", "kubeconfig path (default: KUBECONFIG, in-cluster, ~/.kube/config)")
 	fs.BoolVar(&r.printSettings, "print-settings", false, "print the resolved settings as one JSON object and exit (no cluster needed)")
 	return fs
@@ -256,6 +260,13 @@ func parseFlags(args []string) (*options, error) {
 		}
 		q := r.queue
 		o.Queue = &q
+	}
+	if set["priority-queue"] {
+		if !hasPriorityQueue() {
+			return nil, usagef("--priority-queue: this build's controller-runtime has no priority queue (v0.20 and later have one)")
+		}
+		v := r.priorityQueue
+		o.PriorityQueue = &v
 	}
 	if set["watch-list"] {
 		v := r.watchList

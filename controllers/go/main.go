@@ -168,9 +168,13 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 		work:      time.Duration(o.WorkMS) * time.Millisecond,
 		now:       time.Now,
 	}
+	copts := controller.Options{MaxConcurrentReconciles: o.Workers}
+	if err := setPriorityQueue(&copts, o.PriorityQueue); err != nil {
+		return &usageError{msg: "--priority-queue: " + err.Error()}
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
-		WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers})
+		WithOptions(copts)
 	// One WithPredicates: a second one replaces the first (all must pass).
 	var preds []predicate.Predicate
 	if o.Predicate {
@@ -200,7 +204,7 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 		"conflictRetry", o.ConflictRetry, "conflictReread", o.ConflictReread, "workMs", o.WorkMS,
 		"read", o.Read, "listInReconcile", o.ListInReconcile, "requeueAfterMs", o.RequeueAfterMS,
 		"statusIfChanged", o.StatusIfChanged, "finalizer", o.Finalizer, "cache", o.Cache,
-		"qps", cfg.QPS, "burst", cfg.Burst, "watchList", os.Getenv("KUBE_FEATURE_WatchListClient"))
+		"priorityQueue", o.PriorityQueue, "qps", cfg.QPS, "burst", cfg.Burst, "watchList", os.Getenv("KUBE_FEATURE_WatchListClient"))
 
 	var ms *metricsServer
 	if o.MetricsBindAddress != "0" {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
@@ -142,6 +144,11 @@ type proc struct {
 	logPath string
 	exited  chan struct{} // closed once the process has been waited for
 	exitErr error
+	// shutdownMayHang: controller-runtime v0.20–v0.22's priority queue can
+	// leave workers blocked in GetWithPriority after shutdown (upstream
+	// issue 3239, fixed in v0.23), so the manager gives up after its 30 s
+	// grace period and the program exits 1; tolerated for those builds.
+	shutdownMayHang bool
 
 	mu    sync.Mutex
 	lines []string
@@ -220,7 +227,10 @@ func (p *proc) stop(t *testing.T) {
 	}
 	select {
 	case <-p.exited:
-		if p.exitErr != nil {
+		if p.exitErr != nil && p.shutdownMayHang &&
+			strings.Contains(tail(p.logPath, 5), "failed waiting for all runnables to end within grace period") {
+			t.Logf("known controller-runtime priority-queue shutdown hang: %v", p.exitErr)
+		} else if p.exitErr != nil {
 			t.Errorf("controller did not exit 0 after SIGTERM: %v", p.exitErr)
 		}
 	case <-time.After(45 * time.Second):
@@ -469,23 +479,24 @@ var requiredMetrics = []string{
 func TestPresets(t *testing.T) {
 	crVersion := controllerRuntimeVersion()
 	t.Logf("controller-runtime %s", crVersion)
-	cases := []struct {
+	type presetCase struct {
 		name    string
 		args    []string
 		want    outcome
 		workers int
 		no409   bool
 		check   func(t *testing.T, pg page)
-	}{
+	}
+	cases := []presetCase{
 		{name: "good", args: []string{"--preset", "good"}, want: converges, workers: 5,
 			check: func(t *testing.T, pg page) {
 				// Unset --client-qps keeps the library default: v0.18's
-				// GetConfig sets a 20 QPS limiter, v0.22 turns it off.
+				// GetConfig sets a 20 QPS limiter, v0.22 and v0.25 turn it off.
 				n := pg.sum("rest_client_rate_limiter_duration_seconds_count")
 				switch {
 				case strings.HasPrefix(crVersion, "v0.18.") && n == 0:
 					t.Errorf("controller-runtime %s: no request went through the default client limiter", crVersion)
-				case strings.HasPrefix(crVersion, "v0.22.") && n != 0:
+				case !strings.HasPrefix(crVersion, "v0.18.") && n != 0:
 					t.Errorf("controller-runtime %s: %v requests waited in a client limiter that should be off", crVersion, n)
 				}
 			}},
@@ -549,6 +560,14 @@ func TestPresets(t *testing.T) {
 				}
 			}},
 	}
+	if hasPriorityQueue() {
+		// Both settings of controller-runtime's priority queue, whatever the build's default.
+		for _, on := range []string{"true", "false"} {
+			cases = append(cases,
+				presetCase{name: "good-priority-" + on, args: []string{"--preset", "good", "--priority-queue=" + on, "--log-level", "info"}, want: converges, workers: 5},
+				presetCase{name: "bad-fix-priority-" + on, args: []string{"--preset", "bad-fix", "--priority-queue=" + on, "--log-level", "error"}, want: loops, workers: 5})
+		}
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -601,18 +620,20 @@ func TestPresets(t *testing.T) {
 					t.Errorf("reconcile_total %v, want >= %d", r1, numWidgets)
 				}
 			case loops:
-				waitFor(t, 30*time.Second, "all widgets Ready", func() (bool, string) {
-					n := readyCount(t, ns)
-					return n == numWidgets, fmt.Sprintf("%d/%d Ready", n, numWidgets)
-				})
-				r1, a1 := reconciles(), annotation(t, ns, "widget-000001")
+				// client-go's FIFO queue reaches every object while the loop
+				// goes on; controller-runtime's priority queue serves the
+				// looping keys (updates) ahead of the initial list's, so
+				// some widgets may never be reconciled: only the loop is required.
+				looped := loopedWidget(t, ns, usesPriorityQueue(crVersion, tc.args))
+				r1, a1 := reconciles(), annotation(t, ns, looped)
 				if a1 == "" {
-					t.Errorf("widget-000001 has no %s annotation", lastSeenAnnotation)
+					t.Errorf("%s has no %s annotation", looped, lastSeenAnnotation)
 				}
 				waitFor(t, 15*time.Second, "reconciles and annotation keep changing", func() (bool, string) {
-					r2, a2 := reconciles(), annotation(t, ns, "widget-000001")
+					r2, a2 := reconciles(), annotation(t, ns, looped)
 					return r2 > r1 && a2 != a1, fmt.Sprintf("reconciles %v -> %v, annotation %q -> %q", r1, r2, a1, a2)
 				})
+				t.Logf("%d/%d Ready while looping", readyCount(t, ns), numWidgets)
 			case requeues:
 				waitFor(t, 30*time.Second, "all widgets Ready", func() (bool, string) {
 					n := readyCount(t, ns)
@@ -628,13 +649,11 @@ func TestPresets(t *testing.T) {
 					t.Errorf(`reconcile_total{result="requeue_after"} %v, want >= %d`, n, numWidgets)
 				}
 			case statusLoops:
-				waitFor(t, 30*time.Second, "all widgets Ready", func() (bool, string) {
-					n := readyCount(t, ns)
-					return n == numWidgets, fmt.Sprintf("%d/%d Ready", n, numWidgets)
-				})
+				// As for loops: the priority queue may starve some widgets.
+				looped := loopedWidget(t, ns, usesPriorityQueue(crVersion, tc.args))
 				lastUpdated := func() string {
 					var w Widget
-					if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "widget-000001"}, &w); err != nil {
+					if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: looped}, &w); err != nil {
 						t.Fatalf("get: %v", err)
 					}
 					return w.Status.LastUpdated
@@ -644,23 +663,33 @@ func TestPresets(t *testing.T) {
 					r2, l2 := reconciles(), lastUpdated()
 					return r2 > r1+numWidgets && l2 != l1, fmt.Sprintf("reconciles %v -> %v, lastUpdated %q -> %q", r1, r2, l1, l2)
 				})
-				if a := annotation(t, ns, "widget-000001"); a != "" {
+				if a := annotation(t, ns, looped); a != "" {
 					t.Errorf("annotation %q stamped, want none", a)
 				}
+				t.Logf("%d/%d Ready while looping", readyCount(t, ns), numWidgets)
 			case never:
 				time.Sleep(10 * time.Second)
 				ws := listWidgets(t, ns)
 				if len(ws) != numWidgets {
 					t.Fatalf("%d widgets, want %d", len(ws), numWidgets)
 				}
+				// The priority queue serves the looping keys first, so some
+				// widgets may never be annotated there.
+				prio, annotated := usesPriorityQueue(crVersion, tc.args), 0
 				for _, w := range ws {
 					if w.Status != nil && *w.Status != (WidgetStatus{}) {
 						t.Errorf("%s: stored status %+v, want empty (the server drops status on object Update)", w.Name, *w.Status)
 					}
-					if w.Annotations[lastSeenAnnotation] == "" {
+					if w.Annotations[lastSeenAnnotation] != "" {
+						annotated++
+					} else if !prio {
 						t.Errorf("%s: no %s annotation", w.Name, lastSeenAnnotation)
 					}
 				}
+				if annotated == 0 {
+					t.Errorf("no widget has the %s annotation", lastSeenAnnotation)
+				}
+				t.Logf("%d/%d annotated", annotated, numWidgets)
 				if r := reconciles(); r <= numWidgets {
 					t.Errorf("reconcile_total %v, want > %d (annotation loop)", r, numWidgets)
 				}
@@ -702,6 +731,9 @@ func TestPresets(t *testing.T) {
 			if tc.name == "finalizer" {
 				checkFinalizer(t, ns)
 			}
+			var minor int
+			fmt.Sscanf(crVersion, "v0.%d.", &minor)
+			p.shutdownMayHang = minor < 23 && usesPriorityQueue(crVersion, tc.args)
 			p.stop(t)
 			t.Logf("done in %v", time.Since(start).Round(time.Millisecond))
 		})
@@ -875,7 +907,7 @@ func TestPrintSettings(t *testing.T) {
 		`"conflict_retry":false,"read":"cache","list_in_reconcile":false,"requeue_after_ms":0,"status_if_changed":false,` +
 		`"finalizer":false,"cache":"namespace","work_ms":10,"client_rate_limit":"token-bucket","client_qps":5,"client_burst":10,` +
 		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false,` +
-		`"queue":null,"debounce_ms":0,"effective_client_qps":5,"effective_client_burst":10,` +
+		`"queue":null,"priority_queue":null,"debounce_ms":0,"effective_client_qps":5,"effective_client_burst":10,` +
 		`"client_buckets":["informer","client","api-reader"],"retry_backoff_base_ms":5,"retry_backoff_cap_s":1000,` +
 		`"retry_overall_qps":10,"retry_overall_burst":100}` + "\n"
 	if stdout.String() != want {
@@ -1048,7 +1080,7 @@ func TestEffectiveClientLimit(t *testing.T) {
 		if s.EffectiveClientQPS == nil || *s.EffectiveClientQPS != 20 || *s.EffectiveClientBurst != 30 {
 			t.Errorf("%s: effective %v/%v, want 20/30", version, s.EffectiveClientQPS, s.EffectiveClientBurst)
 		}
-	case strings.HasPrefix(version, "v0.22."):
+	case strings.HasPrefix(version, "v0.22."), strings.HasPrefix(version, "v0.25."):
 		if s.EffectiveClientQPS != nil || s.EffectiveClientBurst != nil {
 			t.Errorf("%s: effective %v/%v, want no limiter", version, *s.EffectiveClientQPS, *s.EffectiveClientBurst)
 		}
@@ -1065,5 +1097,104 @@ func TestEffectiveClientLimit(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"--namespace", "ns", "--queue", "kube"}); err == nil || !strings.Contains(err.Error(), "--queue") {
 		t.Errorf("--queue kube: %v", err)
+	}
+}
+
+// usesPriorityQueue says whether a controller started with args runs
+// controller-runtime's priority queue: --priority-queue if given, else the
+// build's default (on from v0.23, off before).
+// loopedWidget waits until the looping presets have made every widget Ready
+// (client-go's FIFO queue reaches all while the loop goes on) or, with
+// controller-runtime's priority queue, which serves the looping keys
+// (updates) ahead of the initial list's and may never reach some widgets,
+// until one is Ready; it returns a Ready widget to watch the loop on.
+func loopedWidget(t *testing.T, ns string, prio bool) string {
+	t.Helper()
+	if !prio {
+		waitFor(t, 30*time.Second, "all widgets Ready", func() (bool, string) {
+			n := readyCount(t, ns)
+			return n == numWidgets, fmt.Sprintf("%d/%d Ready", n, numWidgets)
+		})
+		return "widget-000001"
+	}
+	looped := ""
+	waitFor(t, 30*time.Second, "some widget Ready", func() (bool, string) {
+		for _, w := range listWidgets(t, ns) {
+			if w.Status != nil && w.Status.Phase == "Ready" {
+				looped = w.Name
+				return true, ""
+			}
+		}
+		return false, "none Ready"
+	})
+	return looped
+}
+
+func usesPriorityQueue(crVersion string, args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--priority-queue", "--priority-queue=true":
+			return true
+		case "--priority-queue=false":
+			return false
+		}
+	}
+	var minor int
+	fmt.Sscanf(crVersion, "v0.%d.", &minor)
+	return minor >= 23
+}
+
+// TestPriorityQueueFlag: --priority-queue exists from controller-runtime
+// v0.20 on (the v0.22 and v0.25 builds); v0.18.4 rejects it. Given, it sets
+// controller.Options.UsePriorityQueue and is printed; with it on, the retry
+// policy is the per-item backoff alone (no overall bucket).
+func TestPriorityQueueFlag(t *testing.T) {
+	version := controllerRuntimeVersion()
+	want := !strings.HasPrefix(version, "v0.18.")
+	if hasPriorityQueue() != want {
+		t.Fatalf("controller-runtime %s: hasPriorityQueue() = %v, want %v", version, hasPriorityQueue(), want)
+	}
+	o, err := parseFlags([]string{"--namespace", "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := settingsOf(o); s.PriorityQueue != nil || s.RetryOverallQPS == nil || *s.RetryOverallQPS != retryOverallQPS {
+		t.Errorf("no flag: priority_queue %v, retry_overall_qps %v; want null and %d", s.PriorityQueue, s.RetryOverallQPS, retryOverallQPS)
+	}
+	_, err = parseFlags([]string{"--namespace", "ns", "--priority-queue"})
+	if !want {
+		if err == nil || !strings.Contains(err.Error(), "--priority-queue") {
+			t.Errorf("controller-runtime %s: --priority-queue gave %v, want a usage error naming the flag", version, err)
+		}
+		var copts controller.Options
+		on := true
+		if setPriorityQueue(&copts, &on) == nil {
+			t.Errorf("setPriorityQueue succeeded on a build without a priority queue")
+		}
+		return
+	}
+	for _, on := range []bool{true, false} {
+		o, err := parseFlags([]string{"--namespace", "ns", fmt.Sprintf("--priority-queue=%v", on)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.PriorityQueue == nil || *o.PriorityQueue != on {
+			t.Fatalf("--priority-queue=%v parsed as %v", on, o.PriorityQueue)
+		}
+		var copts controller.Options
+		if err := setPriorityQueue(&copts, o.PriorityQueue); err != nil {
+			t.Fatal(err)
+		}
+		got := reflect.ValueOf(copts).FieldByName(priorityQueueField).Interface().(*bool)
+		if got == nil || *got != on {
+			t.Errorf("UsePriorityQueue = %v, want %v", got, on)
+		}
+		s, _ := settingsOf(o)
+		if s.PriorityQueue == nil || *s.PriorityQueue != on {
+			t.Errorf("settings priority_queue %v, want %v", s.PriorityQueue, on)
+		}
+		if (s.RetryOverallQPS == nil) != on || (s.RetryOverallBurst == nil) != on {
+			t.Errorf("--priority-queue=%v: retry overall bucket %v/%v", on, s.RetryOverallQPS, s.RetryOverallBurst)
+		}
 	}
 }

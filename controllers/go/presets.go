@@ -187,7 +187,9 @@ const (
 
 // The controller-level retry policy both controllers print: controller-runtime's
 // default rate limiter (workqueue.DefaultControllerRateLimiter), the larger of
-// a per-item exponential backoff and one overall token bucket. A test checks
+// a per-item exponential backoff and one overall token bucket. With the
+// priority queue on, controller-runtime's default is the per-item backoff
+// alone (no overall bucket). A test checks
 // these against the library's limiter.
 const (
 	retryBackoffBaseMS = 5
@@ -226,15 +228,21 @@ type settings struct {
 	LogFormat          string   `json:"log_format"`
 	WatchList          bool     `json:"watch_list"`
 	Queue              *string  `json:"queue"`
-	DebounceMS         int      `json:"debounce_ms"`
+	// PriorityQueue: controller-runtime's priority queue when
+	// --priority-queue is given; null: the runtime's default (the Rust
+	// controller has none and always prints null).
+	PriorityQueue *bool `json:"priority_queue"`
+	DebounceMS    int   `json:"debounce_ms"`
 	// The limit each client runs with, library defaults included; null: no limiter.
 	EffectiveClientQPS   *float64 `json:"effective_client_qps"`
 	EffectiveClientBurst *int     `json:"effective_client_burst"`
 	ClientBuckets        []string `json:"client_buckets"`
 	RetryBackoffBaseMS   int      `json:"retry_backoff_base_ms"`
 	RetryBackoffCapS     int      `json:"retry_backoff_cap_s"`
-	RetryOverallQPS      float64  `json:"retry_overall_qps"`
-	RetryOverallBurst    int      `json:"retry_overall_burst"`
+	// The overall bucket: null with --priority-queue=true, where
+	// controller-runtime's default limiter is the per-item backoff alone.
+	RetryOverallQPS   *float64 `json:"retry_overall_qps"`
+	RetryOverallBurst *int     `json:"retry_overall_burst"`
 }
 
 func settingsOf(o *options) (settings, error) {
@@ -259,11 +267,14 @@ func settingsOf(o *options) (settings, error) {
 		LogFormat:          o.LogFormat,
 		WatchList:          o.WatchList != nil && *o.WatchList,
 		Queue:              o.Queue,
+		PriorityQueue:      o.PriorityQueue,
 		ClientBuckets:      clientBuckets,
 		RetryBackoffBaseMS: retryBackoffBaseMS,
 		RetryBackoffCapS:   retryBackoffCapS,
-		RetryOverallQPS:    retryOverallQPS,
-		RetryOverallBurst:  retryOverallBurst,
+	}
+	if o.PriorityQueue == nil || !*o.PriorityQueue {
+		q, b := float64(retryOverallQPS), retryOverallBurst
+		s.RetryOverallQPS, s.RetryOverallBurst = &q, &b
 	}
 	if o.Predicate {
 		s.Predicate = "generation"

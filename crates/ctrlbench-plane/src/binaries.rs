@@ -13,16 +13,58 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-/// The Kubernetes release built by default: the newest 1.34 patch whose
-/// kubernetes module and staging modules the Go module proxy serves.
-pub const DEFAULT_K8S_VERSION: &str = "1.34.12";
-/// The etcd release paired with every Kubernetes version we build.
-pub const ETCD_VERSION: &str = "3.6.16";
+/// The Kubernetes release built by default: the newest one whose kubernetes
+/// module and staging modules the Go module proxy serves.
+pub const DEFAULT_K8S_VERSION: &str = "1.37.2";
 
-const APISERVER_GO_MOD: &str = include_str!("../../../tools/k8s/kube-apiserver/go.mod");
-const APISERVER_GO_SUM: &str = include_str!("../../../tools/k8s/kube-apiserver/go.sum");
-const ETCD_GO_MOD: &str = include_str!("../../../tools/k8s/etcd/go.mod");
-const ETCD_GO_SUM: &str = include_str!("../../../tools/k8s/etcd/go.sum");
+/// A Kubernetes release with committed wrapper modules (`tools/k8s/`), and
+/// the etcd release that Kubernetes version is tested with (its
+/// `hack/lib/etcd.sh`; for 1.34, the newest 3.6 patch).
+struct Release {
+    k8s: &'static str,
+    apiserver_mod: &'static str,
+    apiserver_sum: &'static str,
+    etcd: &'static str,
+    etcd_mod: &'static str,
+    etcd_sum: &'static str,
+}
+
+const RELEASES: [Release; 2] = [
+    Release {
+        k8s: "1.37.2",
+        apiserver_mod: include_str!("../../../tools/k8s/kube-apiserver-1.37.2/go.mod"),
+        apiserver_sum: include_str!("../../../tools/k8s/kube-apiserver-1.37.2/go.sum"),
+        etcd: "3.7.0",
+        etcd_mod: include_str!("../../../tools/k8s/etcd-3.7.0/go.mod"),
+        etcd_sum: include_str!("../../../tools/k8s/etcd-3.7.0/go.sum"),
+    },
+    // The seed's release, pinned in experiments/seed-exp*.toml.
+    Release {
+        k8s: "1.34.12",
+        apiserver_mod: include_str!("../../../tools/k8s/kube-apiserver-1.34.12/go.mod"),
+        apiserver_sum: include_str!("../../../tools/k8s/kube-apiserver-1.34.12/go.sum"),
+        etcd: "3.6.16",
+        etcd_mod: include_str!("../../../tools/k8s/etcd-3.6.16/go.mod"),
+        etcd_sum: include_str!("../../../tools/k8s/etcd-3.6.16/go.sum"),
+    },
+];
+
+/// The etcd release paired with a Kubernetes version: 3.7 from Kubernetes
+/// 1.37 on (what 1.37 is tested with), 3.6 before.
+pub fn etcd_version(k8s_version: &str) -> &'static str {
+    let minor: u32 = k8s_version
+        .trim_start_matches('v')
+        .split('.')
+        .nth(1)
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    let etcd_minor = if minor >= 37 { "3.7." } else { "3.6." };
+    RELEASES
+        .iter()
+        .map(|r| r.etcd)
+        .find(|e| e.starts_with(etcd_minor))
+        .expect("an etcd release per minor")
+}
 
 /// Where a binary came from, for messages and the run manifest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,25 +160,31 @@ pub fn install(version: &str) -> Result<Binaries> {
         .tempdir_in(&cache)
         .context("cannot create a build directory in the cache")?;
 
+    let etcd_release = etcd_version(&version);
     let etcd = cache.join("etcd");
     if !etcd.is_file() {
         let dir = work.path().join("etcd");
-        write_module(&dir, ETCD_GO_MOD, ETCD_GO_SUM)?;
-        let ldflags = format!("-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v{ETCD_VERSION}");
+        let (go_mod, go_sum) = RELEASES
+            .iter()
+            .find(|r| r.etcd == etcd_release)
+            .map(|r| (r.etcd_mod, r.etcd_sum))
+            .expect("etcd_version names a committed release");
+        write_module(&dir, go_mod, go_sum)?;
+        let ldflags = format!("-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v{etcd_release}");
         build(
             &go,
             &dir,
             "go.etcd.io/etcd/server/v3",
             &ldflags,
             &etcd,
-            &format!("etcd v{ETCD_VERSION}"),
+            &format!("etcd v{etcd_release}"),
         )?;
     }
     let api = cache.join("kube-apiserver");
     if !api.is_file() {
         let dir = work.path().join("kube-apiserver");
-        if version == DEFAULT_K8S_VERSION {
-            write_module(&dir, APISERVER_GO_MOD, APISERVER_GO_SUM)?;
+        if let Some(r) = RELEASES.iter().find(|r| r.k8s == version) {
+            write_module(&dir, r.apiserver_mod, r.apiserver_sum)?;
         } else {
             generate_apiserver_module(&go, &dir, &version)?;
         }
@@ -325,9 +373,25 @@ mod tests {
     }
 
     #[test]
-    fn committed_module_matches_default_version() {
-        assert!(APISERVER_GO_MOD.contains(&format!("k8s.io/kubernetes v{DEFAULT_K8S_VERSION}")));
-        assert!(ETCD_GO_MOD.contains(&format!("go.etcd.io/etcd/server/v3 v{ETCD_VERSION}")));
+    fn committed_modules_match_their_versions() {
+        assert!(RELEASES.iter().any(|r| r.k8s == DEFAULT_K8S_VERSION));
+        for r in &RELEASES {
+            assert!(
+                r.apiserver_mod
+                    .contains(&format!("k8s.io/kubernetes v{}", r.k8s)),
+                "{}",
+                r.k8s
+            );
+            assert!(
+                r.etcd_mod
+                    .contains(&format!("go.etcd.io/etcd/server/v3 v{}", r.etcd)),
+                "{}",
+                r.etcd
+            );
+            assert_eq!(etcd_version(r.k8s), r.etcd);
+        }
+        assert_eq!(etcd_version("1.33.5"), "3.6.16");
+        assert_eq!(etcd_version("1.38.0"), "3.7.0");
     }
 
     #[test]

@@ -71,6 +71,11 @@ pub struct Settings {
     /// Work-queue order ("kube" or "fifo"), when the controller reports one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
+    /// controller-runtime's priority queue (Go v0.20+), when the controller
+    /// was told; None: the runtime's default, a build without one, or older
+    /// results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_queue: Option<bool>,
     pub watch_list: bool,
     /// kube-runtime's debounce (Rust only; 0 = none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +149,10 @@ impl Settings {
         ) {
             (Some(b), Some(c), Some(q), Some(n)) => {
                 format!("max(per item {b} ms × 2^n ≤ {c} s, overall {q} qps burst {n})")
+            }
+            // controller-runtime's priority queue: the per-item backoff alone.
+            (Some(b), Some(c), None, None) if self.priority_queue == Some(true) => {
+                format!("per item {b} ms × 2^n ≤ {c} s")
             }
             _ => "?".to_string(),
         }

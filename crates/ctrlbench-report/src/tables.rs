@@ -104,11 +104,7 @@ fn settings_table(groups: &[Group]) -> Option<Block> {
             imp.to_string(),
             s.preset.clone(),
             s.workers.to_string(),
-            match (s.queue.as_deref(), s.debounce_ms) {
-                (Some(q), Some(d)) if d > 0 => format!("{q}, debounce {d} ms"),
-                (Some(q), _) => q.to_string(),
-                (None, _) => "?".into(),
-            },
+            queue_cell(s),
             s.client_limit(),
             if s.client_buckets.is_empty() {
                 "?".into()
@@ -140,6 +136,22 @@ fn settings_table(groups: &[Group]) -> Option<Block> {
         .to_vec(),
         rows,
     }))
+}
+
+/// "fifo", "kube, debounce 5 ms", "fifo, priority": the queue, its
+/// debounce, and whether controller-runtime's priority queue was on.
+fn queue_cell(s: &ctrlbench_record::summary::Settings) -> String {
+    let Some(q) = s.queue.as_deref() else {
+        return "?".into();
+    };
+    let mut cell = q.to_string();
+    if let Some(d) = s.debounce_ms.filter(|d| *d > 0) {
+        cell.push_str(&format!(", debounce {d} ms"));
+    }
+    if s.priority_queue == Some(true) {
+        cell.push_str(", priority");
+    }
+    cell
 }
 
 fn header(r: &Results) -> Vec<Block> {

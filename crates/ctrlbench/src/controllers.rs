@@ -1,6 +1,6 @@
 //! The controller binaries an experiment runs: the Rust widget-controller
 //! (built by cargo next to ctrlbench) and the Go reference controller in its
-//! two controller-runtime builds (built with Go from `controllers/go` into
+//! controller-runtime builds (built with Go from `controllers/go` into
 //! `~/.cache/ctrlbench/controllers/`, keyed by build and source hash).
 
 use std::fmt;
@@ -25,17 +25,28 @@ pub struct GoBuild {
     pub label: &'static str,
     /// Extra `go build` arguments (which go.mod).
     pub args: &'static [&'static str],
+    /// controller-runtime's priority queue (`controller.Options.UsePriorityQueue`):
+    /// None where the build has none (before v0.20), else whether it is on
+    /// by default (opt-in in v0.20–v0.22, on from v0.23).
+    pub priority_queue_default: Option<bool>,
 }
 
 /// Every Go build there is: the one table the spec, the builder and the CLI read.
-pub const GO_BUILDS: [GoBuild; 2] = [
+pub const GO_BUILDS: [GoBuild; 3] = [
     GoBuild {
         label: "v0.18.4",
         args: &["-modfile=v0.18.4.mod"],
+        priority_queue_default: None,
     },
     GoBuild {
         label: "v0.22",
         args: &[],
+        priority_queue_default: Some(false),
+    },
+    GoBuild {
+        label: "v0.25",
+        args: &["-modfile=v0.25.mod"],
+        priority_queue_default: Some(true),
     },
 ];
 
@@ -44,7 +55,7 @@ pub fn go_build(label: &str) -> Option<&'static GoBuild> {
     GO_BUILDS.iter().find(|b| b.label == label)
 }
 
-/// "go@v0.18.4 or go@v0.22", for error messages.
+/// "go@v0.18.4 or go@v0.22 or go@v0.25", for error messages.
 pub fn go_labels() -> String {
     GO_BUILDS
         .iter()
@@ -57,7 +68,7 @@ pub fn go_labels() -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub enum Impl {
     Rust,
-    /// controller-runtime version, e.g. "v0.18.4" or "v0.22".
+    /// controller-runtime version, e.g. "v0.18.4", "v0.22" or "v0.25".
     Go(String),
 }
 
@@ -77,6 +88,15 @@ impl Impl {
         match self {
             Impl::Rust => widget_api::presets::Queue::Kube,
             Impl::Go(_) => widget_api::presets::Queue::Fifo,
+        }
+    }
+
+    /// Whether controller-runtime's priority queue is on by default: None
+    /// for the Rust controller and for Go builds that have no priority queue.
+    pub fn priority_queue_default(&self) -> Option<bool> {
+        match self {
+            Impl::Rust => None,
+            Impl::Go(label) => go_build(label).and_then(|b| b.priority_queue_default),
         }
     }
 

@@ -637,7 +637,7 @@ async fn rust_and_go_expose_the_same_design_names() {
         "rust".to_string(),
         tokio::task::spawn_blocking(rust_bin).await.unwrap(),
     )];
-    for label in ["v0.18.4", "v0.22"] {
+    for label in ["v0.18.4", "v0.22", "v0.25"] {
         let imp = Impl::Go(label.to_string());
         let bin = tokio::task::spawn_blocking(move || ctrlbench::controllers::binary(&imp))
             .await

@@ -9,6 +9,8 @@
 //! Rust defaults to kube-runtime's scheduler, Go has only client-go's FIFO
 //! queue; both print `queue: null` for "the runtime's own" unless --queue
 //! is given (the harness always gives it), and --queue fifo is compared.
+//! Likewise `priority_queue: null` in both unless the Go controller is
+//! given --priority-queue (controller-runtime v0.20+ only; Rust has none).
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -75,6 +77,15 @@ fn binaries() -> (PathBuf, PathBuf) {
         (rust, go)
     })
     .clone()
+}
+
+/// Another Go build, built under one lock (concurrent builds of the same
+/// cache entry would race).
+fn go_bin(label: &str) -> PathBuf {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    ctrlbench::controllers::binary(&Impl::Go(label.into()))
+        .unwrap_or_else(|e| panic!("the Go widget-controller (controller-runtime {label}): {e:#}"))
 }
 
 fn run(bin: &PathBuf, args: &[&str]) -> Output {
@@ -204,8 +215,7 @@ fn the_documented_rules_hold() {
 #[test]
 fn queue_defaults_and_effective_limits_per_build() {
     let (rust, go) = binaries();
-    let go18 = ctrlbench::controllers::binary(&Impl::Go("v0.18.4".into()))
-        .expect("the Go widget-controller (controller-runtime v0.18.4)");
+    let go18 = go_bin("v0.18.4");
     let r = settings("rust", &rust, &[]);
     assert_eq!(
         (&r["queue"], &r["debounce_ms"]),
@@ -269,4 +279,44 @@ fn queue_defaults_and_effective_limits_per_build() {
     let out = run(&go, &["--queue", "kube"]);
     assert_eq!(out.status.code(), Some(2), "go --queue kube");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--queue"));
+}
+
+/// controller-runtime's priority queue: null unless --priority-queue is given
+/// (Rust and every Go build); v0.22 and v0.25 take the flag and print it, and
+/// with it on the retry policy has no overall bucket; v0.18.4 and Rust refuse it.
+#[test]
+fn priority_queue_per_build() {
+    let (rust, go) = binaries();
+    let go18 = go_bin("v0.18.4");
+    let go25 = go_bin("v0.25");
+    for (label, bin) in [
+        ("rust", &rust),
+        ("go", &go),
+        ("go@v0.18.4", &go18),
+        ("go@v0.25", &go25),
+    ] {
+        let s = settings(label, bin, &[]);
+        assert!(s["priority_queue"].is_null(), "{label}: {s}");
+        assert_eq!(s["retry_overall_qps"], Value::from(10), "{label}");
+    }
+    for (label, bin) in [("go", &go), ("go@v0.25", &go25)] {
+        let on = settings(label, bin, &["--priority-queue=true"]);
+        assert_eq!(on["priority_queue"], Value::Bool(true), "{label}");
+        assert!(
+            on["retry_overall_qps"].is_null() && on["retry_overall_burst"].is_null(),
+            "{label}: {on}"
+        );
+        let off = settings(label, bin, &["--priority-queue=false"]);
+        assert_eq!(off["priority_queue"], Value::Bool(false), "{label}");
+        assert_eq!(off["retry_overall_burst"], Value::from(100), "{label}");
+    }
+    for (label, bin) in [("rust", &rust), ("go@v0.18.4", &go18)] {
+        let out = run(bin, &["--priority-queue"]);
+        assert_eq!(out.status.code(), Some(2), "{label} --priority-queue");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("priority-queue"),
+            "{label}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

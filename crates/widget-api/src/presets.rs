@@ -305,6 +305,11 @@ pub struct Settings {
     /// that both controllers print the same settings for the same flags.
     /// The harness always passes --queue, so recorded runs name it.
     pub queue: Option<Queue>,
+    /// controller-runtime's priority queue when the Go controller is given
+    /// --priority-queue; null: the runtime's default. The Rust controller has
+    /// no priority queue and always prints null (the key exists for parity).
+    #[serde(default)]
+    pub priority_queue: Option<bool>,
     /// Debounce of triggers per object (0 = none): kube-runtime's
     /// `Config::debounce` with the kube queue, the same delay-and-reset
     /// before the FIFO queue.
@@ -500,6 +505,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         log_format: f.log_format.unwrap_or(d.log_format),
         watch_list: f.watch_list.unwrap_or(false),
         queue,
+        priority_queue: None,
         debounce_ms,
         // kube-rs has no client-side limiter of its own: the library default is none.
         effective_client_qps: client_qps,

@@ -28,7 +28,10 @@ pub const BUILTIN: [(&str, &str); 9] = [
         "antipatterns",
         include_str!("../../../../experiments/antipatterns.toml"),
     ),
-    ("queues", include_str!("../../../../experiments/queues.toml")),
+    (
+        "queues",
+        include_str!("../../../../experiments/queues.toml"),
+    ),
 ];
 
 pub fn get(name: &str) -> Option<&'static str> {

@@ -119,6 +119,9 @@ pub struct VariantSpec {
     /// Debounce of triggers per object (Rust only): kube-runtime's, or the
     /// same delay-and-reset before the fifo queue.
     pub debounce_ms: Option<Spanned<u64>>,
+    /// controller-runtime's priority queue (Go builds v0.20 and later):
+    /// unset = the build's default, off in v0.22, on in v0.25.
+    pub priority_queue: Option<Spanned<bool>>,
     #[serde(default = "no_env")]
     pub env: Spanned<BTreeMap<String, String>>,
 }
@@ -515,6 +518,23 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
                 ));
             }
         }
+        if let Some(p) = &v.priority_queue
+            && implementation.priority_queue_default().is_none()
+        {
+            let with: Vec<String> = crate::controllers::GO_BUILDS
+                .iter()
+                .filter(|b| b.priority_queue_default.is_some())
+                .map(|b| format!("go@{}", b.label))
+                .collect();
+            return Err(err(
+                "priority_queue",
+                p.span(),
+                format!(
+                    "{implementation} has no priority queue: it is controller-runtime's (v0.20 and later), in {}",
+                    with.join(" and ")
+                ),
+            ));
+        }
         variants.push(Variant {
             name: name.clone(),
             implementation,
@@ -531,7 +551,8 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
 
 impl Variant {
     /// The controller's flags: the spec's, and always the queue (the
-    /// spec's or the runtime's own), so every recorded run names its queue.
+    /// spec's or the runtime's own) and, for Go builds that have one,
+    /// whether the priority queue is on, so every recorded run names its queue.
     pub fn flags(&self) -> Vec<String> {
         let mut f = self.spec.flags();
         let q = self
@@ -541,6 +562,14 @@ impl Variant {
             .map(|q| *q.get_ref())
             .unwrap_or_else(|| self.implementation.default_queue());
         f.push(format!("--queue={}", q.as_str()));
+        if let Some(default) = self.implementation.priority_queue_default() {
+            let on = self
+                .spec
+                .priority_queue
+                .as_ref()
+                .map_or(default, |p| *p.get_ref());
+            f.push(format!("--priority-queue={on}"));
+        }
         f
     }
 }
@@ -640,7 +669,7 @@ preset = "good"
 
     #[test]
     fn malformed_files_name_file_line_and_key() {
-        let cases: [(&str, usize, &str); 18] = [
+        let cases: [(&str, usize, &str); 20] = [
             (
                 "name = \"t\"\nscales = [20]\nrepeets = 2\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
                 3,
@@ -730,6 +759,16 @@ preset = "good"
                 "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.22\"\npreset = \"good\"\ndebounce_ms = 5\n",
                 7,
                 "debounce_ms",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.18.4\"\npreset = \"good\"\npriority_queue = true\n",
+                7,
+                "priority_queue",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\npriority_queue = false\n",
+                6,
+                "priority_queue",
             ),
         ];
         for (text, line, key) in cases {
@@ -836,5 +875,63 @@ preset = "good"
         for (name, text) in super::super::builtin::BUILTIN {
             parse(Path::new(name), text).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
+    }
+
+    #[test]
+    fn go_builds_with_a_priority_queue_always_get_the_flag() {
+        let text = r#"name = "t"
+scales = [5]
+[[variant]]
+name = "rust"
+preset = "good"
+[[variant]]
+name = "g18"
+impl = "go@v0.18.4"
+preset = "good"
+[[variant]]
+name = "g22"
+impl = "go@v0.22"
+preset = "good"
+[[variant]]
+name = "g25"
+impl = "go@v0.25"
+preset = "good"
+[[variant]]
+name = "g25-fifo"
+impl = "go@v0.25"
+preset = "good"
+priority_queue = false
+[[variant]]
+name = "g22-prio"
+impl = "go@v0.22"
+preset = "good"
+priority_queue = true
+"#;
+        let e = parse(Path::new("exp.toml"), text).unwrap();
+        let pq: Vec<Option<String>> = e
+            .variants
+            .iter()
+            .map(|v| {
+                v.flags()
+                    .into_iter()
+                    .find(|f| f.starts_with("--priority-queue"))
+            })
+            .collect();
+        let want = [
+            None,
+            None,
+            Some("--priority-queue=false"),
+            Some("--priority-queue=true"),
+            Some("--priority-queue=false"),
+            Some("--priority-queue=true"),
+        ];
+        assert_eq!(
+            pq,
+            want.map(|w| w.map(String::from)).to_vec(),
+            "{:?}",
+            e.variants.iter().map(|v| v.flags()).collect::<Vec<_>>()
+        );
+        let msg = err("name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.18.4\"\npreset = \"good\"\npriority_queue = true\n").to_string();
+        assert!(msg.contains("go@v0.18.4 has no priority queue"), "{msg}");
     }
 }

@@ -28,7 +28,14 @@ pub fn new(exp: &Experiment) -> Manifest {
         finished_at: None,
         complete: false,
         kubernetes_version: String::new(),
-        etcd_version: binaries::ETCD_VERSION.into(),
+        etcd_version: binaries::etcd_version(
+            exp.spec
+                .cluster
+                .k8s_version
+                .as_ref()
+                .map_or(binaries::DEFAULT_K8S_VERSION, |v| v.get_ref()),
+        )
+        .into(),
         local_plane: exp.is_local(),
         machine: Machine::this(),
         harness_cpu_seconds: 0.0,
