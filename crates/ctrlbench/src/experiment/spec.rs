@@ -498,25 +498,14 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
                 "\"kube\" is kube-runtime's scheduler, which only the Rust controller has; the Go controller's queue is \"fifo\"".into(),
             ));
         }
-        if let Some(d) = &v.debounce_ms {
-            if implementation != Impl::Rust {
-                return Err(err(
-                    "debounce_ms",
-                    d.span(),
-                    "only the Rust controller (kube-runtime) has a debounce".into(),
-                ));
-            }
-            if *d.get_ref() > 0
-                && v.queue
-                    .as_ref()
-                    .is_some_and(|q| *q.get_ref() == Queue::Fifo)
-            {
-                return Err(err(
-                    "debounce_ms",
-                    d.span(),
-                    "is kube-runtime's scheduler setting; queue = \"fifo\" has no debounce".into(),
-                ));
-            }
+        if let Some(d) = &v.debounce_ms
+            && implementation != Impl::Rust
+        {
+            return Err(err(
+                "debounce_ms",
+                d.span(),
+                "only the Rust controller (kube-runtime) has a debounce".into(),
+            ));
         }
         if let Some(p) = &v.priority_queue
             && implementation.priority_queue_default().is_none()
