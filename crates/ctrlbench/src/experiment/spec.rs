@@ -867,6 +867,31 @@ preset = "good"
     }
 
     #[test]
+    fn every_variant_gets_its_queue_and_debounce_works_on_both() {
+        let text = r#"name = "t"
+scales = [5]
+[[variant]]
+name = "r"
+preset = "good"
+[[variant]]
+name = "r-fifo"
+preset = "good"
+queue = "fifo"
+debounce_ms = 50
+[[variant]]
+name = "g"
+impl = "go@v0.22"
+preset = "good"
+"#;
+        let e = parse(Path::new("exp.toml"), text).unwrap();
+        let flags: Vec<Vec<String>> = e.variants.iter().map(|v| v.flags()).collect();
+        assert!(flags[0].contains(&"--queue=kube".to_string()), "{flags:?}");
+        assert!(flags[1].contains(&"--queue=fifo".to_string()), "{flags:?}");
+        assert!(flags[1].contains(&"--debounce-ms=50".to_string()), "{flags:?}");
+        assert!(flags[2].contains(&"--queue=fifo".to_string()), "{flags:?}");
+    }
+
+    #[test]
     fn go_builds_with_a_priority_queue_always_get_the_flag() {
         let text = r#"name = "t"
 scales = [5]
