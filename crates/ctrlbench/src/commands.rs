@@ -54,7 +54,7 @@ pub fn sweep() {
 pub async fn dispatch(cmd: Command) -> Result<()> {
     match cmd {
         Command::Crd => {
-            print!("{}", widget_api::crd_yaml());
+            emit(&widget_api::crd_yaml())?;
             Ok(())
         }
         Command::Cluster(c) => cluster(c).await,
@@ -86,7 +86,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             } else {
                 pair
             };
-            print!("{}", crate::report::compare::compare_variants(&a, &pairs)?);
+            emit(&crate::report::compare::compare_variants(&a, &pairs)?)?;
             Ok(())
         }
         Command::Compare {
@@ -98,11 +98,11 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             if !pair.is_empty() {
                 bail!("--pair compares variants of one results directory: drop B or --pair");
             }
-            print!("{}", crate::report::compare::compare(&a, &b)?);
+            emit(&crate::report::compare::compare(&a, &b)?)?;
             if let Some(t) = fail_on_regression {
                 let worse = crate::report::compare::regressions(&a, &b, t)?;
                 for w in &worse {
-                    println!("REGRESSION {w}");
+                    emit(&format!("REGRESSION {w}\n"))?;
                 }
                 if !worse.is_empty() {
                     bail!(
@@ -116,7 +116,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
         }
         Command::Experiments => {
             for (name, desc) in crate::experiment::list() {
-                println!("{name:<12} {desc}");
+                emit(&format!("{name:<12} {desc}\n"))?;
             }
             Ok(())
         }
@@ -139,9 +139,9 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             cluster.close().await?;
             let rows = rows?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&rows)?);
+                emit(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?;
             } else {
-                print!("{}", crate::run::probe::render(&rows));
+                emit(&crate::run::probe::render(&rows))?;
             }
             Ok(())
         }
@@ -149,7 +149,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             for (label, path) in
                 tokio::task::spawn_blocking(crate::controllers::build_all).await??
             {
-                println!("{label} {}", path.display());
+                emit(&format!("{label} {}\n", path.display()))?;
             }
             Ok(())
         }
@@ -175,7 +175,7 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     confirm_target(&exp, &a)?;
     let runs = plan::expand(&exp);
     if a.dry_run {
-        print!("{}", plan::render(&exp, &runs));
+        emit(&plan::render(&exp, &runs))?;
         return Ok(ExitCode::SUCCESS);
     }
     let cancel = tokio_util::sync::CancellationToken::new();
@@ -259,8 +259,8 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
     match cmd {
         ClusterCmd::Install { k8s_version } => {
             let b = install_blocking(&binaries::normalize_version(&k8s_version)?).await?;
-            println!("etcd={}", b.etcd.display());
-            println!("kube-apiserver={}", b.kube_apiserver.display());
+            emit(&format!("etcd={}\n", b.etcd.display()))?;
+            emit(&format!("kube-apiserver={}\n", b.kube_apiserver.display()))?;
             Ok(())
         }
         ClusterCmd::Up(a) => {
@@ -269,11 +269,14 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
         }
         ClusterCmd::Status { name } => {
             sweep();
-            print!("{}", supervisor::status(name.as_deref())?);
+            emit(&supervisor::status(name.as_deref())?)?;
             Ok(())
         }
         ClusterCmd::Kubeconfig { name } => {
-            println!("{}", supervisor::running(&name)?.kubeconfig.display());
+            emit(&format!(
+                "{}\n",
+                supervisor::running(&name)?.kubeconfig.display()
+            ))?;
             Ok(())
         }
         ClusterCmd::Down { name } => {
@@ -290,8 +293,19 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
                 bail!("--times must be at least 1");
             }
             let rows = bench::run(&PlaneOptions::try_from(&plane)?, times).await?;
-            print!("{}", bench::render(&rows));
+            emit(&bench::render(&rows))?;
             Ok(())
         }
+    }
+}
+
+/// Writes to stdout; a reader that went away (`| head`, `grep -q`) is not
+/// an error and must not panic.
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
     }
 }

@@ -140,3 +140,21 @@ fn cli_compare_variants_of_one_run() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// A reader that goes away (`ctrlbench experiments | grep -q x`) ends the
+/// output quietly: exit 0, no panic.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
+        .arg("compare")
+        .arg(data("results-concurrent"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(out.status.success(), "{} {err}", out.status);
+}

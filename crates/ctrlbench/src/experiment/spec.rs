@@ -887,7 +887,10 @@ preset = "good"
         let flags: Vec<Vec<String>> = e.variants.iter().map(|v| v.flags()).collect();
         assert!(flags[0].contains(&"--queue=kube".to_string()), "{flags:?}");
         assert!(flags[1].contains(&"--queue=fifo".to_string()), "{flags:?}");
-        assert!(flags[1].contains(&"--debounce-ms=50".to_string()), "{flags:?}");
+        assert!(
+            flags[1].contains(&"--debounce-ms=50".to_string()),
+            "{flags:?}"
+        );
         assert!(flags[2].contains(&"--queue=fifo".to_string()), "{flags:?}");
     }
 
