@@ -42,6 +42,18 @@ fn write_experiment(dir: &Path, window: u32, variants: &[(&str, &str)]) -> PathB
     path
 }
 
+/// Runs `exp` against the cluster `kubeconfig` names; its results directory.
+fn run_on(exp: &Path, results: &Path, kubeconfig: &Path) -> PathBuf {
+    let out = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(results)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .output()
+        .unwrap();
+    succeeded(&out, results)
+}
+
 /// The results directory of a run that must have succeeded.
 fn succeeded(out: &std::process::Output, results: &Path) -> PathBuf {
     assert!(
@@ -96,19 +108,7 @@ fn two_variants_produce_the_documented_directory() {
             .await
             .unwrap();
     });
-    let out = ctrlbench()
-        .args([
-            "run",
-            exp.to_str().unwrap(),
-            "--no-progress",
-            "--results",
-            results.to_str().unwrap(),
-            "--kubeconfig",
-        ])
-        .arg(&plane.kubeconfig_path)
-        .output()
-        .unwrap();
-    let dir = succeeded(&out, &results);
+    let dir = run_on(&exp, &results, &plane.kubeconfig_path);
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["complete"], true);
@@ -756,19 +756,7 @@ fn a_loader_failure_is_recorded_and_flagged() {
     )
     .unwrap();
     let results = tmp.path().join("results");
-    let out = ctrlbench()
-        .args([
-            "run",
-            exp.to_str().unwrap(),
-            "--no-progress",
-            "--results",
-            results.to_str().unwrap(),
-            "--kubeconfig",
-        ])
-        .arg(&plane.kubeconfig_path)
-        .output()
-        .unwrap();
-    let dir = succeeded(&out, &results);
+    let dir = run_on(&exp, &results, &plane.kubeconfig_path);
     let run = dir.join("N20/loaderfail/rep1");
     let s = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
     // widget-000007 and widget-000017.
