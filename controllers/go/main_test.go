@@ -847,6 +847,8 @@ func TestPresetTableIsStrict(t *testing.T) {
 		"zero workers":    strings.Replace(base, "workers = 1\n", "workers = 0\n", 1),
 		"unknown default": strings.Replace(base, `preset = "good"`, `preset = "great"`, 1),
 		"duplicate":       strings.Replace(base, `name = "bad-concurrent"`, `name = "bad"`, 1),
+		"bad counterpart": strings.Replace(base, `counterpart = "good"`, `counterpart = "great"`, 1),
+		"bad question":    strings.Replace(base, `question = "memory"`, `question = "speed"`, 1),
 	} {
 		if text == base {
 			t.Fatalf("%s: the replacement did not apply", name)

@@ -34,8 +34,11 @@ type presetDefaults struct {
 
 // preset is one [[preset]] row (DESIGN §3).
 type preset struct {
-	Name          string `toml:"name"`
-	Description   string `toml:"description"`
+	Name        string `toml:"name"`
+	Description string `toml:"description"`
+	// Question and Counterpart are for the report only (read by the harness).
+	Question      string `toml:"question"`
+	Counterpart   string `toml:"counterpart"`
 	Workers       int    `toml:"workers"`
 	Predicate     string `toml:"predicate"`    // generation | none
 	StatusWrite   string `toml:"status_write"` // one of the write* modes
@@ -69,7 +72,7 @@ type presetTable struct {
 
 var (
 	presetDefaultKeys = []string{"preset", "work_ms", "client_burst", "metrics_bind_address", "log_level", "log_format"}
-	presetRowKeys     = []string{"name", "description", "workers", "predicate", "status_write", "annotate", "conflict_retry",
+	presetRowKeys     = []string{"name", "description", "question", "counterpart", "workers", "predicate", "status_write", "annotate", "conflict_retry",
 		"read", "list_in_reconcile", "requeue_after_ms", "status_if_changed", "finalizer", "cache"}
 )
 
@@ -118,6 +121,12 @@ func parsePresetTable(data []byte) (*presetTable, error) {
 		}
 		if err := oneOf("cache", p.Cache, cacheNamespace, cacheCluster, cacheMetadata); err != nil {
 			return nil, fmt.Errorf("preset %q: %v", p.Name, err)
+		}
+		if err := oneOf("question", p.Question, "throughput", "coverage", "steady-state", "memory"); err != nil {
+			return nil, fmt.Errorf("preset %q: %v", p.Name, err)
+		}
+		if p.Counterpart != "" && (p.Counterpart == p.Name || t.lookup(p.Counterpart) == nil) {
+			return nil, fmt.Errorf("preset %q: counterpart %q is not another preset", p.Name, p.Counterpart)
 		}
 		if p.RequeueAfterMS < 0 {
 			return nil, fmt.Errorf("preset %q: requeue_after_ms must be >= 0", p.Name)

@@ -246,6 +246,20 @@ pub struct Summary {
     /// How long the run waited for a quiet cluster before it started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_wait: Option<QuietWait>,
+    /// The preset's row in deploy/presets.toml that the report prints
+    /// (absent for controllers without a preset and in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset_info: Option<PresetInfo>,
+}
+
+/// What the preset table says about a preset, for the report: its one-sentence
+/// description, the question its results answer ("throughput", "coverage",
+/// "steady-state" or "memory") and the preset it is measured against ("" for none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PresetInfo {
+    pub description: String,
+    pub question: String,
+    pub counterpart: String,
 }
 
 pub const FILE_NAME: &str = "summary.json";

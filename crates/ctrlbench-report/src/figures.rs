@@ -3,7 +3,7 @@
 //! out of the medians, and per scale × variant aggregation over repeats.
 
 use ctrlbench_record::columns::apiserver::{WIDGET_CREATE_LATENCY, WIDGET_UPDATE_LATENCY};
-use ctrlbench_record::summary::{Schedule, Settings};
+use ctrlbench_record::summary::{PresetInfo, Schedule, Settings};
 use ctrlbench_record::time::parse_time;
 
 use crate::attribution::{self, Attribution};
@@ -158,6 +158,8 @@ pub struct RunFigures {
     /// The implementation and the settings the controller ran with (summary.json).
     pub implementation: Option<String>,
     pub settings: Option<Settings>,
+    /// The preset's description, question and counterpart (summary.json).
+    pub preset_info: Option<PresetInfo>,
     /// Whether the variants of this run shared the cluster (server-side
     /// figures are then cluster-wide).
     pub concurrent: bool,
@@ -168,7 +170,25 @@ impl RunFigures {
         self.values[m as usize]
     }
 
-    fn set(&mut self, m: Metric, v: Option<f64>) {
+    /// A run with no figures yet (for tests that build groups by hand).
+    #[cfg(test)]
+    pub(crate) fn empty(scale: u64, variant: &str, repeat: u32) -> RunFigures {
+        RunFigures {
+            scale,
+            variant: variant.to_string(),
+            repeat,
+            problems: Vec::new(),
+            origin: 0.0,
+            values: [None; Metric::ALL.len()],
+            attribution: Attribution::default(),
+            implementation: None,
+            settings: None,
+            preset_info: None,
+            concurrent: false,
+        }
+    }
+
+    pub(crate) fn set(&mut self, m: Metric, v: Option<f64>) {
         // +∞ is kept only where it means "censored at the window end".
         let censorable = matches!(m, Metric::TtrP50 | Metric::TtrP99);
         self.values[m as usize] =
@@ -191,6 +211,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
         attribution: attribution::of(run),
         implementation: run.summary.as_ref().map(|s| s.implementation.clone()),
         settings: run.summary.as_ref().and_then(|s| s.settings.clone()),
+        preset_info: run.summary.as_ref().and_then(|s| s.preset_info.clone()),
         concurrent: run
             .summary
             .as_ref()

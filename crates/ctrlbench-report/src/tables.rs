@@ -261,6 +261,8 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
         d.push(t);
     }
 
+    d.extend(crate::counterparts::section(groups));
+
     d.push(Block::Heading(2, "Convergence and reconciles".into()));
     d.push(table(
         groups,

@@ -777,3 +777,57 @@ fn a_loader_failure_is_recorded_and_flagged() {
         "{md}"
     );
 }
+
+/// The `antipatterns` experiment, CI-sized (four of its variants, N=30): the
+/// report sets each anti-pattern beside its good counterpart of the same
+/// language, with the preset's description.
+#[test]
+fn antipatterns_report_each_against_its_counterpart() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .args([
+            "run",
+            "antipatterns",
+            "--scales",
+            "30",
+            "--window",
+            "20",
+            "--variants",
+            "rust-good,go-good,rust-list-in-reconcile,go-list-in-reconcile",
+            "--no-progress",
+            "--results",
+        ])
+        .arg(&results)
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig_path)
+        .output()
+        .unwrap();
+    let dir = succeeded(&out, &results);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let section = md
+        .split("## Presets against their counterparts, by question")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .unwrap_or_else(|| panic!("no counterparts section:\n{md}"));
+    for (variant, against) in [
+        ("rust-list-in-reconcile", "rust-good"),
+        ("go-list-in-reconcile", "go-good"),
+    ] {
+        assert!(
+            section.contains(&format!("| 30 | {variant} | {against} | Ready/s |")),
+            "{section}"
+        );
+    }
+    assert!(
+        section.contains("list-in-reconcile — The good controller, but every reconcile also lists"),
+        "{section}"
+    );
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("N30/go-list-in-reconcile/rep1/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["preset_info"]["counterpart"], "good");
+    assert_eq!(summary["preset_info"]["question"], "throughput");
+}

@@ -58,6 +58,22 @@ pub enum Cache {
     Metadata,
 }
 
+/// What a preset's results answer (`question` in the table): the report
+/// groups variants by it and compares each with its counterpart on the
+/// question's headline figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Question {
+    /// Ready/s.
+    Throughput,
+    /// Ready at the window's end.
+    Coverage,
+    /// The controller's writes/s.
+    SteadyState,
+    /// Peak RSS.
+    Memory,
+}
+
 /// The finalizer the `finalizer` setting adds and removes.
 pub const FINALIZER: &str = "benchmark.example.com/cleanup";
 
@@ -148,6 +164,7 @@ names!(LogFormat { Console = "console", Json = "json" });
 names!(Queue { Kube = "kube", Fifo = "fifo" });
 names!(Read { Cache = "cache", Api = "api" });
 names!(Cache { Namespace = "namespace", Cluster = "cluster", Metadata = "metadata" });
+names!(Question { Throughput = "throughput", Coverage = "coverage", SteadyState = "steady-state", Memory = "memory" });
 
 /// `[defaults]`: the values a flag takes when it is not given.
 #[derive(Clone, Debug, Deserialize)]
@@ -168,6 +185,11 @@ pub struct Defaults {
 pub struct Preset {
     pub name: String,
     pub description: String,
+    /// What the preset's results answer (the report's grouping; no
+    /// controller reads it).
+    pub question: Question,
+    /// The preset it is measured against in the report; "" for none.
+    pub counterpart: String,
     pub workers: u16,
     pub predicate: Predicate,
     pub status_write: StatusWrite,
@@ -208,6 +230,16 @@ impl Table {
             }
             if p.workers == 0 {
                 return Err(format!("preset {:?}: workers must be at least 1", p.name));
+            }
+        }
+        for p in &t.presets {
+            if !p.counterpart.is_empty()
+                && (p.counterpart == p.name || !t.presets.iter().any(|q| q.name == p.counterpart))
+            {
+                return Err(format!(
+                    "preset {:?}: counterpart {:?} is not another preset",
+                    p.name, p.counterpart
+                ));
             }
         }
         if !t.presets.iter().any(|p| p.name == t.defaults.preset) {
@@ -644,6 +676,38 @@ mod tests {
             (d.work_ms, d.client_burst, d.metrics_bind_address.as_str()),
             (10, 10, "127.0.0.1:0")
         );
+    }
+
+    #[test]
+    fn counterparts_name_other_presets_and_questions_are_known() {
+        let base = PRESETS_TOML;
+        for (what, text) in [
+            (
+                "unknown counterpart",
+                base.replacen(r#"counterpart = "good""#, r#"counterpart = "great""#, 1),
+            ),
+            (
+                "itself",
+                base.replacen(
+                    "name = \"good-single\"\ndescription = \"The good controller with a single worker.\"\nquestion = \"throughput\"\ncounterpart = \"good\"",
+                    "name = \"good-single\"\ndescription = \"The good controller with a single worker.\"\nquestion = \"throughput\"\ncounterpart = \"good-single\"",
+                    1,
+                ),
+            ),
+            (
+                "unknown question",
+                base.replacen(r#"question = "memory""#, r#"question = "speed""#, 1),
+            ),
+        ] {
+            assert_ne!(text, base, "{what}: the replacement did not apply");
+            assert!(Table::parse(&text).is_err(), "{what}: accepted");
+        }
+        assert_eq!(get("uncached-read").unwrap().counterpart, "good");
+        assert_eq!(
+            get("unconditional-status").unwrap().counterpart,
+            "conditional-status"
+        );
+        assert_eq!(get("metadata-only").unwrap().question, Question::Memory);
     }
 
     #[test]

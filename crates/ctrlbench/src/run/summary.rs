@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use ctrlbench_record::summary::{Load, QuietWait, Reconciles, Scrapes};
+use ctrlbench_record::summary::{Load, PresetInfo, QuietWait, Reconciles, Scrapes};
 use ctrlbench_record::{StopReason, Summary};
 
 use super::loader::LoadStats;
@@ -88,5 +88,10 @@ pub fn of(i: Inputs<'_>) -> Summary {
         controller_exit_code: i.exit_code,
         harness_cpu: None,
         quiet_wait: i.quiet_wait.clone(),
+        preset_info: widget_api::presets::get(v.spec.preset.as_str()).map(|p| PresetInfo {
+            description: p.description.clone(),
+            question: p.question.as_str().to_string(),
+            counterpart: p.counterpart.clone(),
+        }),
     }
 }
