@@ -122,7 +122,7 @@ func parsePresetTable(data []byte) (*presetTable, error) {
 		if err := oneOf("cache", p.Cache, cacheNamespace, cacheCluster, cacheMetadata); err != nil {
 			return nil, fmt.Errorf("preset %q: %v", p.Name, err)
 		}
-		if err := oneOf("question", p.Question, "throughput", "coverage", "steady-state", "memory"); err != nil {
+		if err := oneOf("question", p.Question, "throughput", "coverage", "steady-state", "deletion", "memory"); err != nil {
 			return nil, fmt.Errorf("preset %q: %v", p.Name, err)
 		}
 		if p.Counterpart != "" && (p.Counterpart == p.Name || t.lookup(p.Counterpart) == nil) {

@@ -131,6 +131,10 @@ impl RunDir {
         self.path.join(crate::objects::FILE_NAME)
     }
 
+    pub fn phases(&self) -> PathBuf {
+        self.path.join(crate::phases::FILE_NAME)
+    }
+
     pub fn audit(&self) -> PathBuf {
         self.path.join(crate::audit::FILE_NAME)
     }

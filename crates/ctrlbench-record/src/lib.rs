@@ -16,6 +16,7 @@ pub mod files;
 pub mod layout;
 pub mod manifest;
 pub mod objects;
+pub mod phases;
 pub mod prom;
 pub mod series;
 pub mod summary;

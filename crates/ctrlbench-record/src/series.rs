@@ -97,6 +97,24 @@ impl Series {
         Some(self.get(self.last_good()?, col)? - self.get(self.first_good()?, col)?)
     }
 
+    /// Keeps only the rows taken at or before `t` (the create phase of a run
+    /// that had phases after it).
+    pub fn truncate_after(&mut self, t: f64) {
+        self.rows.retain(|r| r.t <= t);
+    }
+
+    /// The increase of counter `col` over the smallest stretch of good rows
+    /// that covers `t0..t1` (from the last good row at or before `t0` to the
+    /// first at or after `t1`, else the last), and that stretch's seconds.
+    pub fn delta_between(&self, col: &str, t0: f64, t1: f64) -> Option<(f64, f64)> {
+        let a = self.good().filter(|r| r.t <= t0).last()?;
+        let b = self
+            .good()
+            .find(|r| r.t >= t1)
+            .or_else(|| self.last_good())?;
+        (b.t > a.t).then_some((self.get(b, col)? - self.get(a, col)?, b.t - a.t))
+    }
+
     pub fn max(&self, col: &str) -> Option<f64> {
         self.good()
             .filter_map(|r| self.get(r, col))

@@ -250,6 +250,10 @@ pub struct Summary {
     /// (absent for controllers without a preset and in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset_info: Option<PresetInfo>,
+    /// The phases after the create phase, in order (phases.csv has their
+    /// per-object rows).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<crate::phases::PhaseSummary>,
 }
 
 /// What the preset table says about a preset, for the report: its one-sentence

@@ -3,29 +3,91 @@
 //! steady-state cost, memory) and the preset it is measured against;
 //! summary.json carries both. For every variant whose counterpart ran at the
 //! same scale, with the same implementation and like-for-like settings, this
-//! section prints the question's headline figure on both sides and their
+//! section prints the question's headline figure (Ready/s; Ready; the
+//! controller's requests/s in an idle phase, else its writes/s; a delete
+//! phase's length; peak RSS) on both sides and their
 //! ratio, oriented so that > 1 means the variant is worse, with the 95 %
 //! bootstrap interval over the repeats and the preset's description.
 
 use ctrlbench_record::summary::Settings;
 
-use crate::figures::{Group, Metric};
+use crate::figures::{Group, Metric, RunFigures};
 use crate::interval::Ratio;
+use crate::stats::{fmt_duration, fmt_stat, stat};
 use crate::{Block, Table};
 
-/// The questions in the order the report prints them: the headline figure of
-/// each and whether higher is better.
-const QUESTIONS: [(&str, &str, Metric, bool); 4] = [
-    ("throughput", "Throughput", Metric::ReadyPerS, true),
-    ("coverage", "Correctness and coverage", Metric::Ready, true),
-    (
-        "steady-state",
-        "Steady-state cost",
-        Metric::WritesPerS,
-        false,
-    ),
-    ("memory", "Memory", Metric::PeakRss, false),
+/// The questions in the order the report prints them, and whether higher
+/// is better on their headline figure.
+const QUESTIONS: [(&str, &str, bool); 5] = [
+    ("throughput", "Throughput", true),
+    ("coverage", "Correctness and coverage", true),
+    ("steady-state", "Steady-state cost", false),
+    ("deletion", "Deletion", false),
+    ("memory", "Memory", false),
 ];
+
+/// A headline figure: a table metric, or one from a phase after the create phase.
+#[derive(Clone, Copy)]
+enum Figure {
+    Metric(Metric),
+    /// The controller's requests/s during the (first) idle phase.
+    IdleRequests,
+    /// The (first) delete phase's length: until every object was gone.
+    DeleteLength,
+}
+
+impl Figure {
+    fn label(self) -> &'static str {
+        match self {
+            Figure::Metric(m) => m.label(),
+            Figure::IdleRequests => "controller requests/s when idle",
+            Figure::DeleteLength => "delete phase length",
+        }
+    }
+
+    fn of(self, r: &RunFigures) -> Option<f64> {
+        let phase = |kind: &str| r.phases.iter().find(|p| p.summary.kind == kind);
+        match self {
+            Figure::Metric(m) => r.get(m),
+            Figure::IdleRequests => phase("idle")?.controller_requests_per_s,
+            Figure::DeleteLength => {
+                let p = phase("delete")?;
+                // A delete phase that did not finish has no length to compare.
+                (p.summary.done == p.summary.steps).then_some(p.seconds?)
+            }
+        }
+    }
+
+    fn values(self, g: &Group) -> Vec<f64> {
+        g.used().iter().filter_map(|r| self.of(r)).collect()
+    }
+
+    fn cell(self, g: &Group) -> String {
+        match self {
+            Figure::Metric(m) => g.cell(m),
+            Figure::IdleRequests => {
+                stat(self.values(g)).map_or("—".into(), |s| fmt_stat(&s, |v| format!("{v:.1}/s")))
+            }
+            Figure::DeleteLength => {
+                stat(self.values(g)).map_or("—".into(), |s| fmt_stat(&s, fmt_duration))
+            }
+        }
+    }
+
+    /// The figure a question compares `g` and `h` on; None when it was not measured.
+    fn for_question(question: &str, g: &Group, h: &Group) -> Option<Figure> {
+        let has = |f: Figure| !f.values(g).is_empty() && !f.values(h).is_empty();
+        Some(match question {
+            "throughput" => Figure::Metric(Metric::ReadyPerS),
+            "coverage" => Figure::Metric(Metric::Ready),
+            "steady-state" if has(Figure::IdleRequests) => Figure::IdleRequests,
+            "steady-state" => Figure::Metric(Metric::WritesPerS),
+            "deletion" if has(Figure::DeleteLength) => Figure::DeleteLength,
+            "memory" => Figure::Metric(Metric::PeakRss),
+            _ => return None,
+        })
+    }
+}
 
 /// The preset row a group's runs recorded: (preset, description, question, counterpart).
 fn info(g: &Group) -> Option<(&str, &str, &str, &str)> {
@@ -84,10 +146,6 @@ fn counterpart_of<'a>(g: &Group, counterpart: &str, groups: &'a [Group]) -> Opti
     }
 }
 
-fn values(g: &Group, m: Metric) -> Vec<f64> {
-    g.used().iter().filter_map(|r| r.get(m)).collect()
-}
-
 /// The ratio oriented so that > 1 means `bad` is worse, and its verdict.
 fn worse_by(bad: &[f64], good: &[f64], higher_is_better: bool) -> (String, &'static str) {
     let r = if higher_is_better {
@@ -116,7 +174,7 @@ fn worse_by(bad: &[f64], good: &[f64], higher_is_better: bool) -> (String, &'sta
 pub fn section(groups: &[Group]) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut described: Vec<String> = Vec::new();
-    for (question, title, metric, higher_is_better) in QUESTIONS {
+    for (question, title, higher_is_better) in QUESTIONS {
         let mut rows = Vec::new();
         for g in groups {
             let Some((preset, description, q, counterpart)) = info(g) else {
@@ -128,15 +186,18 @@ pub fn section(groups: &[Group]) -> Vec<Block> {
             let Some(h) = counterpart_of(g, counterpart, groups) else {
                 continue;
             };
-            let (bad, good) = (values(g, metric), values(h, metric));
+            let Some(figure) = Figure::for_question(question, g, h) else {
+                continue;
+            };
+            let (bad, good) = (figure.values(g), figure.values(h));
             let (ratio, verdict) = worse_by(&bad, &good, higher_is_better);
             rows.push(vec![
                 g.scale.to_string(),
                 format!("{}{}", g.variant, g.marker()),
                 format!("{}{}", h.variant, h.marker()),
-                metric.label().to_string(),
-                g.cell(metric),
-                h.cell(metric),
+                figure.label().to_string(),
+                figure.cell(g),
+                figure.cell(h),
                 ratio,
                 verdict.to_string(),
             ]);
@@ -193,7 +254,6 @@ mod tests {
     use ctrlbench_record::summary::PresetInfo;
 
     use super::*;
-    use crate::figures::RunFigures;
 
     fn group(
         variant: &str,

@@ -160,6 +160,8 @@ pub struct RunFigures {
     pub settings: Option<Settings>,
     /// The preset's description, question and counterpart (summary.json).
     pub preset_info: Option<PresetInfo>,
+    /// The phases after the create phase.
+    pub phases: Vec<crate::phases::PhaseFigures>,
     /// Whether the variants of this run shared the cluster (server-side
     /// figures are then cluster-wide).
     pub concurrent: bool,
@@ -184,6 +186,7 @@ impl RunFigures {
             implementation: None,
             settings: None,
             preset_info: None,
+            phases: Vec::new(),
             concurrent: false,
         }
     }
@@ -212,6 +215,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
         implementation: run.summary.as_ref().map(|s| s.implementation.clone()),
         settings: run.summary.as_ref().and_then(|s| s.settings.clone()),
         preset_info: run.summary.as_ref().and_then(|s| s.preset_info.clone()),
+        phases: crate::phases::of(run),
         concurrent: run
             .summary
             .as_ref()

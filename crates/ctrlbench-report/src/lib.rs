@@ -10,6 +10,7 @@ pub mod figures;
 pub mod html;
 pub mod interval;
 pub mod load;
+pub mod phases;
 pub mod plots;
 pub mod quantile;
 pub mod stats;

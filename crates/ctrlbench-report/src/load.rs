@@ -5,7 +5,9 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use ctrlbench_record::audit::{self, AuditRecord};
+use ctrlbench_record::phases::{self, PhaseRecord};
 use ctrlbench_record::series::Series;
+use ctrlbench_record::time::parse_time;
 use ctrlbench_record::{Manifest, ResultsDir, RunDir, Summary, objects};
 
 /// A whole results directory.
@@ -33,6 +35,12 @@ pub struct Run {
     /// audit.csv: the apiserver's record of each widget write in the run's
     /// namespace (None: no audit log for this run).
     pub audit: Option<Vec<AuditRecord>>,
+    /// phases.csv (empty: no phases after the create phase).
+    pub phases: Vec<PhaseRecord>,
+    /// With phases, `metrics` and `apiserver` end where the first phase
+    /// starts (every other figure is the create phase's); these are whole.
+    pub metrics_all: Option<Series>,
+    pub apiserver_all: Option<Series>,
 }
 
 /// One line of objects.csv, as seconds since the Unix epoch.
@@ -121,13 +129,36 @@ impl Run {
             .collect();
         let records_first_writes = objects::records_first_writes(&dir.objects());
         let audit = audit::read(&dir.audit())?;
+        let (mut metrics, mut apiserver, mut etcd) = (
+            Series::read(&dir.metrics())?,
+            Series::read(&dir.apiserver())?,
+            Series::read(&dir.etcd())?,
+        );
+        let first_phase = summary
+            .as_ref()
+            .and_then(|s: &Summary| s.phases.first())
+            .and_then(|p| parse_time(&p.started_at));
+        let (mut metrics_all, mut apiserver_all) = (None, None);
+        if let Some(cut) = first_phase {
+            metrics_all = Series::read(&dir.metrics())?;
+            apiserver_all = Series::read(&dir.apiserver())?;
+            for s in [&mut metrics, &mut apiserver, &mut etcd]
+                .into_iter()
+                .flatten()
+            {
+                s.truncate_after(cut);
+            }
+        }
         Ok(Run {
             scale: dir.scale,
             variant: dir.variant.clone(),
             repeat: dir.repeat,
-            metrics: Series::read(&dir.metrics())?,
-            apiserver: Series::read(&dir.apiserver())?,
-            etcd: Series::read(&dir.etcd())?,
+            metrics,
+            apiserver,
+            etcd,
+            phases: phases::read(&dir.phases())?,
+            metrics_all,
+            apiserver_all,
             summary,
             summary_error,
             objects,

@@ -347,6 +347,8 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
     d.push(Block::Heading(2, "Server side".into()));
     d.extend(server_side(groups));
 
+    d.extend(crate::phases::section(groups));
+
     d.extend(attribution_section(groups));
     if !plots.is_empty() {
         d.push(Block::Heading(2, "Plots".into()));

@@ -778,9 +778,9 @@ fn a_loader_failure_is_recorded_and_flagged() {
     );
 }
 
-/// The `antipatterns` experiment, CI-sized (four of its variants, N=30): the
-/// report sets each anti-pattern beside its good counterpart of the same
-/// language, with the preset's description.
+/// The `antipatterns` experiment, CI-sized (five of its variants, N=30, its
+/// idle and delete phases): the report sets each anti-pattern beside its good
+/// counterpart of the same language, with the preset's description.
 #[test]
 fn antipatterns_report_each_against_its_counterpart() {
     let plane = shared_plane();
@@ -795,7 +795,7 @@ fn antipatterns_report_each_against_its_counterpart() {
             "--window",
             "20",
             "--variants",
-            "rust-good,go-good,rust-list-in-reconcile,go-list-in-reconcile",
+            "rust-good,go-good,rust-list-in-reconcile,go-list-in-reconcile,rust-finalizer",
             "--no-progress",
             "--results",
         ])
@@ -824,10 +824,89 @@ fn antipatterns_report_each_against_its_counterpart() {
         section.contains("list-in-reconcile — The good controller, but every reconcile also lists"),
         "{section}"
     );
+    // The finalizer's question is deletion: measured by the delete phase.
+    assert!(
+        section.contains("| 30 | rust-finalizer | rust-good | delete phase length |"),
+        "{section}"
+    );
     let summary: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("N30/go-list-in-reconcile/rep1/summary.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(summary["preset_info"]["counterpart"], "good");
     assert_eq!(summary["preset_info"]["question"], "throughput");
+}
+
+/// Phases after the create phase on the shared plane: an update round that
+/// `good` answers for every widget and `bad` for none (the report says so),
+/// an idle phase, and a delete phase that waits for the `finalizer`
+/// controller to release each widget.
+#[test]
+fn update_idle_and_delete_phases_are_timed_per_object() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("phases.toml");
+    let mut text = String::from(
+        "name = \"phases\"\nscales = [20]\nwindow_s = 15\nstop_when_converged = true\n",
+    );
+    for (name, preset) in [("good", "good"), ("bad", "bad"), ("fin", "finalizer")] {
+        text.push_str(&format!(
+            "[[variant]]\nname = \"{name}\"\nimpl = \"rust\"\npreset = \"{preset}\"\n"
+        ));
+    }
+    text.push_str(
+        "[[phase]]\nkind = \"update\"\ntimeout_s = 6\n\
+         [[phase]]\nkind = \"idle\"\nduration_s = 2\n\
+         [[phase]]\nkind = \"delete\"\ntimeout_s = 20\n",
+    );
+    std::fs::write(&exp, text).unwrap();
+    let results = tmp.path().join("results");
+    let dir = run_on(&exp, &results, &plane.kubeconfig_path);
+    let rows =
+        |v: &str| -> Vec<Vec<String>> { csv_rows(&dir.join(format!("N20/{v}/rep1/phases.csv"))).1 };
+    // Columns: phase,kind,round,name,started_at,done_at.
+    let done = |rows: &[Vec<String>], kind: &str| {
+        rows.iter()
+            .filter(|r| r[1] == kind && !r[4].is_empty() && !r[5].is_empty())
+            .count()
+    };
+    let good = rows("good");
+    assert_eq!(done(&good, "update"), 20, "{good:?}");
+    assert_eq!(done(&good, "delete"), 20, "{good:?}");
+    let bad = rows("bad");
+    assert_eq!(done(&bad, "update"), 0, "{bad:?}");
+    let fin = rows("fin");
+    assert_eq!(done(&fin, "delete"), 20, "{fin:?}");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("N20/bad/rep1/summary.json")).unwrap(),
+    )
+    .unwrap();
+    let kinds: Vec<&str> = summary["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["update", "idle", "delete"]);
+    assert_eq!(summary["phases"][0]["timed_out"], true);
+    // Every widget is gone after the delete phase.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = plane.client().await;
+        let ns = summary["namespace"].as_str().unwrap();
+        let w: Api<widget_api::Widget> = Api::namespaced(client, ns);
+        assert!(
+            w.list(&ListParams::default())
+                .await
+                .map(|l| l.items.is_empty())
+                .unwrap_or(true)
+        );
+    });
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("## Phases after the create phase"), "{md}");
+    assert!(
+        md.contains("N=20 bad rep1: update phase 1 did not complete — 0 of 20 objects ready again after its patch (the phase timed out)"),
+        "{md}"
+    );
+    assert!(md.contains("| 20 | good | 1 update | 20/20 |"), "{md}");
 }

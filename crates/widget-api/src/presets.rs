@@ -68,8 +68,10 @@ pub enum Question {
     Throughput,
     /// Ready at the window's end.
     Coverage,
-    /// The controller's writes/s.
+    /// The controller's requests/s in an idle phase, else its writes/s.
     SteadyState,
+    /// The length of a delete phase (until every object is gone).
+    Deletion,
     /// Peak RSS.
     Memory,
 }
@@ -164,7 +166,7 @@ names!(LogFormat { Console = "console", Json = "json" });
 names!(Queue { Kube = "kube", Fifo = "fifo" });
 names!(Read { Cache = "cache", Api = "api" });
 names!(Cache { Namespace = "namespace", Cluster = "cluster", Metadata = "metadata" });
-names!(Question { Throughput = "throughput", Coverage = "coverage", SteadyState = "steady-state", Memory = "memory" });
+names!(Question { Throughput = "throughput", Coverage = "coverage", SteadyState = "steady-state", Deletion = "deletion", Memory = "memory" });
 
 /// `[defaults]`: the values a flag takes when it is not given.
 #[derive(Clone, Debug, Deserialize)]

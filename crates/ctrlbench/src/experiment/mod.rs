@@ -3,6 +3,7 @@
 
 pub mod builtin;
 pub mod overrides;
+pub mod phase;
 pub mod plan;
 pub mod spec;
 

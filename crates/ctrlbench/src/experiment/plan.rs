@@ -52,15 +52,17 @@ pub fn expand(exp: &Experiment) -> Vec<Run> {
     runs
 }
 
-/// Upper-bound estimate in seconds (every run uses its whole window).
+/// Upper-bound estimate in seconds (every run uses its whole window, and
+/// every phase after it its timeout or duration).
 pub fn estimate_s(exp: &Experiment, runs: &[Run]) -> f64 {
     let plane = if exp.is_local() { PLANE_START_S } else { 0.0 };
+    let phases: f64 = exp.phases.iter().map(|p| p.max_seconds()).sum();
     plane
         + runs
             .iter()
             .map(|r| {
                 let creates = r.scale as f64 * r.variants.len() as f64 / CREATE_RATE;
-                exp.window_s().max(creates) + RUN_OVERHEAD_S
+                exp.window_s().max(creates) + phases + RUN_OVERHEAD_S
             })
             .sum::<f64>()
 }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::phase::{Phase, PhaseSpec};
+
 /// An experiment file as written.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -38,6 +40,9 @@ pub struct Spec {
     /// Run `ctrlbench probe` first and record its figures in the manifest.
     #[serde(default)]
     pub probe: bool,
+    /// What happens after the create phase, in order (experiment/phase.rs).
+    #[serde(default, rename = "phase")]
+    pub phases: Vec<PhaseSpec>,
 }
 
 fn default_window() -> Spanned<f64> {
@@ -261,6 +266,8 @@ pub struct Experiment {
     pub text: String,
     pub spec: Spec,
     pub variants: Vec<Variant>,
+    /// The validated `[[phase]]` entries.
+    pub phases: Vec<Phase>,
 }
 
 /// Parses and validates an experiment file's text.
@@ -530,11 +537,28 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
             spec: v.clone(),
         });
     }
+    let phases = super::phase::validate(file, &spec.phases, *spec.window_s.get_ref())
+        .map_err(|(key, span, m)| err(key, span, m))?;
+    if let Some(i) = phases
+        .iter()
+        .position(|p| matches!(p, Phase::Delete { .. }))
+        && let Some(after) = phases[i + 1..]
+            .iter()
+            .position(|p| !matches!(p, Phase::Idle { .. }))
+    {
+        let s = &spec.phases[i + 1 + after];
+        return Err(err(
+            "kind",
+            s.kind.span(),
+            "nothing is left to change after a delete phase: only idle may follow it".into(),
+        ));
+    }
     Ok(Experiment {
         file: file.to_path_buf(),
         text: text.to_string(),
         spec,
         variants,
+        phases,
     })
 }
 
@@ -950,5 +974,45 @@ priority_queue = true
         );
         let msg = err("name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.18.4\"\npreset = \"good\"\npriority_queue = true\n").to_string();
         assert!(msg.contains("go@v0.18.4 has no priority queue"), "{msg}");
+    }
+
+    #[test]
+    fn phases_are_validated_with_file_line_and_key() {
+        let with = |phases: &str| format!("{GOOD}{phases}");
+        for (phases, line, key) in [
+            ("[[phase]]\nkind = \"upgrade\"\n", 9, "kind"),
+            ("[[phase]]\nkind = \"idle\"\n", 9, "duration_s"),
+            (
+                "[[phase]]\nkind = \"idle\"\nduration_s = 5\ncount = 2\n",
+                11,
+                "count",
+            ),
+            ("[[phase]]\nkind = \"update\"\ncount = 0\n", 10, "count"),
+            ("[[phase]]\nkind = \"delete\"\nrate = -1.0\n", 10, "rate"),
+            (
+                "[[phase]]\nkind = \"update\"\npatch = \"no-such-file.yaml\"\n",
+                10,
+                "patch",
+            ),
+            (
+                "[[phase]]\nkind = \"delete\"\n[[phase]]\nkind = \"update\"\n",
+                11,
+                "kind",
+            ),
+        ] {
+            let e = err(&with(phases));
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{phases}: {e}");
+        }
+        let e = parse(
+            Path::new("exp.toml"),
+            &with("[[phase]]\nkind = \"update\"\ncount = 2\n[[phase]]\nkind = \"idle\"\nduration_s = 5\n[[phase]]\nkind = \"delete\"\n"),
+        )
+        .unwrap();
+        assert_eq!(
+            e.phases.iter().map(|p| p.kind()).collect::<Vec<_>>(),
+            ["update", "idle", "delete"]
+        );
+        // Timeouts default to the window.
+        assert_eq!(e.phases[2].max_seconds(), 10.0);
     }
 }

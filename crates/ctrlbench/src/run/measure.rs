@@ -4,17 +4,19 @@
 //! a last scrape while the controllers still run; then objects.csv,
 //! audit.csv (when the plane keeps an audit log) and summary.json per variant.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use ctrlbench_record::phases::{self, PhaseRecord, PhaseSummary};
 use ctrlbench_record::summary::{HarnessCpu, QuietWait};
 use ctrlbench_record::{RunDir, StopReason, Summary, objects};
 
 use super::audit::AuditSpan;
 use super::member::Member;
 use super::sampler::Sampler;
-use super::{Ctx, loader, summary, watch};
+use super::{Ctx, loader, phase, summary, watch};
 use crate::cluster::process::own_cpu_seconds;
 use crate::cluster::progress::Progress;
 use crate::experiment::plan::Run;
@@ -160,6 +162,70 @@ pub async fn run(
     for l in loads {
         load_stats.push(l.await.unwrap_or_default());
     }
+    // The create phase ends here; the figures of the phases after it are
+    // their own (summary.json `phases`, phases.csv).
+    let elapsed = load_start.elapsed().as_secs_f64();
+    let mut phases: Vec<Vec<PhaseSummary>> = members.iter().map(|_| Vec::new()).collect();
+    // summary.json's reconcile counts are the create phase's, like the report's figures.
+    let mut create_last = None;
+    if stop_reason != StopReason::Interrupted && !exp.phases.is_empty() {
+        sampler.scrape_once().await?;
+        create_last = Some(
+            sampler
+                .controllers
+                .iter()
+                .map(|c| c.last)
+                .collect::<Vec<_>>(),
+        );
+        let targets: Vec<Arc<phase::Target>> = members
+            .iter()
+            .map(|m| {
+                let created: Vec<String> = m
+                    .objects
+                    .rows()
+                    .into_iter()
+                    .filter(|r| r.created_at.is_some())
+                    .map(|r| r.name)
+                    .collect();
+                Arc::new(phase::Target {
+                    client: client.clone(),
+                    resource: phase::widget_resource(),
+                    namespace: m.ns.clone(),
+                    objects: created
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, n)| (phase::index_of(&n, k), n))
+                        .collect(),
+                    ready_again: phase::ReadyAgain::Widget,
+                    concurrency: *exp.spec.concurrency.get_ref() as usize,
+                })
+            })
+            .collect();
+        let mut rows: Vec<Vec<PhaseRecord>> = members.iter().map(|_| Vec::new()).collect();
+        for (k, p) in exp.phases.iter().enumerate() {
+            if cancel.is_cancelled() {
+                break;
+            }
+            eprintln!("phase {}: {}", k + 1, p.kind());
+            // A row at each phase boundary, so each phase's rates cover it alone.
+            sampler.scrape_once().await?;
+            let tasks: Vec<_> = targets
+                .iter()
+                .map(|t| {
+                    let (t, p, cancel) = (t.clone(), p.clone(), cancel.clone());
+                    tokio::spawn(async move { phase::run(&t, k as u32 + 1, &p, &cancel).await })
+                })
+                .collect();
+            let outs =
+                scrape_while(&mut sampler, interval, futures::future::join_all(tasks)).await?;
+            for (i, o) in outs.into_iter().enumerate() {
+                let o = o.map_err(|e| anyhow::anyhow!("phase {} failed: {e}", k + 1))?;
+                phases[i].push(o.summary);
+                rows[i].extend(o.rows);
+                phases::write(&members[i].dir.phases(), &rows[i])?;
+            }
+        }
+    }
     if cancel.is_cancelled() {
         // The user is waiting: the last row only if it comes quickly.
         let _ = tokio::time::timeout(Duration::from_secs(1), sampler.scrape_once()).await;
@@ -169,7 +235,6 @@ pub async fn run(
     for w in watches {
         let _ = w.await;
     }
-    let elapsed = load_start.elapsed().as_secs_f64();
     let cpu_at_end = own_cpu_seconds();
     let harness_cpu = match loaded {
         Some((t, cpu)) => {
@@ -203,6 +268,11 @@ pub async fn run(
         let runs: Vec<(&str, &RunDir)> = members.iter().map(|m| (m.ns.as_str(), &m.dir)).collect();
         a.write(&runs)?;
     }
+    if let Some(last) = create_last {
+        for (c, l) in sampler.controllers.iter_mut().zip(last) {
+            c.last = l;
+        }
+    }
     let mut summaries = Vec::new();
     for (i, m) in members.iter_mut().enumerate() {
         let code = codes[i];
@@ -221,8 +291,29 @@ pub async fn run(
             quiet_wait,
         });
         s.harness_cpu = Some(harness_cpu.clone());
+        s.phases = std::mem::take(&mut phases[i]);
         s.write(&m.dir.summary())?;
         summaries.push(s);
     }
     Ok(summaries)
+}
+
+/// `fut`'s output, scraping every `interval` while it runs (the phases after
+/// the create phase are measured like it).
+async fn scrape_while<T>(
+    sampler: &mut Sampler,
+    interval: Duration,
+    fut: impl std::future::Future<Output = T>,
+) -> Result<T> {
+    let mut fut = std::pin::pin!(fut);
+    let mut next = tokio::time::Instant::now() + interval;
+    loop {
+        tokio::select! {
+            r = &mut fut => return Ok(r),
+            _ = tokio::time::sleep_until(next) => {
+                next += interval;
+                sampler.scrape_once().await?;
+            }
+        }
+    }
 }

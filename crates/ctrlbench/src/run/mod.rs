@@ -13,6 +13,7 @@ pub mod manifest;
 pub mod measure;
 pub mod member;
 pub mod namespace;
+pub mod phase;
 pub mod probe;
 pub mod quiet;
 pub mod sampler;

@@ -93,5 +93,6 @@ pub fn of(i: Inputs<'_>) -> Summary {
             question: p.question.as_str().to_string(),
             counterpart: p.counterpart.clone(),
         }),
+        phases: Vec::new(),
     }
 }
