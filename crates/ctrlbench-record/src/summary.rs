@@ -254,6 +254,14 @@ pub struct Summary {
     /// per-object rows).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<crate::phases::PhaseSummary>,
+    /// Widgets in a namespace of their own, created before any controller
+    /// started (`background_objects`; 0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub background_objects: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// What the preset table says about a preset, for the report: its one-sentence

@@ -168,6 +168,12 @@ fn header(r: &Results) -> Vec<Block> {
     let schedule = first.map(|s| s.schedule.to_string()).unwrap_or("?".into());
     let window = first.map(|s| s.window_s);
     let repeats = r.runs.iter().map(|x| x.repeat).max().unwrap_or(0);
+    let background = match first.map_or(0, |s| s.background_objects) {
+        0 => String::new(),
+        k => format!(
+            " {k} background widgets in a namespace of their own, created before any controller started."
+        ),
+    };
     let name = r
         .dir
         .path
@@ -179,7 +185,7 @@ fn header(r: &Results) -> Vec<Block> {
         Block::Para(format!(
             "Results {name}, started {} and finished {}. Kubernetes {}, etcd {}, {}. \
              Machine: {} cores, {:.1} GiB. Schedule {schedule}, window {}, {repeats} repeat(s), \
-             {} run(s). ctrlbench {} (git {}).",
+             {} run(s). ctrlbench {} (git {}).{background}",
             s(&m.started_at),
             m.finished_at.as_deref().unwrap_or("never"),
             s(&m.kubernetes_version),

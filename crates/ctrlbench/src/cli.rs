@@ -109,6 +109,11 @@ pub struct RunArgs {
     /// Run only these variants (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
+    /// Widgets created once in a namespace of their own before any
+    /// controller starts (replaces the file's background_objects): what a
+    /// cluster-wide cache holds besides the run's objects.
+    #[arg(long, value_name = "K")]
+    pub background_objects: Option<u64>,
     /// Plain progress lines instead of bars.
     #[arg(long)]
     pub no_progress: bool,
@@ -264,6 +269,7 @@ impl RunArgs {
             window_s: self.window,
             repeats: self.repeats,
             variants: self.variants.clone(),
+            background_objects: self.background_objects,
         }
     }
 }

@@ -796,6 +796,8 @@ fn antipatterns_report_each_against_its_counterpart() {
             "20",
             "--variants",
             "rust-good,go-good,rust-list-in-reconcile,go-list-in-reconcile,rust-finalizer",
+            "--background-objects",
+            "200",
             "--no-progress",
             "--results",
         ])
@@ -835,6 +837,11 @@ fn antipatterns_report_each_against_its_counterpart() {
     .unwrap();
     assert_eq!(summary["preset_info"]["counterpart"], "good");
     assert_eq!(summary["preset_info"]["question"], "throughput");
+    assert_eq!(summary["background_objects"], 200);
+    assert!(
+        md.contains("200 background widgets in a namespace of their own"),
+        "{md}"
+    );
 }
 
 /// Phases after the create phase on the shared plane: an update round that

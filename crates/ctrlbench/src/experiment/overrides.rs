@@ -13,6 +13,7 @@ pub struct Overrides {
     pub repeats: Option<u32>,
     /// Keep only these variants (by name).
     pub variants: Vec<String>,
+    pub background_objects: Option<u64>,
 }
 
 impl Overrides {
@@ -33,6 +34,10 @@ impl Overrides {
         if let Some(r) = self.repeats {
             flag("--repeats", spec::check_repeats(r))?;
             *exp.spec.repeats.get_mut() = r;
+        }
+        if let Some(k) = self.background_objects {
+            flag("--background-objects", spec::check_background(k))?;
+            *exp.spec.background_objects.get_mut() = k;
         }
         if !self.variants.is_empty() {
             for v in &self.variants {
@@ -74,11 +79,13 @@ mod tests {
             window_s: Some(3.0),
             repeats: Some(2),
             variants: vec!["b".into()],
+            background_objects: Some(300),
         }
         .apply(&mut e)
         .unwrap();
         assert_eq!(e.scales(), &[5, 50]);
         assert_eq!((e.window_s(), e.repeats(), e.variants.len()), (3.0, 2, 1));
+        assert_eq!(*e.spec.background_objects.get_ref(), 300);
         for (o, want) in [
             (
                 Overrides {

@@ -40,6 +40,11 @@ pub struct Spec {
     /// Run `ctrlbench probe` first and record its figures in the manifest.
     #[serde(default)]
     pub probe: bool,
+    /// Widgets created once in a namespace of their own before any
+    /// controller starts (run/background.rs): what a cluster-wide cache holds
+    /// besides the run's own objects.
+    #[serde(default = "no_objects")]
+    pub background_objects: Spanned<u64>,
     /// What happens after the create phase, in order (experiment/phase.rs).
     #[serde(default, rename = "phase")]
     pub phases: Vec<PhaseSpec>,
@@ -56,6 +61,9 @@ fn default_one() -> Spanned<u32> {
 }
 fn default_one_f() -> Spanned<f64> {
     Spanned::new(0..0, 1.0)
+}
+fn no_objects() -> Spanned<u64> {
+    Spanned::new(0..0, 0)
 }
 fn default_concurrency() -> Spanned<u32> {
     Spanned::new(0..0, 16)
@@ -292,6 +300,8 @@ pub fn check_name(name: &str) -> Result<(), String> {
 
 /// The most widgets one run may create.
 pub const MAX_SCALE: u64 = 1_000_000;
+/// Upper bound of `background_objects`.
+pub const MAX_BACKGROUND: u64 = 1_000_000;
 /// The most creates the loader keeps in flight.
 pub const MAX_CONCURRENCY: u32 = 1024;
 /// Bounds of `window_s` (and `--window`): up to a week.
@@ -318,6 +328,14 @@ pub fn check_seconds(v: f64, (min, max): (f64, f64)) -> Result<(), String> {
     }
     if !(min..=max).contains(&v) {
         return Err(format!("must be from {min} to {max} seconds, not {v}"));
+    }
+    Ok(())
+}
+
+/// `background_objects` (also `--background-objects`).
+pub fn check_background(k: u64) -> Result<(), String> {
+    if k > MAX_BACKGROUND {
+        return Err(format!("must be at most {MAX_BACKGROUND}"));
     }
     Ok(())
 }
@@ -380,6 +398,9 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
             spec.concurrency.span(),
             format!("must be from 1 to {MAX_CONCURRENCY}"),
         ));
+    }
+    if let Err(m) = check_background(*spec.background_objects.get_ref()) {
+        return Err(err("background_objects", spec.background_objects.span(), m));
     }
     let c = &spec.cluster;
     if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref())

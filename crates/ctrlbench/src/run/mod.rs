@@ -5,6 +5,7 @@
 //! controllers, deletes the namespaces and marks the results incomplete.
 
 pub mod audit;
+pub mod background;
 mod controller;
 pub mod group;
 pub mod identity;
@@ -161,6 +162,25 @@ pub async fn execute(
         }
     }
     manifest.write(&results.manifest())?;
+    let k = *exp.spec.background_objects.get_ref();
+    let background = if k > 0 {
+        let create = background::create(
+            &cluster.client,
+            exp.name(),
+            k,
+            *exp.spec.concurrency.get_ref() as usize,
+            &cancel,
+        );
+        match until_cancelled(&cancel, create).await {
+            Some(b) => Some(b?),
+            None => {
+                cluster.close_within(plane_grace(&cancel)).await?;
+                return interrupted(manifest, "while creating the background objects");
+            }
+        }
+    } else {
+        None
+    };
     // The apiserver's idle request rate, the level each run waits to return to.
     let idle = quiet::idle_rate(&cluster.client, Duration::from_secs(2)).await;
 
@@ -225,6 +245,15 @@ pub async fn execute(
         if cancel.is_cancelled() {
             complete = false;
         }
+    }
+    if let Some(b) = &background
+        && !(cancel.is_cancelled() && cluster.plane.is_some())
+        && let Err(e) =
+            background::remove(&cluster.client, b, cluster.no_namespace_controller).await
+    {
+        manifest
+            .not_cleaned
+            .push(format!("namespace {}: {e:#}", b.namespace));
     }
     manifest.complete = complete && manifest.errors.is_empty();
     manifest.finished_at = Some(now_rfc3339());

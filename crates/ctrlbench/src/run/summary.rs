@@ -94,5 +94,6 @@ pub fn of(i: Inputs<'_>) -> Summary {
             counterpart: p.counterpart.clone(),
         }),
         phases: Vec::new(),
+        background_objects: *exp.spec.background_objects.get_ref(),
     }
 }
