@@ -258,6 +258,9 @@ pub struct Summary {
     /// started (`background_objects`; 0: none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub background_objects: u64,
+    /// The cluster's Kubernetes version during this run (absent in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -162,6 +162,8 @@ pub struct RunFigures {
     pub preset_info: Option<PresetInfo>,
     /// The phases after the create phase.
     pub phases: Vec<crate::phases::PhaseFigures>,
+    /// The cluster's Kubernetes version during the run.
+    pub kubernetes_version: Option<String>,
     /// Whether the variants of this run shared the cluster (server-side
     /// figures are then cluster-wide).
     pub concurrent: bool,
@@ -187,6 +189,7 @@ impl RunFigures {
             settings: None,
             preset_info: None,
             phases: Vec::new(),
+            kubernetes_version: None,
             concurrent: false,
         }
     }
@@ -216,6 +219,10 @@ pub fn run_figures(run: &Run) -> RunFigures {
         settings: run.summary.as_ref().and_then(|s| s.settings.clone()),
         preset_info: run.summary.as_ref().and_then(|s| s.preset_info.clone()),
         phases: crate::phases::of(run),
+        kubernetes_version: run
+            .summary
+            .as_ref()
+            .and_then(|s| s.kubernetes_version.clone()),
         concurrent: run
             .summary
             .as_ref()

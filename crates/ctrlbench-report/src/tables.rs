@@ -88,6 +88,18 @@ fn coverage_notes(groups: &[Group]) -> Vec<String> {
 /// is not enough for like for like, the client limits and retry policy
 /// must be visible too.
 fn settings_table(groups: &[Group]) -> Option<Block> {
+    // A Kubernetes column only when the variants ran on different versions.
+    let mut versions: Vec<&str> = groups
+        .iter()
+        .flat_map(|g| {
+            g.runs
+                .iter()
+                .filter_map(|r| r.kubernetes_version.as_deref())
+        })
+        .collect();
+    versions.sort();
+    versions.dedup();
+    let by_version = versions.len() > 1;
     let mut seen: Vec<&str> = Vec::new();
     let mut rows = Vec::new();
     for g in groups {
@@ -113,11 +125,17 @@ fn settings_table(groups: &[Group]) -> Option<Block> {
             },
             s.retry_policy(),
         ]);
+        if by_version {
+            let v = g.runs.iter().find_map(|r| r.kubernetes_version.clone());
+            rows.last_mut()
+                .expect("just pushed")
+                .push(v.unwrap_or_else(|| "?".into()));
+        }
     }
     if rows.is_empty() {
         return None;
     }
-    let width = 8;
+    let width = if by_version { 9 } else { 8 };
     for r in &mut rows {
         r.resize(width, String::new());
     }
@@ -131,9 +149,12 @@ fn settings_table(groups: &[Group]) -> Option<Block> {
             "client limit (effective)",
             "clients with their own bucket",
             "retry on error",
+            "Kubernetes",
         ]
+        .into_iter()
+        .take(width)
         .map(String::from)
-        .to_vec(),
+        .collect(),
         rows,
     }))
 }

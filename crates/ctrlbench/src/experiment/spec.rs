@@ -137,6 +137,10 @@ pub struct VariantSpec {
     pub priority_queue: Option<Spanned<bool>>,
     #[serde(default = "no_env")]
     pub env: Spanned<BTreeMap<String, String>>,
+    /// This variant's runs on a local plane of this Kubernetes version
+    /// (the `versions` experiment): the plane is restarted whenever the
+    /// next run needs another version.
+    pub k8s_version: Option<Spanned<String>>,
 }
 
 fn no_args() -> Spanned<Vec<String>> {
@@ -552,6 +556,27 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
                 ),
             ));
         }
+        if let Some(k) = &v.k8s_version {
+            let why = if spec.cluster.kubeconfig.is_some() || spec.cluster.context.is_some() {
+                Some("needs the local plane (no kubeconfig or context)".to_string())
+            } else if spec.cluster.k8s_version.is_some() {
+                Some("cannot be combined with [cluster] k8s_version".to_string())
+            } else if spec.schedule == Schedule::Concurrent {
+                Some("needs schedule = \"isolated\" (variants on different planes cannot run together)".to_string())
+            } else if spec.probe || *spec.background_objects.get_ref() > 0 {
+                Some(
+                    "cannot be combined with probe or background_objects, which are per plane"
+                        .to_string(),
+                )
+            } else {
+                ctrlbench_plane::binaries::normalize_version(k.get_ref())
+                    .err()
+                    .map(|e| format!("{e:#}"))
+            };
+            if let Some(m) = why {
+                return Err(err("k8s_version", k.span(), m));
+            }
+        }
         variants.push(Variant {
             name: name.clone(),
             implementation,
@@ -621,6 +646,23 @@ impl Experiment {
     pub fn repeats(&self) -> u32 {
         *self.spec.repeats.get_ref()
     }
+    /// The Kubernetes version `variant`'s runs need, when variants differ
+    /// (None: the experiment's one cluster).
+    pub fn variant_k8s_version(&self, variant: usize) -> Option<String> {
+        self.variants[variant]
+            .spec
+            .k8s_version
+            .as_ref()
+            .and_then(|v| ctrlbench_plane::binaries::normalize_version(v.get_ref()).ok())
+    }
+
+    /// This experiment on a plane of `version` (for variants that name one).
+    pub fn on_version(&self, version: &str) -> Experiment {
+        let mut e = self.clone();
+        e.spec.cluster.k8s_version = Some(Spanned::new(0..0, version.to_string()));
+        e
+    }
+
     pub fn is_local(&self) -> bool {
         self.spec.cluster.kubeconfig.is_none() && self.spec.cluster.context.is_none()
     }
@@ -1035,5 +1077,46 @@ priority_queue = true
         );
         // Timeouts default to the window.
         assert_eq!(e.phases[2].max_seconds(), 10.0);
+    }
+
+    #[test]
+    fn per_variant_versions_need_an_isolated_local_plane() {
+        let v = |extra: &str, variant: &str| {
+            format!(
+                "name = \"t\"\nscales = [5]\n{extra}[[variant]]\nname = \"a\"\npreset = \"good\"\n{variant}"
+            )
+        };
+        let e = parse(Path::new("exp.toml"), &v("", "k8s_version = \"v1.36.3\"\n")).unwrap();
+        assert_eq!(e.variant_k8s_version(0).as_deref(), Some("1.36.3"));
+        let on = e.on_version("1.36.3");
+        assert_eq!(
+            on.spec
+                .cluster
+                .k8s_version
+                .as_ref()
+                .map(|s| s.get_ref().as_str()),
+            Some("1.36.3")
+        );
+        for (extra, variant, line) in [
+            ("", "k8s_version = \"1.36\"\n", 6),
+            (
+                "schedule = \"concurrent\"\n",
+                "k8s_version = \"1.36.3\"\n",
+                7,
+            ),
+            ("probe = true\n", "k8s_version = \"1.36.3\"\n", 7),
+            (
+                "[cluster]\nk8s_version = \"1.34.12\"\n",
+                "k8s_version = \"1.36.3\"\n",
+                8,
+            ),
+        ] {
+            let e = err(&v(extra, variant));
+            assert_eq!(
+                (e.line, e.key.as_str()),
+                (line, "k8s_version"),
+                "{extra}{variant}: {e}"
+            );
+        }
     }
 }

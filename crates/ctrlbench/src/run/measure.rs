@@ -289,6 +289,7 @@ pub async fn run(
             exit_code: code,
             sampler: &sampler,
             quiet_wait,
+            kubernetes_version: &ctx.cluster.version,
         });
         s.harness_cpu = Some(harness_cpu.clone());
         s.phases = std::mem::take(&mut phases[i]);

@@ -100,6 +100,16 @@ pub async fn until_cancelled<T>(
     }
 }
 
+/// The etcd releases the planes of these Kubernetes versions ran ("v1.36.3").
+fn etcd_versions(k8s: &[String]) -> String {
+    let mut v: Vec<&str> = k8s
+        .iter()
+        .map(|k| crate::cluster::binaries::etcd_version(k.trim_start_matches('v')))
+        .collect();
+    v.dedup();
+    v.join(", ")
+}
+
 /// Runs the whole experiment; returns the results directory.
 pub async fn execute(
     exp: &Experiment,
@@ -122,10 +132,21 @@ pub async fn execute(
     // The cluster before the results directory: a cluster that cannot be
     // reached leaves nothing behind. Dropping the start-up future on an
     // interrupt stops a half-started plane and removes its directory.
-    let Some(cluster) = until_cancelled(&cancel, target::connect(exp, opts)).await else {
+    // Variants that name a Kubernetes version (the `versions` experiment)
+    // run on a plane of that version: the plane changes between runs.
+    let version_of = |run: &plan::Run| exp.variant_k8s_version(run.variants[0]);
+    let mut current_version = runs.first().and_then(version_of);
+    let on = |v: &Option<String>| v.as_ref().map(|v| exp.on_version(v));
+    let first = on(&current_version);
+    let Some(cluster) = until_cancelled(
+        &cancel,
+        target::connect(first.as_ref().unwrap_or(exp), opts),
+    )
+    .await
+    else {
         bail!("interrupted while starting the cluster");
     };
-    let cluster = cluster?;
+    let mut cluster = cluster?;
     let results = ResultsDir::create(&opts.results_root, exp.name())?;
     let mut manifest = manifest::new(exp);
     manifest.write(&results.manifest())?;
@@ -182,22 +203,56 @@ pub async fn execute(
         None
     };
     // The apiserver's idle request rate, the level each run waits to return to.
-    let idle = quiet::idle_rate(&cluster.client, Duration::from_secs(2)).await;
+    let mut idle = quiet::idle_rate(&cluster.client, Duration::from_secs(2)).await;
+    let mut versions_seen: Vec<String> = vec![cluster.version.clone()];
+    if current_version.is_some() {
+        manifest.etcd_version = etcd_versions(&versions_seen);
+    }
 
-    let ctx = Ctx {
-        exp,
-        cluster: &cluster,
-        binaries: &binaries,
-        results: &results,
-        opts,
-        cancel: &cancel,
-    };
     let mut complete = true;
     for (i, run) in runs.iter().enumerate() {
         if cancel.is_cancelled() {
             complete = false;
             break;
         }
+        let want = version_of(run);
+        if want != current_version {
+            let v = want.clone().unwrap_or_default();
+            eprintln!("switching the local plane to Kubernetes {v}");
+            cluster.close_within(plane_grace(&cancel)).await?;
+            let next = on(&want);
+            let start = async {
+                let c = target::connect(next.as_ref().unwrap_or(exp), opts).await?;
+                target::warm_up(&c).await?;
+                anyhow::Ok(c)
+            };
+            match until_cancelled(&cancel, start).await {
+                Some(Ok(c)) => cluster = c,
+                Some(Err(e)) => {
+                    manifest
+                        .errors
+                        .push(format!("cannot start a plane of Kubernetes {v}: {e:#}"));
+                    manifest.write(&results.manifest())?;
+                    return Err(e.context(format!("starting Kubernetes {v}")));
+                }
+                None => return interrupted(manifest, &format!("while starting Kubernetes {v}")),
+            }
+            current_version = want;
+            if !versions_seen.contains(&cluster.version) {
+                versions_seen.push(cluster.version.clone());
+                manifest.kubernetes_version = versions_seen.join(", ");
+                manifest.etcd_version = etcd_versions(&versions_seen);
+            }
+            idle = quiet::idle_rate(&cluster.client, Duration::from_secs(2)).await;
+        }
+        let ctx = Ctx {
+            exp,
+            cluster: &cluster,
+            binaries: &binaries,
+            results: &results,
+            opts,
+            cancel: &cancel,
+        };
         let names: Vec<&str> = run
             .variants
             .iter()

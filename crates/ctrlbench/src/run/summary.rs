@@ -26,6 +26,7 @@ pub struct Inputs<'a> {
     pub exit_code: Option<i32>,
     pub sampler: &'a Sampler,
     pub quiet_wait: &'a Option<QuietWait>,
+    pub kubernetes_version: &'a str,
 }
 
 pub fn of(i: Inputs<'_>) -> Summary {
@@ -95,5 +96,6 @@ pub fn of(i: Inputs<'_>) -> Summary {
         }),
         phases: Vec::new(),
         background_objects: *exp.spec.background_objects.get_ref(),
+        kubernetes_version: Some(i.kubernetes_version.to_string()),
     }
 }
