@@ -148,6 +148,19 @@ async fn converges_without_loop(preset: &str) {
         "{preset}: reconciles kept coming after convergence (loop)"
     );
     assert_eq!(sum(&after, "workqueue_depth", &[]), 0.0);
+    // Reads that bypass the cache show in the client's own counter: a GET
+    // (or, for list-in-reconcile, a LIST — also method GET) per reconcile.
+    let gets = sum(&after, "rest_client_requests_total", &["method=GET"]);
+    match preset {
+        "uncached-read" | "list-in-reconcile" | "metadata-only" => assert!(
+            gets >= N as f64,
+            "{preset}: {gets} GET requests, want >= {N} (one per reconcile)"
+        ),
+        _ => assert!(
+            gets < N as f64,
+            "{preset}: {gets} GET requests, want < {N} (reads come from the cache)"
+        ),
+    }
     if preset.ends_with("patch") {
         assert_eq!(
             sum(&after, "rest_client_requests_total", &["code=409"]),
