@@ -246,6 +246,28 @@ pub struct Summary {
     /// How long the run waited for a quiet cluster before it started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_wait: Option<QuietWait>,
+    /// What the run created and its readiness rule ("Foo
+    /// (samplecontroller.k8s.io/v1alpha1, CRD …), ready when …"); absent:
+    /// the built-in Widget workload (and results from before workloads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
+    /// False when the controller has no metrics URL and was not scraped
+    /// (impl = "command" / "external" without `metrics`): no
+    /// metrics-<variant>.csv, on purpose. Absent in older results: true.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub controller_metrics: bool,
+    /// Cluster-wide RBAC the controller's identity had, one grant per line
+    /// ("list, watch on apps/deployments"); empty: its namespace only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_grants: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 pub const FILE_NAME: &str = "summary.json";

@@ -158,6 +158,10 @@ pub struct RunFigures {
     /// The implementation and the settings the controller ran with (summary.json).
     pub implementation: Option<String>,
     pub settings: Option<Settings>,
+    /// Cluster-wide RBAC grants of the controller's identity (summary.json).
+    pub cluster_grants: Vec<String>,
+    /// The workload when not the built-in Widget one (summary.json).
+    pub workload: Option<String>,
     /// Whether the variants of this run shared the cluster (server-side
     /// figures are then cluster-wide).
     pub concurrent: bool,
@@ -191,6 +195,12 @@ pub fn run_figures(run: &Run) -> RunFigures {
         attribution: attribution::of(run),
         implementation: run.summary.as_ref().map(|s| s.implementation.clone()),
         settings: run.summary.as_ref().and_then(|s| s.settings.clone()),
+        cluster_grants: run
+            .summary
+            .as_ref()
+            .map(|s| s.cluster_grants.clone())
+            .unwrap_or_default(),
+        workload: run.summary.as_ref().and_then(|s| s.workload.clone()),
         concurrent: run
             .summary
             .as_ref()
@@ -391,7 +401,12 @@ fn problems(run: &Run) -> Vec<String> {
             Some(s) if s.first_good().is_none() => {
                 p.push(format!("no successful {name} scrape"));
             }
-            None if name == "controller" => p.push(format!("no metrics-{}.csv", run.variant)),
+            // A controller without a metrics URL is not scraped, on purpose.
+            None if name == "controller"
+                && run.summary.as_ref().is_none_or(|s| s.controller_metrics) =>
+            {
+                p.push(format!("no metrics-{}.csv", run.variant))
+            }
             _ => {}
         }
     }

@@ -38,39 +38,53 @@ pub async fn run(
     let targets = members
         .iter()
         .map(|m| {
-            let addr = m
-                .process
-                .as_ref()
-                .map(|p| p.metrics_addr.clone())
-                .unwrap_or_default();
-            (exp.variants[m.variant].name.clone(), addr, m.dir.clone())
+            (
+                exp.variants[m.variant].name.clone(),
+                m.metrics_url.clone(),
+                m.dir.clone(),
+            )
         })
         .collect();
     let mut sampler = Sampler::new(Some(client.clone()), etcd_url, targets)?;
     let audit = AuditSpan::begin(ctx.cluster.plane.as_ref().and_then(|p| p.audit_log()));
-    // Baseline: a first successful scrape of every controller.
+    // Baseline: a first successful scrape of every controller that has metrics.
     let t0 = Instant::now();
     loop {
         sampler.scrape_once().await?;
-        if sampler.controllers.iter().all(|c| c.baseline.is_some()) {
+        if sampler
+            .controllers
+            .iter()
+            .all(|c| c.url.is_none() || c.baseline.is_some())
+        {
             break;
         }
-        anyhow::ensure!(
-            t0.elapsed() < Duration::from_secs(15),
-            "a controller's /metrics never answered"
-        );
+        if t0.elapsed() >= Duration::from_secs(15) {
+            let silent: Vec<String> = sampler
+                .controllers
+                .iter()
+                .filter(|c| c.url.is_some() && c.baseline.is_none())
+                .map(|c| format!("{} ({})", c.variant, c.url.as_deref().unwrap_or_default()))
+                .collect();
+            anyhow::bail!(
+                "no answer from the controller metrics of {} within 15 s",
+                silent.join(", ")
+            );
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
     let cancel = ctx.cancel;
     let stop = cancel.child_token();
+    let workload = std::sync::Arc::new(exp.workload.clone());
     let mut watches = Vec::new();
     let mut loads = Vec::new();
     for m in members.iter() {
         m.objects.expected.store(run.scale, Ordering::SeqCst);
         watches.push(tokio::spawn(watch::watch_ready(
             client.clone(),
+            workload.clone(),
             m.ns.clone(),
+            m.run_id.clone(),
             m.objects.clone(),
             stop.clone(),
         )));
@@ -79,7 +93,9 @@ pub async fn run(
     for m in members.iter() {
         loads.push(tokio::spawn(loader::create(
             client.clone(),
+            workload.clone(),
             m.ns.clone(),
+            m.run_id.clone(),
             run.scale,
             *exp.spec.concurrency.get_ref() as usize,
             m.objects.clone(),

@@ -85,8 +85,10 @@ impl ControllerRow {
 /// One controller being sampled.
 pub struct ControllerTarget {
     pub variant: String,
-    pub addr: String,
-    table: Table,
+    /// The metrics URL; None: the controller has none and is not scraped
+    /// (no metrics-<variant>.csv).
+    pub url: Option<String>,
+    table: Option<Table>,
     pub baseline: Option<ControllerRow>,
     pub last: Option<ControllerRow>,
     pub ok: u64,
@@ -111,18 +113,21 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// `targets`: (variant, metrics address, run directory); apiserver.csv and
+    /// `targets`: (variant, metrics URL, run directory); apiserver.csv and
     /// etcd.csv go in each run directory.
     pub fn new(
         api: Option<kube::Client>,
         etcd_url: Option<String>,
-        targets: Vec<(String, String, RunDir)>,
+        targets: Vec<(String, Option<String>, RunDir)>,
     ) -> Result<Sampler> {
         let mut controllers = Vec::new();
         let mut apiserver_tables = Vec::new();
         let mut etcd_tables = Vec::new();
-        for (variant, addr, dir) in targets {
-            let table = Table::for_source(&dir.metrics(), &controller::CATALOGUE)?;
+        for (variant, url, dir) in targets {
+            let table = match url {
+                Some(_) => Some(Table::for_source(&dir.metrics(), &controller::CATALOGUE)?),
+                None => None,
+            };
             if api.is_some() {
                 apiserver_tables.push(Table::for_source(&dir.apiserver(), &apiserver::CATALOGUE)?);
             }
@@ -131,7 +136,7 @@ impl Sampler {
             }
             controllers.push(ControllerTarget {
                 variant,
-                addr,
+                url,
                 table,
                 baseline: None,
                 last: None,
@@ -180,7 +185,12 @@ impl Sampler {
     /// rates use the real gaps between a source's rows).
     pub async fn scrape_once(&mut self) -> Result<()> {
         let ctl = futures::future::join_all(self.controllers.iter().map(|c| {
-            stamped(self.get(format!("http://{}/metrics", c.addr), &controller::CATALOGUE))
+            stamped(async {
+                match &c.url {
+                    Some(u) => self.get(u.clone(), &controller::CATALOGUE).await,
+                    None => None,
+                }
+            })
         }));
         let etcd = stamped(async {
             match &self.etcd_url {
@@ -191,8 +201,11 @@ impl Sampler {
         let (pages, (api_ts, _, api), (etcd_ts, _, etcd)) =
             tokio::join!(ctl, stamped(self.apiserver_values()), etcd);
         for (c, (ts, now, values)) in self.controllers.iter_mut().zip(pages) {
+            let Some(table) = c.table.as_mut() else {
+                continue;
+            };
             let cells = controller::CATALOGUE.row(&ts, &c.variant, values.as_deref());
-            c.table.row(cells)?;
+            table.row(cells)?;
             let Some(values) = values else {
                 c.failed += 1;
                 continue;

@@ -43,7 +43,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
     Summary {
         variant: v.name.clone(),
         implementation: v.implementation.to_string(),
-        preset: v.spec.preset.as_str().to_string(),
+        preset: v.preset().to_string(),
         flags: m.flags.clone(),
         settings: m.settings.clone(),
         namespace: m.ns.clone(),
@@ -88,5 +88,8 @@ pub fn of(i: Inputs<'_>) -> Summary {
         controller_exit_code: i.exit_code,
         harness_cpu: None,
         quiet_wait: i.quiet_wait.clone(),
+        workload: (!exp.workload.is_builtin()).then(|| exp.workload.describe()),
+        controller_metrics: m.metrics_url.is_some(),
+        cluster_grants: m.cluster_grants.clone(),
     }
 }
