@@ -275,8 +275,17 @@ pub fn run_figures(run: &Run) -> RunFigures {
         f.set(Metric::ThrottleWait, m.delta("throttle_wait_s_sum"));
         f.set(Metric::Cpu, m.delta("cpu_seconds"));
         f.set(Metric::PeakRss, m.max("rss_bytes"));
-        // Ready per second: to convergence, else over the whole observed window.
-        let window = m.last_good().map(|r| r.t - f.origin);
+    }
+    // Ready per second: to convergence, else over the whole observed window
+    // (the controller's last good scrape; without controller metrics, the
+    // apiserver's).
+    let window = run
+        .metrics
+        .as_ref()
+        .or(run.apiserver.as_ref())
+        .and_then(|m| m.last_good())
+        .map(|r| r.t - f.origin);
+    if run.metrics.is_some() || convergence.is_some() || window.is_some() {
         f.set(
             Metric::ReadyPerS,
             match convergence {

@@ -480,11 +480,16 @@ fn attribution_section(groups: &[Group]) -> Vec<Block> {
             let mut r = row_head(g);
             r.extend([
                 opt(a.mean),
-                format!(
-                    "{}{}",
-                    fmt_duration(a.work),
-                    if a.work_overridden { "" } else { " (default)" }
-                ),
+                if a.mean.is_none() && g.runs.iter().all(|r| r.settings.is_none()) {
+                    // A user's controller: ctrlbench simulated no work in it.
+                    "—".to_string()
+                } else {
+                    format!(
+                        "{}{}",
+                        fmt_duration(a.work),
+                        if a.work_overridden { "" } else { " (default)" }
+                    )
+                },
                 opt(a.throttle),
                 match a.api {
                     Some(v) if a.api_by_client => format!("{} (own client)", fmt_duration(v)),

@@ -1197,6 +1197,175 @@ preset = "good"
     }
 
     #[test]
+    fn command_and_external_variants_are_checked_like_the_rest() {
+        let base = "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\n";
+        for (extra, line, key, says) in [
+            (
+                "impl = \"command\"\n",
+                4,
+                "command",
+                "missing field `command`",
+            ),
+            (
+                "impl = \"command\"\ncommand = []\n",
+                6,
+                "command",
+                "at least the program",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\npreset = \"good\"\n",
+                7,
+                "preset",
+                "ctrlbench's own controllers",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\nmetrics = \"http://10.0.0.1:9/metrics\"\n",
+                7,
+                "metrics",
+                "loopback",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\nmetrics = \"http://127.0.0.1:{port}/metrics\"\n",
+                7,
+                "metrics",
+                "never passes {port}",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\ncluster_rbac = [{ api_groups = [\"\"], resources = [\"pods\"], verbs = [\"delete\"] }]\n",
+                7,
+                "cluster_rbac",
+                "may only read",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\ncluster_rbac = [{ api_groups = [\"\"], resources = [\"secrets\"], verbs = [\"list\"] }]\n",
+                7,
+                "cluster_rbac",
+                "secrets",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\nrbac = [{ api_groups = [\"*\"], resources = [\"*\"], verbs = [\"*\"] }]\n",
+                7,
+                "rbac",
+                "cannot be granted",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\nenv = { KUBECONFIG = \"/x\" }\n",
+                7,
+                "env",
+                "KUBECONFIG",
+            ),
+            (
+                "impl = \"external\"\ncommand = [\"x\"]\n",
+                6,
+                "command",
+                "starts nothing",
+            ),
+            (
+                "impl = \"external\"\nnamespace = \"kube-system\"\n",
+                6,
+                "namespace",
+                "not a namespace a run may use",
+            ),
+            ("impl = \"rust\"\n", 4, "preset", "missing field `preset`"),
+            (
+                "impl = \"rust\"\npreset = \"good\"\ncommand = [\"x\"]\n",
+                7,
+                "command",
+                "only impl",
+            ),
+        ] {
+            let e = err(&format!("{base}{extra}"));
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}\n→ {e}");
+            assert!(e.message.contains(says), "{extra}\n→ {e}");
+        }
+        let ok = format!(
+            "{base}impl = \"command\"\ncommand = [\"./op\", \"--port={{port}}\"]\nmetrics = \"http://127.0.0.1:{{port}}/metrics\"\nrbac = [{{ api_groups = [\"\"], resources = [\"events\"], verbs = [\"create\"] }}]\ncluster_rbac = [{{ api_groups = [\"apps\"], resources = [\"deployments\"], verbs = [\"list\", \"watch\"] }}]\n"
+        );
+        let e = parse(Path::new("exp.toml"), &ok).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(e.variants[0].implementation, Impl::Command);
+        assert!(e.variants[0].flags().is_empty());
+        let ext = format!("{base}impl = \"external\"\nnamespace = \"my-ns\"\n");
+        assert!(parse(Path::new("exp.toml"), &ext).is_ok());
+    }
+
+    #[test]
+    fn workload_errors_name_the_file_line_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let crd =
+            serde_yaml::to_string(&<widget_api::Widget as kube::CustomResourceExt>::crd()).unwrap();
+        std::fs::write(dir.path().join("crd.yaml"), &crd).unwrap();
+        std::fs::write(
+            dir.path().join("w.yaml"),
+            "apiVersion: benchmark.example.com/v1alpha1\nkind: Widget\nspec:\n  count: {{index}}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("other.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\n",
+        )
+        .unwrap();
+        let file = dir.path().join("exp.toml");
+        let text = |workload: &str| {
+            format!(
+                "name = \"t\"\nscales = [5]\n[workload]\n{workload}[[variant]]\nname = \"a\"\npreset = \"good\"\n"
+            )
+        };
+        let ok = text(
+            "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.phase}\", equals = \"Ready\" }\n",
+        );
+        let e = parse(&file, &ok).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(e.workload.crd_name(), "widgets.benchmark.example.com");
+        assert!(!e.workload.is_builtin());
+        for (workload, line, key, says) in [
+            (
+                "crd = \"nope.yaml\"\nobject = \"w.yaml\"\nready = { condition = \"Ready\" }\n",
+                4,
+                "crd",
+                "cannot read",
+            ),
+            (
+                "crd = \"other.yaml\"\nobject = \"w.yaml\"\nready = { condition = \"Ready\" }\n",
+                4,
+                "crd",
+                "no CustomResourceDefinition",
+            ),
+            (
+                "crd = \"crd.yaml\"\nobject = \"other.yaml\"\nready = { condition = \"Ready\" }\n",
+                5,
+                "object",
+                "the CRD serves Widget",
+            ),
+            (
+                "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.phase\" , equals = \"x\"}\n",
+                6,
+                "ready",
+                "unbalanced",
+            ),
+            (
+                "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { condition = \"Ready\", exists = true }\n",
+                6,
+                "ready",
+                "not a readiness rule",
+            ),
+            (
+                "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { phase = \"Ready\" }\n",
+                6,
+                "phase",
+                "unknown field",
+            ),
+        ] {
+            let e = parse(&file, &text(workload)).unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{workload}\n→ {e}");
+            assert!(e.message.contains(says), "{workload}\n→ {e}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("{}:{line}:", file.display())),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
     fn missing_variant_is_reported() {
         let e = err("name = \"t\"\nscales = [5]\n");
         assert_eq!(e.key, "variant");

@@ -17,6 +17,9 @@ use crate::experiment::workload::Workload;
 /// Label on every object a run creates; its value is the run's id (`{{run}}`).
 pub const RUN_LABEL: &str = "ctrlbench.dev/run-id";
 
+/// How long removing a CRD may take before we stop waiting.
+const CRD_GONE: Duration = Duration::from_secs(30);
+
 /// The field manager of CRD installs.
 const MANAGER: &str = "ctrlbench";
 
@@ -96,7 +99,18 @@ pub async fn remove_crd(client: &kube::Client, w: &Workload) {
             let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
             if let Err(e) = crds.delete(&name, &DeleteParams::default()).await {
                 eprintln!("warning: cannot remove the CRD {name} this run installed: {e}");
+                return;
             }
+            // The apiserver finalizes a deleted CRD itself: wait (bounded)
+            // so that nothing of ours is left when the command returns.
+            let t0 = std::time::Instant::now();
+            while t0.elapsed() < CRD_GONE {
+                if matches!(crds.get_opt(&name).await, Ok(None)) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            eprintln!("warning: the CRD {name} is still being removed after {CRD_GONE:?}");
         }
         Ok(l) => eprintln!(
             "keeping the CRD {name} this run installed: objects outside this run exist (e.g. {}/{})",
