@@ -33,6 +33,11 @@ pub enum Command {
     /// N<scale>/<variant>/rep<k>/ with metrics-<variant>.csv, apiserver.csv,
     /// etcd.csv, objects.csv, controller.log and summary.json). Ctrl-C stops the
     /// loader and controllers, deletes the namespaces and marks the results incomplete.
+    ///
+    /// The file's [workload] (CRD, object template, readiness rule) replaces
+    /// the built-in Widget workload; variants with impl = "command" run your
+    /// controller, impl = "external" one already running (see `ctrlbench init
+    /// --help` for the keys, README "Your own workload and controller").
     Run(RunArgs),
     /// Write report.md and report.html (tables, percentiles, inline SVG plots) into a results directory.
     Report {

@@ -175,6 +175,17 @@ pub async fn execute(
     let results = ResultsDir::create(&opts.results_root, exp.name())?;
     let mut manifest = manifest::new(exp);
     manifest.write(&results.manifest())?;
+    // The workload's files next to the manifest (which holds the experiment
+    // file's text): the results say what was created and when it counted as ready.
+    if !exp.workload.is_builtin() {
+        let dir = results.path.join("workload");
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join("crd.json"),
+            serde_json::to_string_pretty(&exp.workload.crd)?,
+        )?;
+        std::fs::write(dir.join("object-template.yaml"), &exp.workload.template)?;
+    }
     let interrupted = |mut manifest: Manifest, phase: &str| -> Result<Outcome> {
         manifest.errors.push(format!("interrupted {phase}"));
         manifest.finished_at = Some(now_rfc3339());
