@@ -46,6 +46,9 @@ pub async fn run(
         })
         .collect();
     let mut sampler = Sampler::new(Some(client.clone()), etcd_url, targets)?;
+    for (c, m) in sampler.controllers.iter_mut().zip(members.iter()) {
+        c.any_controller = !exp.variants[m.variant].is_own();
+    }
     let audit = AuditSpan::begin(ctx.cluster.plane.as_ref().and_then(|p| p.audit_log()));
     // Baseline: a first successful scrape of every controller that has metrics.
     let t0 = Instant::now();

@@ -88,6 +88,10 @@ pub struct ControllerTarget {
     /// The metrics URL; None: the controller has none and is not scraped
     /// (no metrics-<variant>.csv).
     pub url: Option<String>,
+    /// A controller ctrlbench did not write: its controller-runtime
+    /// controllers and work queues, whatever their names, are summed into
+    /// the columns (ours are read by their name, "widget").
+    pub any_controller: bool,
     table: Option<Table>,
     pub baseline: Option<ControllerRow>,
     pub last: Option<ControllerRow>,
@@ -137,6 +141,7 @@ impl Sampler {
             controllers.push(ControllerTarget {
                 variant,
                 url,
+                any_controller: false,
                 table,
                 baseline: None,
                 last: None,
@@ -164,6 +169,17 @@ impl Sampler {
     }
 
     async fn get(&self, url: String, c: &Catalogue) -> Option<Vec<Option<f64>>> {
+        self.get_as(url, c, false).await
+    }
+
+    /// `get`; with `any_controller`, every controller-runtime controller and
+    /// work queue on the page counts (see [`as_one_controller`]).
+    async fn get_as(
+        &self,
+        url: String,
+        c: &Catalogue,
+        any_controller: bool,
+    ) -> Option<Vec<Option<f64>>> {
         let resp = self
             .http
             .get(url)
@@ -172,7 +188,10 @@ impl Sampler {
             .ok()?
             .error_for_status()
             .ok()?;
-        let text = read_capped(resp, MAX_PAGE).await?;
+        let mut text = read_capped(resp, MAX_PAGE).await?;
+        if any_controller {
+            text = as_one_controller(&text);
+        }
         Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
     }
 
@@ -187,7 +206,10 @@ impl Sampler {
         let ctl = futures::future::join_all(self.controllers.iter().map(|c| {
             stamped(async {
                 match &c.url {
-                    Some(u) => self.get(u.clone(), &controller::CATALOGUE).await,
+                    Some(u) => {
+                        self.get_as(u.clone(), &controller::CATALOGUE, c.any_controller)
+                            .await
+                    }
                     None => None,
                 }
             })
@@ -247,9 +269,65 @@ impl Sampler {
     }
 }
 
+/// The label values the controller catalogue selects (`controller` on
+/// controller_runtime_*, `name` on workqueue_*) set to "widget" on every
+/// sample of those families: a user's controller-runtime controllers, under
+/// whatever names, count as one controller.
+pub fn as_one_controller(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let key = if line.starts_with("controller_runtime_") {
+            Some("controller=\"")
+        } else if line.starts_with("workqueue_") {
+            Some("name=\"")
+        } else {
+            None
+        };
+        match key.and_then(|k| {
+            let open = line.find('{')?;
+            let at = line[open..]
+                .match_indices(k)
+                .map(|(i, _)| open + i)
+                .find(|i| matches!(line.as_bytes()[i - 1], b'{' | b','))?;
+            let start = at + k.len();
+            let end = start + line[start..].find('"')?;
+            Some((start, end))
+        }) {
+            Some((start, end)) => {
+                out.push_str(&line[..start]);
+                out.push_str("widget");
+                out.push_str(&line[end..]);
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_users_controllers_count_as_one() {
+        let page = "# TYPE controller_runtime_reconcile_total counter\n\
+controller_runtime_reconcile_total{controller=\"thing\",result=\"success\"} 3\n\
+controller_runtime_reconcile_total{controller=\"other\",result=\"success\"} 4\n\
+workqueue_depth{controller=\"thing\",name=\"thing\"} 2\n\
+rest_client_requests_total{code=\"200\",method=\"GET\"} 9\n";
+        let text = as_one_controller(page);
+        let p = Page::parse(&text).unwrap();
+        assert_eq!(
+            p.sum(
+                "controller_runtime_reconcile_total",
+                &[("controller", "widget"), ("result", "success")]
+            ),
+            7.0
+        );
+        assert_eq!(p.sum("workqueue_depth", &[("name", "widget")]), 2.0);
+        assert_eq!(p.sum("rest_client_requests_total", &[]), 9.0);
+    }
 
     fn response(body: Vec<u8>) -> reqwest::Response {
         reqwest::Response::from(http::Response::new(body))
