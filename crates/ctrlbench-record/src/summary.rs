@@ -260,6 +260,10 @@ pub struct Summary {
     /// ("list, watch on apps/deployments"); empty: its namespace only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster_grants: Vec<String>,
+    /// The controller process stopped by itself during the window (its
+    /// figures cover only part of it; `controller_exit_code` says how).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub controller_exited_early: bool,
 }
 
 fn yes() -> bool {

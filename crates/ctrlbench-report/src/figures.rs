@@ -391,6 +391,14 @@ fn problems(run: &Run) -> Vec<String> {
                     s.load.created, s.scale
                 ));
             }
+            if s.controller_exited_early {
+                p.push(format!(
+                    "the controller exited during the window (exit code {}; see controller.log)",
+                    s.controller_exit_code
+                        .map(|c| c.to_string())
+                        .unwrap_or("?".into())
+                ));
+            }
             if s.incomplete {
                 p.push(format!(
                     "incomplete (stop reason: {})",

@@ -412,3 +412,28 @@ fn an_external_controller_is_measured_in_its_own_namespace_which_stays() {
         assert!(left.items.is_empty(), "{} widgets left", left.items.len());
     });
 }
+
+#[test]
+fn a_command_that_dies_mid_run_flags_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = widget_experiment(
+        tmp.path(),
+        "dier",
+        "{ condition = \"Ready\" }",
+        8,
+        "[[variant]]\nname = \"dier\"\nimpl = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"sleep 4; exit 5\"]\n",
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = only_results_dir(&results);
+    let s = json(&dir.join("N20/dier/rep1/summary.json"));
+    assert_eq!(s["controller_exited_early"], true, "{s:#}");
+    assert_eq!(s["controller_exit_code"], 5, "{s:#}");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("the controller exited during the window (exit code 5"),
+        "{report}"
+    );
+    assert!(leftovers("cb-dier").is_empty());
+}

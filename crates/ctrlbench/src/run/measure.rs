@@ -126,6 +126,8 @@ pub async fn run(
     // The harness's own CPU: while loading, then while only watching and sampling.
     let cpu_at_start = own_cpu_seconds();
     let mut loaded: Option<(Instant, f64)> = None;
+    // Controllers that stopped by themselves during the window.
+    let mut exited_early = vec![false; members.len()];
     let stop_reason = loop {
         if cancel.is_cancelled() {
             break StopReason::Interrupted;
@@ -151,6 +153,9 @@ pub async fn run(
             sampler.scrape_once().await?;
             for (i, m) in members.iter_mut().enumerate() {
                 let alive = m.process.as_mut().is_some_and(|p| p.running());
+                if m.process.is_some() && !alive {
+                    exited_early[i] = true;
+                }
                 let msg = format!(
                     "{:>7.1} reconciles/s  {:>5.0}/{:.0} s{}",
                     sampler.controllers[i].rate,
@@ -240,6 +245,7 @@ pub async fn run(
             quiet_wait,
         });
         s.harness_cpu = Some(harness_cpu.clone());
+        s.controller_exited_early = exited_early[i];
         s.write(&m.dir.summary())?;
         summaries.push(s);
     }

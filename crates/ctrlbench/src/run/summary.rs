@@ -91,5 +91,6 @@ pub fn of(i: Inputs<'_>) -> Summary {
         workload: (!exp.workload.is_builtin()).then(|| exp.workload.describe()),
         controller_metrics: m.metrics_url.is_some(),
         cluster_grants: m.cluster_grants.clone(),
+        controller_exited_early: false,
     }
 }
