@@ -17,7 +17,7 @@ echo "== control-plane binaries (built with Go on first use, then cached)"
 assets=$(cargo run --quiet -p ctrlbench -- cluster install | sed -n 's/^kube-apiserver=//p' | xargs dirname)
 echo "binaries in $assets"
 
-echo "== controllers (Rust, Go with controller-runtime v0.18.4, v0.22 and v0.25)"
+echo "== controllers (Rust, Go with controller-runtime v0.18.4, v0.22 and v0.25, and k8s.io/sample-controller)"
 cargo run --quiet -p ctrlbench -- controllers build
 
 echo "== Go reference controller tests (every build: go.mod is v0.22, the others have a modfile)"

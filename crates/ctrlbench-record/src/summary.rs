@@ -261,6 +261,24 @@ pub struct Summary {
     /// The cluster's Kubernetes version during this run (absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
+    /// What the run created and its readiness rule ("Foo
+    /// (samplecontroller.k8s.io/v1alpha1, CRD …), ready when …"); absent:
+    /// the built-in Widget workload (and results from before workloads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
+    /// False when the controller has no metrics URL and was not scraped
+    /// (impl = "command" / "external" without `metrics`): no
+    /// metrics-<variant>.csv, on purpose. Absent in older results: true.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub controller_metrics: bool,
+    /// Cluster-wide RBAC the controller's identity had, one grant per line
+    /// ("list, watch on apps/deployments"); empty: its namespace only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_grants: Vec<String>,
+    /// The controller process stopped by itself during the window (its
+    /// figures cover only part of it; `controller_exit_code` says how).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub controller_exited_early: bool,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -275,6 +293,14 @@ pub struct PresetInfo {
     pub description: String,
     pub question: String,
     pub counterpart: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 pub const FILE_NAME: &str = "summary.json";

@@ -42,6 +42,11 @@ fn work_ms(run: &Run) -> Option<f64> {
 
 pub fn of(run: &Run) -> Attribution {
     let flag = work_ms(run);
+    if run.summary.as_ref().is_some_and(|s| !s.controller_metrics) {
+        // Not scraped on purpose (a user's controller without metrics):
+        // nothing to attribute, not even ctrlbench's simulated work.
+        return Attribution::default();
+    }
     let mut a = Attribution {
         work: flag.unwrap_or(DEFAULT_WORK_MS) / 1000.0,
         work_overridden: flag.is_some_and(|w| w != DEFAULT_WORK_MS),

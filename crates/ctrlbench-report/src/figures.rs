@@ -164,6 +164,10 @@ pub struct RunFigures {
     pub phases: Vec<crate::phases::PhaseFigures>,
     /// The cluster's Kubernetes version during the run.
     pub kubernetes_version: Option<String>,
+    /// Cluster-wide RBAC grants of the controller's identity (summary.json).
+    pub cluster_grants: Vec<String>,
+    /// The workload when not the built-in Widget one (summary.json).
+    pub workload: Option<String>,
     /// Whether the variants of this run shared the cluster (server-side
     /// figures are then cluster-wide).
     pub concurrent: bool,
@@ -190,6 +194,8 @@ impl RunFigures {
             preset_info: None,
             phases: Vec::new(),
             kubernetes_version: None,
+            cluster_grants: Vec::new(),
+            workload: None,
             concurrent: false,
         }
     }
@@ -223,6 +229,12 @@ pub fn run_figures(run: &Run) -> RunFigures {
             .summary
             .as_ref()
             .and_then(|s| s.kubernetes_version.clone()),
+        cluster_grants: run
+            .summary
+            .as_ref()
+            .map(|s| s.cluster_grants.clone())
+            .unwrap_or_default(),
+        workload: run.summary.as_ref().and_then(|s| s.workload.clone()),
         concurrent: run
             .summary
             .as_ref()
@@ -297,8 +309,17 @@ pub fn run_figures(run: &Run) -> RunFigures {
         f.set(Metric::ThrottleWait, m.delta("throttle_wait_s_sum"));
         f.set(Metric::Cpu, m.delta("cpu_seconds"));
         f.set(Metric::PeakRss, m.max("rss_bytes"));
-        // Ready per second: to convergence, else over the whole observed window.
-        let window = m.last_good().map(|r| r.t - f.origin);
+    }
+    // Ready per second: to convergence, else over the whole observed window
+    // (the controller's last good scrape; without controller metrics, the
+    // apiserver's).
+    let window = run
+        .metrics
+        .as_ref()
+        .or(run.apiserver.as_ref())
+        .and_then(|m| m.last_good())
+        .map(|r| r.t - f.origin);
+    if run.metrics.is_some() || convergence.is_some() || window.is_some() {
         f.set(
             Metric::ReadyPerS,
             match convergence {
@@ -404,6 +425,14 @@ fn problems(run: &Run) -> Vec<String> {
                     s.load.created, s.scale
                 ));
             }
+            if s.controller_exited_early {
+                p.push(format!(
+                    "the controller exited during the window (exit code {}; see controller.log)",
+                    s.controller_exit_code
+                        .map(|c| c.to_string())
+                        .unwrap_or("?".into())
+                ));
+            }
             if s.incomplete {
                 p.push(format!(
                     "incomplete (stop reason: {})",
@@ -423,7 +452,12 @@ fn problems(run: &Run) -> Vec<String> {
             Some(s) if s.first_good().is_none() => {
                 p.push(format!("no successful {name} scrape"));
             }
-            None if name == "controller" => p.push(format!("no metrics-{}.csv", run.variant)),
+            // A controller without a metrics URL is not scraped, on purpose.
+            None if name == "controller"
+                && run.summary.as_ref().is_none_or(|s| s.controller_metrics) =>
+            {
+                p.push(format!("no metrics-{}.csv", run.variant))
+            }
             _ => {}
         }
     }

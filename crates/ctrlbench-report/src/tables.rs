@@ -108,7 +108,17 @@ fn settings_table(groups: &[Group]) -> Option<Block> {
         }
         seen.push(&g.variant);
         let Some((imp, s)) = g.settings() else {
-            rows.push(vec![g.variant.clone(), "not recorded".into()]);
+            let imp = g
+                .runs
+                .iter()
+                .find_map(|r| r.implementation.clone())
+                .unwrap_or_else(|| "?".into());
+            let why = match imp.as_str() {
+                "command" => "a user's command: its settings are its own",
+                "external" => "already running in the cluster: not started by ctrlbench",
+                _ => "not recorded",
+            };
+            rows.push(vec![g.variant.clone(), imp, why.into()]);
             continue;
         };
         rows.push(vec![
@@ -201,7 +211,7 @@ fn header(r: &Results) -> Vec<Block> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    vec![
+    let mut blocks = vec![
         Block::Heading(1, format!("ctrlbench report: {}", r.experiment())),
         Block::Para(format!(
             "Results {name}, started {} and finished {}. Kubernetes {}, etcd {}, {}. \
@@ -226,7 +236,13 @@ fn header(r: &Results) -> Vec<Block> {
                 .map(|g| &g[..g.len().min(12)])
                 .unwrap_or("unknown"),
         )),
-    ]
+    ];
+    if let Some(w) = first.and_then(|s| s.workload.as_deref()) {
+        blocks.push(Block::Para(format!(
+            "Workload: {w}. \"Ready\" below means this rule held, as our own watch saw it."
+        )));
+    }
+    blocks
 }
 
 fn warnings(r: &Results, groups: &[Group]) -> Vec<String> {
@@ -286,6 +302,20 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
                 .into(),
         ));
         d.push(t);
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for g in groups {
+        if seen.contains(&g.variant.as_str()) {
+            continue;
+        }
+        seen.push(&g.variant);
+        if let Some(r) = g.runs.iter().find(|r| !r.cluster_grants.is_empty()) {
+            d.push(Block::Para(format!(
+                "Cluster-scoped grant: {} ran with {} in every namespace (beyond its own).",
+                g.variant,
+                r.cluster_grants.join("; ")
+            )));
+        }
     }
 
     d.extend(crate::counterparts::section(groups));
@@ -481,11 +511,16 @@ fn attribution_section(groups: &[Group]) -> Vec<Block> {
             let mut r = row_head(g);
             r.extend([
                 opt(a.mean),
-                format!(
-                    "{}{}",
-                    fmt_duration(a.work),
-                    if a.work_overridden { "" } else { " (default)" }
-                ),
+                if a.mean.is_none() && g.runs.iter().all(|r| r.settings.is_none()) {
+                    // A user's controller: ctrlbench simulated no work in it.
+                    "—".to_string()
+                } else {
+                    format!(
+                        "{}{}",
+                        fmt_duration(a.work),
+                        if a.work_overridden { "" } else { " (default)" }
+                    )
+                },
                 opt(a.throttle),
                 match a.api {
                     Some(v) if a.api_by_client => format!("{} (own client)", fmt_duration(v)),

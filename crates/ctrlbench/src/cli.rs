@@ -33,6 +33,11 @@ pub enum Command {
     /// N<scale>/<variant>/rep<k>/ with metrics-<variant>.csv, apiserver.csv,
     /// etcd.csv, objects.csv, controller.log and summary.json). Ctrl-C stops the
     /// loader and controllers, deletes the namespaces and marks the results incomplete.
+    ///
+    /// The file's [workload] (CRD, object template, readiness rule) replaces
+    /// the built-in Widget workload; variants with impl = "command" run your
+    /// controller, impl = "external" one already running (see `ctrlbench init
+    /// --help` for the keys, README "Your own workload and controller").
     Run(RunArgs),
     /// Write report.md and report.html (tables, percentiles, inline SVG plots) into a results directory.
     Report {
@@ -61,6 +66,25 @@ pub enum Command {
     },
     /// List the built-in experiments.
     Experiments,
+    /// Write NAME.toml: a commented experiment file for your own controller
+    /// (impl = "command", a [workload] with CRD and object template paths to
+    /// fill in). Refuses to overwrite an existing file.
+    ///
+    /// [workload]: crd = "path/crd.yaml" (installed if missing, removed at the
+    /// end only if ctrlbench installed it and no object of the kind is left),
+    /// object = "path/template.yaml" ({{name}}, {{index}}, {{namespace}},
+    /// {{run}}), ready = { condition = "Ready" } | { jsonpath = "{.status.phase}",
+    /// equals = "Ready" } | { jsonpath = "…", exists = true } |
+    /// { observed_generation = true }. jsonpath supports {.a.b}, {.a.b[0].c}
+    /// and {.a['x.y']}, no filters or wildcards.
+    /// [[variant]] impl = "command": command = [...] ({port}, {namespace},
+    /// {kubeconfig}), env, metrics (loopback URL, optional), rbac and
+    /// cluster_rbac (reads only). impl = "external": nothing is started;
+    /// metrics and namespace optional.
+    Init {
+        /// The experiment's name (a label value); the file is ./NAME.toml.
+        name: String,
+    },
     /// Measure the cluster's raw write capacity: creates and status merge patches
     /// with 1, 4, 16 and 64 concurrent writers, no controller.
     Probe {

@@ -114,6 +114,15 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Init { name } => {
+            let path = crate::experiment::init::write(&name, std::path::Path::new("."))?;
+            println!(
+                "wrote {}: fill in the paths marked TODO, then `ctrlbench run {} --dry-run`",
+                path.display(),
+                path.display()
+            );
+            Ok(())
+        }
         Command::Experiments => {
             for (name, desc) in crate::experiment::list() {
                 emit(&format!("{name:<12} {desc}\n"))?;

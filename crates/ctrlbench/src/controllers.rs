@@ -70,6 +70,10 @@ pub enum Impl {
     Rust,
     /// controller-runtime version, e.g. "v0.18.4", "v0.22" or "v0.25".
     Go(String),
+    /// A user's controller: the variant's `command`, started by ctrlbench.
+    Command,
+    /// A controller already running in the cluster: ctrlbench starts nothing.
+    External,
 }
 
 impl fmt::Display for Impl {
@@ -77,6 +81,8 @@ impl fmt::Display for Impl {
         match self {
             Impl::Rust => write!(f, "rust"),
             Impl::Go(v) => write!(f, "go@{v}"),
+            Impl::Command => write!(f, "command"),
+            Impl::External => write!(f, "external"),
         }
     }
 }
@@ -87,7 +93,7 @@ impl Impl {
     pub fn default_queue(&self) -> widget_api::presets::Queue {
         match self {
             Impl::Rust => widget_api::presets::Queue::Kube,
-            Impl::Go(_) => widget_api::presets::Queue::Fifo,
+            Impl::Go(_) | Impl::Command | Impl::External => widget_api::presets::Queue::Fifo,
         }
     }
 
@@ -95,7 +101,7 @@ impl Impl {
     /// for the Rust controller and for Go builds that have no priority queue.
     pub fn priority_queue_default(&self) -> Option<bool> {
         match self {
-            Impl::Rust => None,
+            Impl::Rust | Impl::Command | Impl::External => None,
             Impl::Go(label) => go_build(label).and_then(|b| b.priority_queue_default),
         }
     }
@@ -103,6 +109,8 @@ impl Impl {
     pub fn parse(s: &str) -> Option<Impl> {
         match s {
             "rust" => Some(Impl::Rust),
+            "command" => Some(Impl::Command),
+            "external" => Some(Impl::External),
             _ => {
                 let v = s.strip_prefix("go@")?;
                 go_build(v).map(|b| Impl::Go(b.label.to_string()))
@@ -111,12 +119,81 @@ impl Impl {
     }
 }
 
-/// Path of the binary for an implementation, building it if needed.
+/// Path of the binary for one of ctrlbench's own implementations, building
+/// it if needed (a command variant names its own program, an external one none).
 pub fn binary(imp: &Impl) -> Result<PathBuf> {
     match imp {
         Impl::Rust => rust_binary(),
         Impl::Go(label) => go_binary(label),
+        Impl::Command | Impl::External => bail!("{imp} variants have no ctrlbench binary"),
     }
+}
+
+/// Third-party controllers ctrlbench builds from the Go module proxy, each
+/// from a wrapper module under `controllers/<name>/` (go.mod, go.sum: the
+/// version is pinned there): (name, package). A command's program
+/// `@<name>` is that build.
+pub const THIRD_PARTY: [(&str, &str); 1] = [("sample-controller", "k8s.io/sample-controller")];
+
+/// The program a command variant's first word names: `@<name>` is a
+/// third-party build (built and cached here), anything else is returned as is.
+pub fn command_program(first: &str) -> Result<PathBuf> {
+    match first.strip_prefix('@') {
+        Some(name) => third_party_binary(name),
+        None => Ok(PathBuf::from(first)),
+    }
+}
+
+/// `@<name>`'s binary: `~/.cache/ctrlbench/controllers/<name>-<hash of go.mod/go.sum>/`.
+pub fn third_party_binary(name: &str) -> Result<PathBuf> {
+    let Some((_, pkg)) = THIRD_PARTY.iter().find(|(n, _)| *n == name) else {
+        bail!(
+            "no controller @{name}: ctrlbench builds {}",
+            THIRD_PARTY
+                .iter()
+                .map(|(n, _)| format!("@{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    let src = workspace().join("controllers").join(name);
+    if !src.join("go.mod").is_file() {
+        bail!(
+            "the wrapper module of @{name} ({}) is missing: run ctrlbench from a checkout",
+            src.display()
+        );
+    }
+    let cache = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
+    let dir = cache
+        .join("ctrlbench/controllers")
+        .join(format!("{name}-{:016x}", source_hash(&src)?));
+    let bin = dir.join(name);
+    if bin.is_file() {
+        return Ok(bin);
+    }
+    if !which("go") {
+        bail!("Go is not installed: @{name} ({pkg}) is built with Go");
+    }
+    std::fs::create_dir_all(&dir)?;
+    eprintln!("building @{name} ({pkg}) …");
+    let tmp = dir.join(format!("{name}.partial"));
+    let out = go_command(Path::new("go"))
+        .args(["build", "-trimpath", "-o"])
+        .arg(&tmp)
+        .arg(pkg)
+        .current_dir(&src)
+        .env("CGO_ENABLED", "0")
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .context("cannot run go build")?;
+    if !out.status.success() {
+        bail!(
+            "go build {pkg} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::rename(&tmp, &bin)?;
+    Ok(bin)
 }
 
 fn rust_binary() -> Result<PathBuf> {
@@ -237,6 +314,9 @@ pub fn build_all() -> Result<Vec<(String, PathBuf)>> {
     let mut out = vec![("rust".to_string(), rust_binary()?)];
     for b in &GO_BUILDS {
         out.push((format!("go@{}", b.label), go_binary(b.label)?));
+    }
+    for (name, _) in THIRD_PARTY {
+        out.push((format!("@{name}"), third_party_binary(name)?));
     }
     Ok(out)
 }

@@ -192,9 +192,15 @@ async fn namespaced_identity_is_confined_to_its_namespace() {
             .await
             .unwrap();
     }
-    let id = ctrlbench::run::identity::create(&admin, &plane.kubeconfig, "own", "ctrl", false)
-        .await
-        .unwrap();
+    let id = ctrlbench::run::identity::create(
+        &admin,
+        &plane.kubeconfig,
+        "own",
+        "ctrl",
+        &ctrlbench::run::identity::Grants::widgets(false),
+    )
+    .await
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kc_path = dir.path().join("kubeconfig");
     id.write(&kc_path).unwrap();

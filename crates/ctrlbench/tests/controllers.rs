@@ -605,7 +605,7 @@ async fn start_bin(bin: &std::path::Path, client: &kube::Client, ns: &str, args:
         &plane.kubeconfig,
         ns,
         "widget-controller",
-        cluster_scope,
+        &ctrlbench::run::identity::Grants::widgets(cluster_scope),
     )
     .await
     .unwrap();

@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 10] = [
+pub const BUILTIN: [(&str, &str); 11] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -36,7 +36,37 @@ pub const BUILTIN: [(&str, &str); 10] = [
         "versions",
         include_str!("../../../../experiments/versions.toml"),
     ),
+    (
+        "sample-controller",
+        include_str!("../../../../experiments/sample-controller.toml"),
+    ),
 ];
+
+/// The files built-in experiments' `[workload]` names, by path as the
+/// experiment (`experiments/<name>.toml`) resolves it.
+pub const FILES: [(&str, &str); 2] = [
+    (
+        "experiments/sample-controller/crd.yaml",
+        include_str!("../../../../experiments/sample-controller/crd.yaml"),
+    ),
+    (
+        "experiments/sample-controller/foo.yaml",
+        include_str!("../../../../experiments/sample-controller/foo.yaml"),
+    ),
+];
+
+/// Parses built-in experiment `name` (its workload files from [`FILES`]).
+pub fn parse(name: &str, text: &str) -> Result<super::spec::Experiment, super::spec::SpecError> {
+    let path = std::path::PathBuf::from(format!("experiments/{name}.toml"));
+    super::spec::parse_with(&path, text, &|p: &std::path::Path| {
+        let key = p.to_string_lossy().replace('\\', "/");
+        FILES
+            .iter()
+            .find(|(n, _)| *n == key)
+            .map(|(_, t)| t.to_string())
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "not a built-in file"))
+    })
+}
 
 pub fn get(name: &str) -> Option<&'static str> {
     BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)

@@ -2,12 +2,14 @@
 //! (`builtin`), and their expansion into runs (`plan`).
 
 pub mod builtin;
+pub mod init;
 pub mod overrides;
 pub mod phase;
 pub mod plan;
 pub mod spec;
+pub mod workload;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
@@ -20,10 +22,7 @@ pub fn load(name_or_path: &str) -> Result<Experiment> {
     if !path.exists()
         && let Some(text) = builtin::get(name_or_path)
     {
-        return Ok(spec::parse(
-            &PathBuf::from(format!("experiments/{name_or_path}.toml")),
-            text,
-        )?);
+        return Ok(builtin::parse(name_or_path, text)?);
     }
     let text = std::fs::read_to_string(path).with_context(|| {
         format!(
@@ -39,7 +38,7 @@ pub fn list() -> Vec<(String, String)> {
     builtin::BUILTIN
         .iter()
         .map(|(name, text)| {
-            let desc = spec::parse(Path::new(name), text)
+            let desc = builtin::parse(name, text)
                 .map(|e| {
                     e.spec
                         .description

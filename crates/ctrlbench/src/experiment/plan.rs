@@ -124,14 +124,49 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
         exp.spec.scrape_interval_s.get_ref(),
         exp.spec.concurrency.get_ref()
     );
+    let _ = writeln!(s, "workload: {}", exp.workload.describe());
     let _ = writeln!(s, "variants:");
     for v in &exp.variants {
+        let what = match v.implementation {
+            super::Impl::Command => {
+                let mut w = v
+                    .spec
+                    .command
+                    .as_ref()
+                    .map(|c| c.get_ref().join(" "))
+                    .unwrap_or_default();
+                if let Some(r) = v
+                    .spec
+                    .cluster_rbac
+                    .as_ref()
+                    .filter(|r| !r.get_ref().is_empty())
+                {
+                    w.push_str(&format!(
+                        " (cluster-wide reads: {} rule(s))",
+                        r.get_ref().len()
+                    ));
+                }
+                w
+            }
+            super::Impl::External => format!(
+                "started by nobody: namespace {}, metrics {}",
+                v.spec
+                    .namespace
+                    .as_ref()
+                    .map_or("(a fresh one per run)", |n| n.get_ref().as_str()),
+                v.spec
+                    .metrics
+                    .as_ref()
+                    .map_or("(none)", |n| n.get_ref().as_str())
+            ),
+            _ => v.flags().join(" "),
+        };
         let _ = writeln!(
             s,
             "  {:<20} {:<10} {}",
             v.name,
             v.implementation.to_string(),
-            v.flags().join(" ")
+            what
         );
     }
     let _ = writeln!(s, "runs ({}):", runs.len());

@@ -48,6 +48,8 @@ pub struct Spec {
     /// What happens after the create phase, in order (experiment/phase.rs).
     #[serde(default, rename = "phase")]
     pub phases: Vec<PhaseSpec>,
+    /// What the runs create and when an object is ready (default: widgets).
+    pub workload: Option<WorkloadSpec>,
 }
 
 fn default_window() -> Spanned<f64> {
@@ -114,7 +116,8 @@ pub struct VariantSpec {
     pub name: Spanned<String>,
     #[serde(rename = "impl", default = "default_impl")]
     pub implementation: Spanned<String>,
-    pub preset: Preset,
+    /// ctrlbench's controllers (rust, go@…) only: required there.
+    pub preset: Option<Spanned<Preset>>,
     pub workers: Option<Spanned<u32>>,
     pub predicate: Option<Predicate>,
     pub status_write: Option<StatusWrite>,
@@ -141,6 +144,99 @@ pub struct VariantSpec {
     /// (the `versions` experiment): the plane is restarted whenever the
     /// next run needs another version.
     pub k8s_version: Option<Spanned<String>>,
+    /// impl = "command": the program and its arguments, with `{port}`,
+    /// `{namespace}` and `{kubeconfig}` replaced.
+    pub command: Option<Spanned<Vec<String>>>,
+    /// impl = "command" / "external": the controller's metrics URL
+    /// (loopback only; `{port}` as in the command). Without it, no controller scrape.
+    pub metrics: Option<Spanned<String>>,
+    /// impl = "command": the rules of its namespaced Role.
+    pub rbac: Option<Spanned<Vec<RbacRule>>>,
+    /// impl = "command": read-only cluster-wide rules (a ClusterRole).
+    pub cluster_rbac: Option<Spanned<Vec<RbacRule>>>,
+    /// impl = "external": the namespace the running controller watches
+    /// (used as is; created and deleted by ctrlbench only if it was missing).
+    pub namespace: Option<Spanned<String>>,
+}
+
+/// One RBAC rule of a command controller's Role or ClusterRole.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RbacRule {
+    #[serde(default)]
+    pub api_groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub verbs: Vec<String>,
+}
+
+/// Verbs no experiment file may grant: they would let a controller give
+/// itself or others more than the file says.
+const DENIED_VERBS: &[&str] = &["*", "escalate", "bind", "impersonate"];
+/// The verbs a cluster-wide grant may have: reads only.
+const CLUSTER_VERBS: &[&str] = &["get", "list", "watch"];
+
+/// What is wrong with a rule list, if anything.
+pub fn check_rbac(rules: &[RbacRule], cluster: bool) -> Result<(), String> {
+    for r in rules {
+        if r.resources.is_empty() || r.verbs.is_empty() {
+            return Err("every rule needs resources and verbs".into());
+        }
+        if let Some(v) = r.verbs.iter().find(|v| DENIED_VERBS.contains(&v.as_str())) {
+            return Err(format!(
+                "verb {v:?} cannot be granted by an experiment file (name the verbs)"
+            ));
+        }
+        if cluster {
+            if let Some(v) = r
+                .verbs
+                .iter()
+                .find(|v| !CLUSTER_VERBS.contains(&v.as_str()))
+            {
+                return Err(format!(
+                    "verb {v:?}: a cluster-wide grant may only read (get, list, watch); writes belong in rbac, in the run's namespace"
+                ));
+            }
+            if r.resources
+                .iter()
+                .chain(&r.api_groups)
+                .any(|x| x.contains('*'))
+            {
+                return Err(
+                    "a cluster-wide grant must name its api_groups and resources (no *)".into(),
+                );
+            }
+            if r.resources
+                .iter()
+                .any(|x| x == "secrets" || x.starts_with("secrets/"))
+            {
+                return Err("secrets cannot be read cluster-wide".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The placeholders a command may use.
+pub const COMMAND_PLACEHOLDERS: [&str; 3] = ["{port}", "{namespace}", "{kubeconfig}"];
+
+/// What is wrong with a metrics URL (after `{port}` is replaced), if anything:
+/// plain HTTP to a loopback address.
+pub fn check_metrics_url(url: &str) -> Result<(), String> {
+    let u = reqwest::Url::parse(&url.replace("{port}", "1"))
+        .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+    let host = u.host_str().unwrap_or_default();
+    let loopback = host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|a| a.is_loopback());
+    if u.scheme() != "http" || !loopback {
+        return Err(format!(
+            "{url:?}: metrics are scraped over plain HTTP from a loopback address only (http://127.0.0.1:PORT/metrics)"
+        ));
+    }
+    Ok(())
 }
 
 fn no_args() -> Spanned<Vec<String>> {
@@ -209,6 +305,8 @@ pub enum ConflictReread {
 
 /// Which controller implementation runs a variant (the controllers' own type).
 pub use crate::controllers::Impl;
+
+use super::workload::{self, ReadyRule, Workload, WorkloadError, WorkloadSpec};
 
 impl Preset {
     pub fn as_str(&self) -> &str {
@@ -280,6 +378,8 @@ pub struct Experiment {
     pub variants: Vec<Variant>,
     /// The validated `[[phase]]` entries.
     pub phases: Vec<Phase>,
+    /// `[workload]`, or the built-in Widget workload.
+    pub workload: Workload,
 }
 
 /// Parses and validates an experiment file's text.
@@ -352,7 +452,19 @@ pub fn check_repeats(v: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// Parses an experiment file; `[workload]` files are read from disk,
+/// relative to `file`.
 pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
+    parse_with(file, text, &|p: &Path| std::fs::read_to_string(p))
+}
+
+/// `parse`, reading the workload's files with `read` (built-in experiments
+/// read theirs from the binary).
+pub fn parse_with(
+    file: &Path,
+    text: &str,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<Experiment, SpecError> {
     let fname = file.display().to_string();
     let spec: Spec = toml::from_str(text).map_err(|e| {
         let span = e.span();
@@ -449,6 +561,48 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
             "at least one [[variant]] is needed".into(),
         ));
     }
+    let workload = match &spec.workload {
+        None => Workload::widgets(),
+        Some(w) => {
+            let ready = ReadyRule::from_spec(w.ready.get_ref())
+                .map_err(|m| err("ready", w.ready.span(), m))?;
+            let crd_path = workload::relative_to(file, w.crd.get_ref());
+            let crd_text = read(&crd_path).map_err(|e| {
+                err(
+                    "crd",
+                    w.crd.span(),
+                    format!("cannot read {}: {e}", crd_path.display()),
+                )
+            })?;
+            let crd = workload::read_crd(&crd_text)
+                .map_err(|m| err("crd", w.crd.span(), format!("{}: {m}", crd_path.display())))?;
+            let obj_path = workload::relative_to(file, w.object.get_ref());
+            let template = read(&obj_path).map_err(|e| {
+                err(
+                    "object",
+                    w.object.span(),
+                    format!("cannot read {}: {e}", obj_path.display()),
+                )
+            })?;
+            Workload::new(
+                Some(crd_path.clone()),
+                crd,
+                Some(obj_path.clone()),
+                template,
+                ready,
+            )
+            .map_err(|e| match e {
+                WorkloadError::Crd(_) => {
+                    err("crd", w.crd.span(), format!("{}: {e}", crd_path.display()))
+                }
+                WorkloadError::Template(_) => err(
+                    "object",
+                    w.object.span(),
+                    format!("{}: {e}", obj_path.display()),
+                ),
+            })?
+        }
+    };
     let mut variants = Vec::new();
     for v in spec.variants.get_ref() {
         let name = v.name.get_ref();
@@ -476,12 +630,13 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
                 "impl",
                 v.implementation.span(),
                 format!(
-                    "unknown implementation {:?}: use rust, {}",
+                    "unknown implementation {:?}: use rust, {}, command or external",
                     v.implementation.get_ref(),
                     crate::controllers::go_labels()
                 ),
             ));
         };
+        check_foreign(v, &implementation, &err)?;
         if let Some(w) = &v.workers
             && *w.get_ref() == 0
         {
@@ -599,20 +754,217 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
             "nothing is left to change after a delete phase: only idle may follow it".into(),
         ));
     }
+    // Only Widgets have a built-in patch; another kind's spec is unknown to us.
+    if !workload.is_builtin()
+        && let Some(i) = phases
+            .iter()
+            .position(|p| matches!(p, Phase::Update { patch: None, .. }))
+    {
+        return Err(err(
+            "patch",
+            spec.phases[i].kind.span(),
+            "an update phase on a [workload] needs patch = \"file.yaml\" (a merge-patch template of the object's spec)".into(),
+        ));
+    }
     Ok(Experiment {
         file: file.to_path_buf(),
         text: text.to_string(),
         spec,
         variants,
         phases,
+        workload,
     })
 }
 
+/// The keys of a variant that only ctrlbench's own controllers (rust, go@…)
+/// understand, present in `v`: (key, span).
+fn own_controller_keys(v: &VariantSpec) -> Vec<(&'static str, std::ops::Range<usize>)> {
+    let mut k = Vec::new();
+    if let Some(p) = &v.preset {
+        k.push(("preset", p.span()));
+    }
+    if let Some(w) = &v.workers {
+        k.push(("workers", w.span()));
+    }
+    if let Some(q) = &v.queue {
+        k.push(("queue", q.span()));
+    }
+    if let Some(d) = &v.debounce_ms {
+        k.push(("debounce_ms", d.span()));
+    }
+    if let Some(p) = &v.priority_queue {
+        k.push(("priority_queue", p.span()));
+    }
+    if let Some(b) = &v.client_burst {
+        k.push(("client_burst", b.span()));
+    }
+    for (set, key) in [
+        (v.predicate.is_some(), "predicate"),
+        (v.status_write.is_some(), "status_write"),
+        (v.annotate.is_some(), "annotate"),
+        (v.work_ms.is_some(), "work_ms"),
+        (v.client_qps.is_some(), "client_qps"),
+        (v.watch_list, "watch_list"),
+        (v.log_level.is_some(), "log_level"),
+        (v.conflict_reread.is_some(), "conflict_reread"),
+    ] {
+        if set {
+            k.push((key, v.name.span()));
+        }
+    }
+    k
+}
+
+/// The rules that tell ctrlbench's controllers from a user's command or an
+/// external controller: which keys each takes.
+fn check_foreign(
+    v: &VariantSpec,
+    imp: &Impl,
+    err: &dyn Fn(&str, std::ops::Range<usize>, String) -> SpecError,
+) -> Result<(), SpecError> {
+    let only = |key: &str, span: std::ops::Range<usize>, who: &str| {
+        Err(err(key, span, format!("only {who} takes `{key}`")))
+    };
+    match imp {
+        Impl::Rust | Impl::Go(_) => {
+            if v.preset.is_none() {
+                return Err(err(
+                    "preset",
+                    v.name.span(),
+                    format!("missing field `preset` (impl = \"{imp}\" needs one)"),
+                ));
+            }
+            for (key, span) in [
+                ("command", v.command.as_ref().map(Spanned::span)),
+                ("metrics", v.metrics.as_ref().map(Spanned::span)),
+                ("rbac", v.rbac.as_ref().map(Spanned::span)),
+                ("cluster_rbac", v.cluster_rbac.as_ref().map(Spanned::span)),
+                ("namespace", v.namespace.as_ref().map(Spanned::span)),
+            ] {
+                if let Some(span) = span {
+                    return only(key, span, "impl = \"command\" or \"external\"");
+                }
+            }
+        }
+        Impl::Command | Impl::External => {
+            if let Some((key, span)) = own_controller_keys(v).into_iter().next() {
+                return Err(err(
+                    key,
+                    span,
+                    format!(
+                        "`{key}` is a setting of ctrlbench's own controllers (rust, go@…), not of impl = \"{imp}\""
+                    ),
+                ));
+            }
+            if let Some(m) = &v.metrics {
+                check_metrics_url(m.get_ref()).map_err(|e| err("metrics", m.span(), e))?;
+            }
+        }
+    }
+    if *imp == Impl::Command {
+        let Some(cmd) = &v.command else {
+            return Err(err(
+                "command",
+                v.name.span(),
+                "missing field `command` (impl = \"command\" runs it)".into(),
+            ));
+        };
+        if cmd.get_ref().first().is_none_or(|p| p.trim().is_empty()) {
+            return Err(err(
+                "command",
+                cmd.span(),
+                "needs at least the program".into(),
+            ));
+        }
+        if let Some(m) = &v.metrics
+            && m.get_ref().contains("{port}")
+            && !cmd.get_ref().iter().any(|a| a.contains("{port}"))
+        {
+            return Err(err(
+                "metrics",
+                m.span(),
+                "uses {port}, but the command never passes {port} to the controller".into(),
+            ));
+        }
+        for (key, rules, cluster) in [
+            ("rbac", &v.rbac, false),
+            ("cluster_rbac", &v.cluster_rbac, true),
+        ] {
+            if let Some(r) = rules {
+                check_rbac(r.get_ref(), cluster).map_err(|e| err(key, r.span(), e))?;
+            }
+        }
+        if let Some(n) = &v.namespace {
+            return only("namespace", n.span(), "impl = \"external\"");
+        }
+    }
+    if *imp == Impl::External {
+        for (key, span) in [
+            ("command", v.command.as_ref().map(Spanned::span)),
+            ("rbac", v.rbac.as_ref().map(Spanned::span)),
+            ("cluster_rbac", v.cluster_rbac.as_ref().map(Spanned::span)),
+        ] {
+            if let Some(span) = span {
+                return Err(err(
+                    key,
+                    span,
+                    format!(
+                        "impl = \"external\" starts nothing and grants nothing: `{key}` belongs to impl = \"command\""
+                    ),
+                ));
+            }
+        }
+        if !v.env.get_ref().is_empty() {
+            return Err(err(
+                "env",
+                v.env.span(),
+                "impl = \"external\" starts nothing: no env".into(),
+            ));
+        }
+        if let Some(n) = &v.namespace {
+            let ok = !n.get_ref().is_empty()
+                && n.get_ref().len() <= 63
+                && n.get_ref()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !n.get_ref().starts_with('-')
+                && !n.get_ref().ends_with('-');
+            if !ok || n.get_ref().starts_with("kube-") || n.get_ref() == "default" {
+                return Err(err(
+                    "namespace",
+                    n.span(),
+                    format!(
+                        "{:?} is not a namespace a run may use (a DNS label, not default or kube-*)",
+                        n.get_ref()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Variant {
+    /// The preset of ctrlbench's own controllers ("" for command and external).
+    pub fn preset(&self) -> &str {
+        self.spec
+            .preset
+            .as_ref()
+            .map_or("", |p| p.get_ref().as_str())
+    }
+
+    /// Whether ctrlbench starts one of its own controllers for this variant.
+    pub fn is_own(&self) -> bool {
+        matches!(self.implementation, Impl::Rust | Impl::Go(_))
+    }
+
     /// The controller's flags: the spec's, and always the queue (the
     /// spec's or the runtime's own) and, for Go builds that have one,
     /// whether the priority queue is on, so every recorded run names its queue.
     pub fn flags(&self) -> Vec<String> {
+        if !self.is_own() {
+            return Vec::new();
+        }
         let mut f = self.spec.flags();
         let q = self
             .spec
@@ -672,7 +1024,10 @@ impl VariantSpec {
     /// The controller's command-line flags for this variant (besides namespace,
     /// metrics address and log format, which the runner sets).
     pub fn flags(&self) -> Vec<String> {
-        let mut f = vec!["--preset".to_string(), self.preset.as_str().to_string()];
+        let mut f = Vec::new();
+        if let Some(p) = &self.preset {
+            f.extend(["--preset".to_string(), p.get_ref().as_str().to_string()]);
+        }
         if let Some(w) = &self.workers {
             f.push(format!("--workers={}", w.get_ref()));
         }
@@ -941,6 +1296,175 @@ preset = "good"
     }
 
     #[test]
+    fn command_and_external_variants_are_checked_like_the_rest() {
+        let base = "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\n";
+        for (extra, line, key, says) in [
+            (
+                "impl = \"command\"\n",
+                4,
+                "command",
+                "missing field `command`",
+            ),
+            (
+                "impl = \"command\"\ncommand = []\n",
+                6,
+                "command",
+                "at least the program",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\npreset = \"good\"\n",
+                7,
+                "preset",
+                "ctrlbench's own controllers",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\nmetrics = \"http://10.0.0.1:9/metrics\"\n",
+                7,
+                "metrics",
+                "loopback",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\nmetrics = \"http://127.0.0.1:{port}/metrics\"\n",
+                7,
+                "metrics",
+                "never passes {port}",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\ncluster_rbac = [{ api_groups = [\"\"], resources = [\"pods\"], verbs = [\"delete\"] }]\n",
+                7,
+                "cluster_rbac",
+                "may only read",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\ncluster_rbac = [{ api_groups = [\"\"], resources = [\"secrets\"], verbs = [\"list\"] }]\n",
+                7,
+                "cluster_rbac",
+                "secrets",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\nrbac = [{ api_groups = [\"*\"], resources = [\"*\"], verbs = [\"*\"] }]\n",
+                7,
+                "rbac",
+                "cannot be granted",
+            ),
+            (
+                "impl = \"command\"\ncommand = [\"x\"]\nenv = { KUBECONFIG = \"/x\" }\n",
+                7,
+                "env",
+                "KUBECONFIG",
+            ),
+            (
+                "impl = \"external\"\ncommand = [\"x\"]\n",
+                6,
+                "command",
+                "starts nothing",
+            ),
+            (
+                "impl = \"external\"\nnamespace = \"kube-system\"\n",
+                6,
+                "namespace",
+                "not a namespace a run may use",
+            ),
+            ("impl = \"rust\"\n", 4, "preset", "missing field `preset`"),
+            (
+                "impl = \"rust\"\npreset = \"good\"\ncommand = [\"x\"]\n",
+                7,
+                "command",
+                "only impl",
+            ),
+        ] {
+            let e = err(&format!("{base}{extra}"));
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}\n→ {e}");
+            assert!(e.message.contains(says), "{extra}\n→ {e}");
+        }
+        let ok = format!(
+            "{base}impl = \"command\"\ncommand = [\"./op\", \"--port={{port}}\"]\nmetrics = \"http://127.0.0.1:{{port}}/metrics\"\nrbac = [{{ api_groups = [\"\"], resources = [\"events\"], verbs = [\"create\"] }}]\ncluster_rbac = [{{ api_groups = [\"apps\"], resources = [\"deployments\"], verbs = [\"list\", \"watch\"] }}]\n"
+        );
+        let e = parse(Path::new("exp.toml"), &ok).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(e.variants[0].implementation, Impl::Command);
+        assert!(e.variants[0].flags().is_empty());
+        let ext = format!("{base}impl = \"external\"\nnamespace = \"my-ns\"\n");
+        assert!(parse(Path::new("exp.toml"), &ext).is_ok());
+    }
+
+    #[test]
+    fn workload_errors_name_the_file_line_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let crd =
+            serde_yaml::to_string(&<widget_api::Widget as kube::CustomResourceExt>::crd()).unwrap();
+        std::fs::write(dir.path().join("crd.yaml"), &crd).unwrap();
+        std::fs::write(
+            dir.path().join("w.yaml"),
+            "apiVersion: benchmark.example.com/v1alpha1\nkind: Widget\nspec:\n  count: {{index}}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("other.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\n",
+        )
+        .unwrap();
+        let file = dir.path().join("exp.toml");
+        let text = |workload: &str| {
+            format!(
+                "name = \"t\"\nscales = [5]\n[workload]\n{workload}[[variant]]\nname = \"a\"\npreset = \"good\"\n"
+            )
+        };
+        let ok = text(
+            "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.phase}\", equals = \"Ready\" }\n",
+        );
+        let e = parse(&file, &ok).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(e.workload.crd_name(), "widgets.benchmark.example.com");
+        assert!(!e.workload.is_builtin());
+        for (workload, line, key, says) in [
+            (
+                "crd = \"nope.yaml\"\nobject = \"w.yaml\"\nready = { condition = \"Ready\" }\n",
+                4,
+                "crd",
+                "cannot read",
+            ),
+            (
+                "crd = \"other.yaml\"\nobject = \"w.yaml\"\nready = { condition = \"Ready\" }\n",
+                4,
+                "crd",
+                "no CustomResourceDefinition",
+            ),
+            (
+                "crd = \"crd.yaml\"\nobject = \"other.yaml\"\nready = { condition = \"Ready\" }\n",
+                5,
+                "object",
+                "the CRD serves Widget",
+            ),
+            (
+                "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.phase\" , equals = \"x\"}\n",
+                6,
+                "ready",
+                "unbalanced",
+            ),
+            (
+                "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { condition = \"Ready\", exists = true }\n",
+                6,
+                "ready",
+                "not a readiness rule",
+            ),
+            (
+                "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { phase = \"Ready\" }\n",
+                6,
+                "phase",
+                "unknown field",
+            ),
+        ] {
+            let e = parse(&file, &text(workload)).unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{workload}\n→ {e}");
+            assert!(e.message.contains(says), "{workload}\n→ {e}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("{}:{line}:", file.display())),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
     fn missing_variant_is_reported() {
         let e = err("name = \"t\"\nscales = [5]\n");
         assert_eq!(e.key, "variant");
@@ -949,7 +1473,7 @@ preset = "good"
     #[test]
     fn builtin_experiments_are_valid() {
         for (name, text) in super::super::builtin::BUILTIN {
-            parse(Path::new(name), text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            super::super::builtin::parse(name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
     }
 

@@ -1,4 +1,5 @@
-//! Background objects (`background_objects = K`): K widgets in a namespace of
+//! Background objects (`background_objects = K`): K objects of the
+//! experiment's workload (widgets by default) in a namespace of
 //! their own, created once after the warm-up and before any controller
 //! starts, removed at the end. A controller whose cache spans the cluster
 //! holds them all; a namespaced or metadata-only cache does not — the
@@ -11,18 +12,24 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use tokio_util::sync::CancellationToken;
 
+use kube::core::ApiResource;
+
 use super::watch::Objects;
 use super::{loader, namespace};
+use crate::experiment::workload::Workload;
 
 /// The namespace holding the background objects, while it exists.
 pub struct Background {
     pub namespace: String,
     pub created: u64,
+    /// Their kind (the experiment's workload), for emptying the namespace.
+    resource: ApiResource,
 }
 
 /// Creates `k` widgets in a fresh namespace.
 pub async fn create(
     client: &kube::Client,
+    workload: &Arc<Workload>,
     experiment: &str,
     k: u64,
     concurrency: usize,
@@ -33,10 +40,13 @@ pub async fn create(
     let bg = Background {
         namespace: ns.clone(),
         created: 0,
+        resource: workload.resource.clone(),
     };
-    eprintln!("creating {k} background widgets in {ns} …");
+    eprintln!("creating {k} background objects in {ns} …");
     let stats = loader::create(
         client.clone(),
+        workload.clone(),
+        ns.clone(),
         ns,
         k,
         concurrency,
@@ -47,7 +57,7 @@ pub async fn create(
     if stats.errors > 0 || stats.created < k {
         let _ = remove(client, &bg, true).await;
         bail!(
-            "only {} of {k} background widgets were created{}",
+            "only {} of {k} background objects were created{}",
             stats.created,
             stats
                 .first_error
@@ -56,7 +66,7 @@ pub async fn create(
         );
     }
     eprintln!(
-        "{} background widgets in {:.1} s",
+        "{} background objects in {:.1} s",
         stats.created, stats.seconds
     );
     Ok(Background {
@@ -73,6 +83,7 @@ pub async fn remove(client: &kube::Client, bg: &Background, finalize: bool) -> R
         finalize,
         Duration::from_secs(20),
         Duration::from_secs(300),
+        std::slice::from_ref(&bg.resource),
     )
     .await
 }

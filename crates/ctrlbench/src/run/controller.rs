@@ -1,6 +1,8 @@
 //! A controller process of a run: started as its own identity with its output
-//! in `controller.log`, found through its `metrics-address=` line, stopped
-//! with SIGTERM then SIGKILL. It dies with the harness (parent-death signal).
+//! in `controller.log`, found through its `metrics-address=` line (ours) or
+//! its metrics URL answering (a user's command; without a URL, by staying
+//! up), stopped with SIGTERM then SIGKILL. It dies with the harness
+//! (parent-death signal).
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,6 +12,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::cluster::process::{Lifetime, Signal, own, signal};
+
+/// How long a command without a metrics URL must stay up to count as started.
+pub const SETTLE: Duration = Duration::from_secs(2);
 
 /// A running controller.
 pub struct ControllerProcess {
@@ -79,6 +84,89 @@ impl ControllerProcess {
             child,
             pid,
             metrics_addr,
+        })
+    }
+
+    /// Starts a user's command (`program` + `args`, placeholders already
+    /// replaced), stdout and stderr to `log`. Ready when `metrics_url`
+    /// answers within `timeout` (without one: when it is still up after
+    /// [`SETTLE`]). A command that exits first, or a URL that never answers,
+    /// is an error naming the exit status or the URL and the log's last line.
+    pub async fn start_command(
+        program: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        log: &Path,
+        metrics_url: Option<&str>,
+        timeout: Duration,
+    ) -> Result<ControllerProcess> {
+        let log_file = std::fs::File::create(log)?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(std::process::Stdio::null())
+            .stdout(log_file.try_clone()?)
+            .stderr(log_file)
+            .kill_on_drop(true);
+        own(cmd.as_std_mut(), Lifetime::Attached);
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {}", program.display()))?;
+        let pid = child.id().unwrap_or(0);
+        let last_line = || {
+            std::fs::read_to_string(log)
+                .unwrap_or_default()
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("(no output)")
+                .to_string()
+        };
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .no_proxy()
+            .build()?;
+        let t0 = std::time::Instant::now();
+        let wait = if metrics_url.is_some() {
+            timeout
+        } else {
+            SETTLE
+        };
+        loop {
+            if let Some(status) = child.try_wait()? {
+                bail!(
+                    "the command {} exited at once ({status}): {}",
+                    program.display(),
+                    last_line()
+                );
+            }
+            if let Some(url) = metrics_url
+                && http
+                    .get(url)
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
+            {
+                break;
+            }
+            if t0.elapsed() >= wait {
+                if let Some(url) = metrics_url {
+                    let _ = child.start_kill();
+                    let _ = child.wait().await;
+                    bail!(
+                        "the command {}'s metrics URL {url} did not answer within {timeout:?}: {}",
+                        program.display(),
+                        last_line()
+                    );
+                }
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        Ok(ControllerProcess {
+            child,
+            pid,
+            metrics_addr: String::new(),
         })
     }
 

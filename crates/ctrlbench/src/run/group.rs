@@ -15,7 +15,9 @@ use super::controller::ControllerProcess;
 use super::member::Member;
 use super::watch::Objects;
 use super::{Ctx, identity, measure, namespace};
+use crate::experiment::Impl;
 use crate::experiment::plan::Run;
+use crate::experiment::spec::Variant;
 
 /// How long tearing down a group's namespaces may take in all.
 const TEARDOWN_BOUND: Duration = Duration::from_secs(120);
@@ -38,68 +40,61 @@ pub async fn run(
     let setup = super::until_cancelled(ctx.cancel, async {
         for &vi in &run.variants {
             let v = &exp.variants[vi];
-            let ns = format!("cb-{}-n{}-r{}-{suffix}", v.name, run.scale, run.repeat);
-            let ns: String = ns
+            let run_id = format!("cb-{}-n{}-r{}-{suffix}", v.name, run.scale, run.repeat);
+            let run_id: String = run_id
                 .chars()
                 .take(63)
                 .collect::<String>()
                 .trim_end_matches('-')
                 .to_string();
-            namespace::create(client, &ns, exp.name()).await?;
+            // An external controller's own namespace is used as is (created
+            // only when missing, and then deleted again).
+            let (ns, owns_namespace) = match v.spec.namespace.as_ref().map(|n| n.get_ref()) {
+                Some(n) => {
+                    let exists =
+                        kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+                            .get_opt(n)
+                            .await?
+                            .is_some();
+                    if !exists {
+                        namespace::create(client, n, exp.name()).await?;
+                    }
+                    (n.clone(), !exists)
+                }
+                None => {
+                    namespace::create(client, &run_id, exp.name()).await?;
+                    (run_id.clone(), true)
+                }
+            };
             let secrets = tempfile::Builder::new().prefix("ctrlbench-id-").tempdir()?;
             let dir = ctx.results.run(run.scale, &v.name, run.repeat);
-            dir.create()?;
-            let flags = v.flags();
-            let bin = &ctx.binaries[&v.implementation];
             members.push(Member {
                 variant: vi,
                 ns: ns.clone(),
-                settings: print_settings(bin, &ns, &flags).await,
-                flags: flags.clone(),
+                owns_namespace,
+                run_id,
+                metrics_url: None,
+                cluster_grants: Vec::new(),
+                settings: None,
+                flags: v.flags(),
                 dir,
                 objects: Arc::new(Objects::default()),
                 process: None,
                 secrets,
             });
             let m = members.last_mut().expect("just pushed");
-            // cache = "cluster" presets list/watch widgets in every namespace.
-            let cluster_scope =
-                widget_api::presets::get(v.spec.preset.as_str()).is_some_and(|p| p.cluster_scope());
-            let id = identity::create(
-                client,
-                &ctx.cluster.kubeconfig,
-                &ns,
-                "widget-controller",
-                cluster_scope,
-            )
-            .await?;
-            let kc = m.secrets.path().join("kubeconfig");
-            id.write(&kc)?;
-            let mut args = vec![
-                "--namespace".to_string(),
-                ns.clone(),
-                "--metrics-bind-address".to_string(),
-                "127.0.0.1:0".to_string(),
-            ];
-            args.extend(flags);
-            let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
-            env.extend(
-                v.spec
-                    .env
-                    .get_ref()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone())),
-            );
-            m.process = Some(
-                ControllerProcess::start(
-                    bin,
-                    &args,
-                    &env,
-                    &m.dir.controller_log(),
-                    Duration::from_secs(30),
-                )
-                .await?,
-            );
+            m.dir.create()?;
+            match v.implementation {
+                Impl::Rust | Impl::Go(_) => start_own(ctx, v, m).await?,
+                Impl::Command => start_command(ctx, vi, m).await?,
+                Impl::External => {
+                    m.metrics_url = v.spec.metrics.as_ref().map(|u| u.get_ref().clone());
+                    std::fs::write(
+                        m.dir.controller_log(),
+                        "impl = \"external\": ctrlbench started no controller\n",
+                    )?;
+                }
+            }
         }
         anyhow::Ok(())
     })
@@ -122,8 +117,21 @@ pub async fn run(
     }
     // Namespaces go in parallel, within one overall bound.
     let finalize = ctx.cluster.no_namespace_controller;
+    let kinds = std::slice::from_ref(&exp.workload.resource);
     let deletes = members.iter().map(|m| async move {
-        // Absent unless the preset asked for cluster scope (404s are fine).
+        if !m.owns_namespace {
+            // Someone else's namespace: only this run's objects go.
+            return super::workload::delete_run_objects(
+                client,
+                &exp.workload,
+                &m.ns,
+                &m.run_id,
+                TEARDOWN_BOUND,
+            )
+            .await
+            .map_err(|e| format!("namespace {}: {e:#}", m.ns));
+        }
+        // Absent unless the controller had cluster-wide grants (404s are fine).
         identity::delete_cluster_scope(client, &m.ns)
             .await
             .map_err(|e| format!("namespace {}: {e:#}", m.ns))?;
@@ -133,6 +141,7 @@ pub async fn run(
             finalize,
             Duration::from_secs(20),
             TEARDOWN_BOUND,
+            kinds,
         )
         .await
         .map_err(|e| format!("namespace {}: {e:#}", m.ns))
@@ -150,6 +159,121 @@ pub async fn run(
         eprintln!("warning: not cleaned up: {n}");
     }
     (result, not_cleaned)
+}
+
+/// One of ctrlbench's controllers: its settings, identity and process.
+async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
+    let client = &ctx.cluster.client;
+    let ns = m.ns.clone();
+    let bin = &ctx.binaries[&v.implementation];
+    m.settings = print_settings(bin, &ns, &m.flags).await;
+    // cache = "cluster" presets list/watch widgets in every namespace.
+    let cluster_scope = widget_api::presets::get(v.preset()).is_some_and(|p| p.cluster_scope());
+    let grants = identity::Grants::widgets(cluster_scope);
+    m.cluster_grants = grants.describe_cluster();
+    let id = identity::create(
+        client,
+        &ctx.cluster.kubeconfig,
+        &ns,
+        "widget-controller",
+        &grants,
+    )
+    .await?;
+    let kc = m.secrets.path().join("kubeconfig");
+    id.write(&kc)?;
+    let mut args = vec![
+        "--namespace".to_string(),
+        ns.clone(),
+        "--metrics-bind-address".to_string(),
+        "127.0.0.1:0".to_string(),
+    ];
+    args.extend(m.flags.iter().cloned());
+    let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
+    env.extend(
+        v.spec
+            .env
+            .get_ref()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    let p = ControllerProcess::start(
+        bin,
+        &args,
+        &env,
+        &m.dir.controller_log(),
+        Duration::from_secs(30),
+    )
+    .await?;
+    m.metrics_url = Some(format!("http://{}/metrics", p.metrics_addr));
+    m.process = Some(p);
+    Ok(())
+}
+
+/// How long a command's metrics URL gets to answer after its start.
+const COMMAND_METRICS_WAIT: Duration = Duration::from_secs(20);
+
+/// A user's command: its identity (the file's rbac / cluster_rbac), a free
+/// port, the placeholders, the process.
+async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
+    let v = &ctx.exp.variants[vi];
+    let client = &ctx.cluster.client;
+    let none = Vec::new();
+    let grants = identity::Grants::of_rules(
+        v.spec.rbac.as_ref().map_or(&none, |r| r.get_ref()),
+        v.spec.cluster_rbac.as_ref().map_or(&none, |r| r.get_ref()),
+    );
+    m.cluster_grants = grants.describe_cluster();
+    let id = identity::create(
+        client,
+        &ctx.cluster.kubeconfig,
+        &m.ns,
+        "controller",
+        &grants,
+    )
+    .await?;
+    let kc = m.secrets.path().join("kubeconfig");
+    id.write(&kc)?;
+    let port = free_port()?;
+    let fill = |a: &str| {
+        a.replace("{port}", &port.to_string())
+            .replace("{namespace}", &m.ns)
+            .replace("{kubeconfig}", &kc.display().to_string())
+    };
+    let args: Vec<String> = v
+        .spec
+        .command
+        .as_ref()
+        .map(|c| c.get_ref().iter().skip(1).map(|a| fill(a)).collect())
+        .unwrap_or_default();
+    m.flags = args.clone();
+    m.metrics_url = v.spec.metrics.as_ref().map(|u| fill(u.get_ref()));
+    let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
+    env.extend(
+        v.spec
+            .env
+            .get_ref()
+            .iter()
+            .map(|(k, v)| (k.clone(), fill(v))),
+    );
+    m.process = Some(
+        ControllerProcess::start_command(
+            &ctx.programs[&vi],
+            &args,
+            &env,
+            &m.dir.controller_log(),
+            m.metrics_url.as_deref(),
+            COMMAND_METRICS_WAIT,
+        )
+        .await?,
+    );
+    Ok(())
+}
+
+/// A free port on 127.0.0.1 for `{port}` (the kernel's choice; released
+/// for the controller to bind).
+fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
 }
 
 /// The settings the binary resolves `flags` to, as it prints them

@@ -1,9 +1,11 @@
 //! A controller's own identity: a ServiceAccount allowed only its namespace
-//! (Role + RoleBinding on widgets and widgets/status), a token from the
+//! (Role + RoleBinding: on widgets and widgets/status for ours, the
+//! experiment file's `rbac` rules for a command), a token from the
 //! TokenRequest API, and a kubeconfig (0600) carrying it. A preset whose
 //! cache spans all namespaces (`cache = "cluster"`) also gets a ClusterRole
 //! and ClusterRoleBinding that allow list/watch of widgets cluster-wide, and
-//! nothing else; [`delete_cluster_scope`] removes them.
+//! nothing else; a command gets its file's `cluster_rbac` (reads only, see
+//! `experiment::spec::check_rbac`). [`delete_cluster_scope`] removes them.
 
 use std::path::Path;
 
@@ -34,15 +36,90 @@ pub fn cluster_scope_name(ns: &str) -> String {
     format!("ctrlbench-{ns}")
 }
 
+/// What an identity may do: RBAC rules (as the API writes them) in its
+/// namespace and cluster-wide.
+#[derive(Debug, Clone, Default)]
+pub struct Grants {
+    pub namespaced: Vec<serde_json::Value>,
+    pub cluster: Vec<serde_json::Value>,
+}
+
+impl Grants {
+    /// Ours: widgets and widgets/status in the namespace; with
+    /// `cluster_scope`, list/watch of widgets in every namespace.
+    pub fn widgets(cluster_scope: bool) -> Grants {
+        let (group, plural) = (Widget::group(&()), Widget::plural(&()));
+        Grants {
+            namespaced: vec![
+                json!({"apiGroups": [group], "resources": [plural],
+                       "verbs": ["get", "list", "watch", "update", "patch"]}),
+                json!({"apiGroups": [group], "resources": [format!("{plural}/status")],
+                       "verbs": ["get", "update", "patch"]}),
+            ],
+            cluster: if cluster_scope {
+                vec![
+                    json!({"apiGroups": [group], "resources": [plural], "verbs": ["list", "watch"]}),
+                ]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// A command's: its experiment file's `rbac` and `cluster_rbac`.
+    pub fn of_rules(
+        rbac: &[crate::experiment::spec::RbacRule],
+        cluster_rbac: &[crate::experiment::spec::RbacRule],
+    ) -> Grants {
+        let conv = |r: &crate::experiment::spec::RbacRule| json!({"apiGroups": r.api_groups, "resources": r.resources, "verbs": r.verbs});
+        Grants {
+            namespaced: rbac.iter().map(conv).collect(),
+            cluster: cluster_rbac.iter().map(conv).collect(),
+        }
+    }
+
+    /// The cluster-wide grants, one line each ("list, watch on
+    /// apps/deployments"), for the summary and the report.
+    pub fn describe_cluster(&self) -> Vec<String> {
+        let strs = |v: &serde_json::Value, k: &str| -> Vec<String> {
+            v[k].as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        };
+        self.cluster
+            .iter()
+            .map(|r| {
+                let groups = strs(r, "apiGroups");
+                let res: Vec<String> = strs(r, "resources")
+                    .iter()
+                    .flat_map(|x| {
+                        groups.iter().map(move |g| {
+                            if g.is_empty() {
+                                x.clone()
+                            } else {
+                                format!("{g}/{x}")
+                            }
+                        })
+                    })
+                    .collect();
+                format!("{} on {}", strs(r, "verbs").join(", "), res.join(", "))
+            })
+            .collect()
+    }
+}
+
 /// Creates ServiceAccount `name`, a Role and RoleBinding of the same name in
 /// `ns`, and a kubeconfig for it that talks to the same server as `admin_kc`.
-/// With `cluster_scope`, also list/watch on widgets in every namespace.
+/// Cluster-wide grants become a ClusterRole and ClusterRoleBinding
+/// ([`cluster_scope_name`]).
 pub async fn create(
     client: &kube::Client,
     admin_kc: &Kubeconfig,
     ns: &str,
     name: &str,
-    cluster_scope: bool,
+    grants: &Grants,
 ) -> Result<Identity> {
     let pp = PostParams::default();
     let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
@@ -52,19 +129,13 @@ pub async fn create(
     )
     .await
     .with_context(|| format!("cannot create ServiceAccount {ns}/{name}"))?;
-    let (group, plural) = (Widget::group(&()), Widget::plural(&()));
     let roles: Api<Role> = Api::namespaced(client.clone(), ns);
     roles
         .create(
             &pp,
             &serde_json::from_value(json!({
                 "metadata": {"name": name},
-                "rules": [
-                    {"apiGroups": [group], "resources": [plural],
-                     "verbs": ["get", "list", "watch", "update", "patch"]},
-                    {"apiGroups": [group], "resources": [format!("{plural}/status")],
-                     "verbs": ["get", "update", "patch"]},
-                ]
+                "rules": grants.namespaced,
             }))?,
         )
         .await
@@ -81,14 +152,14 @@ pub async fn create(
         )
         .await
         .with_context(|| format!("cannot create RoleBinding {ns}/{name}"))?;
-    if cluster_scope {
+    if !grants.cluster.is_empty() {
         let cname = cluster_scope_name(ns);
         Api::<ClusterRole>::all(client.clone())
             .create(
                 &pp,
                 &serde_json::from_value(json!({
-                    "metadata": {"name": cname},
-                    "rules": [{"apiGroups": [group], "resources": [plural], "verbs": ["list", "watch"]}],
+                    "metadata": {"name": cname, "labels": {super::namespace::LABEL: ns}},
+                    "rules": grants.cluster,
                 }))?,
             )
             .await

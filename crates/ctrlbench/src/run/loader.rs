@@ -1,13 +1,15 @@
-//! The loader: creates N widgets with bounded concurrency through kube-rs and
-//! records when each create returned.
+//! The loader: creates N objects of the run's workload (widgets by default;
+//! any kind through kube's dynamic API) with bounded concurrency and records
+//! when each create returned.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
-use kube::api::{Api, PostParams};
+use kube::api::PostParams;
 use tokio_util::sync::CancellationToken;
-use widget_api::Widget;
+
+use crate::experiment::workload::Workload;
 
 use super::watch::{LOADER_MANAGER, Objects};
 
@@ -30,31 +32,37 @@ impl LoadStats {
     }
 }
 
-/// Creates widget-000001 … widget-N in `ns`; stops early when cancelled.
+/// Creates the workload's objects 1 … N (`widget-000001` …) in `ns`,
+/// labelled with run id `run`; stops early when cancelled.
+#[allow(clippy::too_many_arguments)]
 pub async fn create(
     client: kube::Client,
+    workload: Arc<Workload>,
     ns: String,
+    run: String,
     n: u64,
     concurrency: usize,
     objects: Arc<Objects>,
     cancel: CancellationToken,
 ) -> LoadStats {
-    let api: Api<Widget> = Api::namespaced(client, &ns);
+    let api = super::workload::api(&client, &ns, &workload);
     let t0 = Instant::now();
     let results: Vec<Result<(), String>> = futures::stream::iter(1..=n)
         .take_until(cancel.cancelled())
         .map(|i| {
             let api = api.clone();
             let objects = objects.clone();
+            let (workload, ns, run) = (workload.clone(), ns.clone(), run.clone());
             async move {
-                let w = Widget::numbered(i);
+                let o = super::workload::object(&workload, i, &ns, &run)
+                    .map_err(|e| format!("{e:#}"))?;
                 let pp = PostParams {
                     field_manager: Some(LOADER_MANAGER.to_string()),
                     ..Default::default()
                 };
-                match api.create(&pp, &w).await {
+                match api.create(&pp, &o).await {
                     Ok(_) => {
-                        objects.created(&widget_api::object_name(i));
+                        objects.created(&workload.object_name(i));
                         Ok(())
                     }
                     Err(e) => Err(e.to_string()),

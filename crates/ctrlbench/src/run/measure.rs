@@ -40,39 +40,56 @@ pub async fn run(
     let targets = members
         .iter()
         .map(|m| {
-            let addr = m
-                .process
-                .as_ref()
-                .map(|p| p.metrics_addr.clone())
-                .unwrap_or_default();
-            (exp.variants[m.variant].name.clone(), addr, m.dir.clone())
+            (
+                exp.variants[m.variant].name.clone(),
+                m.metrics_url.clone(),
+                m.dir.clone(),
+            )
         })
         .collect();
     let mut sampler = Sampler::new(Some(client.clone()), etcd_url, targets)?;
+    for (c, m) in sampler.controllers.iter_mut().zip(members.iter()) {
+        c.any_controller = !exp.variants[m.variant].is_own();
+    }
     let audit = AuditSpan::begin(ctx.cluster.plane.as_ref().and_then(|p| p.audit_log()));
-    // Baseline: a first successful scrape of every controller.
+    // Baseline: a first successful scrape of every controller that has metrics.
     let t0 = Instant::now();
     loop {
         sampler.scrape_once().await?;
-        if sampler.controllers.iter().all(|c| c.baseline.is_some()) {
+        if sampler
+            .controllers
+            .iter()
+            .all(|c| c.url.is_none() || c.baseline.is_some())
+        {
             break;
         }
-        anyhow::ensure!(
-            t0.elapsed() < Duration::from_secs(15),
-            "a controller's /metrics never answered"
-        );
+        if t0.elapsed() >= Duration::from_secs(15) {
+            let silent: Vec<String> = sampler
+                .controllers
+                .iter()
+                .filter(|c| c.url.is_some() && c.baseline.is_none())
+                .map(|c| format!("{} ({})", c.variant, c.url.as_deref().unwrap_or_default()))
+                .collect();
+            anyhow::bail!(
+                "no answer from the controller metrics of {} within 15 s",
+                silent.join(", ")
+            );
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
     let cancel = ctx.cancel;
     let stop = cancel.child_token();
+    let workload = std::sync::Arc::new(exp.workload.clone());
     let mut watches = Vec::new();
     let mut loads = Vec::new();
     for m in members.iter() {
         m.objects.expected.store(run.scale, Ordering::SeqCst);
         watches.push(tokio::spawn(watch::watch_ready(
             client.clone(),
+            workload.clone(),
             m.ns.clone(),
+            m.run_id.clone(),
             m.objects.clone(),
             stop.clone(),
         )));
@@ -81,7 +98,9 @@ pub async fn run(
     for m in members.iter() {
         loads.push(tokio::spawn(loader::create(
             client.clone(),
+            workload.clone(),
             m.ns.clone(),
+            m.run_id.clone(),
             run.scale,
             *exp.spec.concurrency.get_ref() as usize,
             m.objects.clone(),
@@ -109,6 +128,8 @@ pub async fn run(
     // The harness's own CPU: while loading, then while only watching and sampling.
     let cpu_at_start = own_cpu_seconds();
     let mut loaded: Option<(Instant, f64)> = None;
+    // Controllers that stopped by themselves during the window.
+    let mut exited_early = vec![false; members.len()];
     let stop_reason = loop {
         if cancel.is_cancelled() {
             break StopReason::Interrupted;
@@ -134,6 +155,9 @@ pub async fn run(
             sampler.scrape_once().await?;
             for (i, m) in members.iter_mut().enumerate() {
                 let alive = m.process.as_mut().is_some_and(|p| p.running());
+                if m.process.is_some() && !alive {
+                    exited_early[i] = true;
+                }
                 let msg = format!(
                     "{:>7.1} reconciles/s  {:>5.0}/{:.0} s{}",
                     sampler.controllers[i].rate,
@@ -189,14 +213,14 @@ pub async fn run(
                     .collect();
                 Arc::new(phase::Target {
                     client: client.clone(),
-                    resource: phase::widget_resource(),
+                    resource: exp.workload.resource.clone(),
                     namespace: m.ns.clone(),
                     objects: created
                         .into_iter()
                         .enumerate()
                         .map(|(k, n)| (phase::index_of(&n, k), n))
                         .collect(),
-                    ready_again: phase::ReadyAgain::Widget,
+                    ready_again: phase::ReadyAgain::of(&exp.workload),
                     concurrency: *exp.spec.concurrency.get_ref() as usize,
                 })
             })
@@ -293,6 +317,7 @@ pub async fn run(
         });
         s.harness_cpu = Some(harness_cpu.clone());
         s.phases = std::mem::take(&mut phases[i]);
+        s.controller_exited_early = exited_early[i];
         s.write(&m.dir.summary())?;
         summaries.push(s);
     }

@@ -13,6 +13,15 @@ use super::watch::Objects;
 pub struct Member {
     pub variant: usize,
     pub ns: String,
+    /// False for an external controller's namespace that existed before the
+    /// run: only this run's objects are deleted from it, never the namespace.
+    pub owns_namespace: bool,
+    /// Labels this run's objects (`{{run}}`); unique per run.
+    pub run_id: String,
+    /// Where the controller's metrics are scraped (None: not scraped).
+    pub metrics_url: Option<String>,
+    /// Cluster-wide grants of the controller's identity, one line each.
+    pub cluster_grants: Vec<String>,
     pub dir: RunDir,
     pub objects: Arc<Objects>,
     pub process: Option<ControllerProcess>,

@@ -21,6 +21,7 @@ pub mod sampler;
 pub mod summary;
 pub mod target;
 pub mod watch;
+pub mod workload;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -63,6 +64,8 @@ pub struct Ctx<'a> {
     pub exp: &'a Experiment,
     pub cluster: &'a Cluster,
     pub binaries: &'a HashMap<Impl, PathBuf>,
+    /// The program of each command variant (by variant index).
+    pub programs: &'a HashMap<usize, PathBuf>,
     pub results: &'a ResultsDir,
     pub opts: &'a RunOptions,
     pub cancel: &'a CancellationToken,
@@ -110,6 +113,31 @@ fn etcd_versions(k8s: &[String]) -> String {
     v.join(", ")
 }
 
+/// A command variant's program: `@<name>` is a controller ctrlbench builds,
+/// a path with a `/` is relative to the experiment file, a bare name is
+/// looked up in PATH.
+fn command_program(exp_file: &std::path::Path, first: &str) -> Result<PathBuf> {
+    if first.starts_with('@') {
+        return crate::controllers::command_program(first);
+    }
+    if first.contains('/') {
+        let p = crate::experiment::workload::relative_to(exp_file, first);
+        if !p.is_file() {
+            bail!(
+                "the command's program {} (from {first:?}, relative to {}) does not exist",
+                p.display(),
+                exp_file.display()
+            );
+        }
+        return Ok(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(first))
+        .find(|p| p.is_file())
+        .ok_or_else(|| anyhow::anyhow!("the command's program {first:?} is not in PATH"))
+}
+
 /// Runs the whole experiment; returns the results directory.
 pub async fn execute(
     exp: &Experiment,
@@ -119,7 +147,27 @@ pub async fn execute(
     let runs = plan::expand(exp);
     // Build every controller first: a failed build should cost no cluster time.
     let mut binaries = HashMap::new();
-    for v in &exp.variants {
+    let mut programs = HashMap::new();
+    for (i, v) in exp.variants.iter().enumerate() {
+        if v.implementation == Impl::Command {
+            let first = v
+                .spec
+                .command
+                .as_ref()
+                .and_then(|c| c.get_ref().first().cloned());
+            let exp_file = exp.file.clone();
+            let resolve = tokio::task::spawn_blocking(move || {
+                command_program(&exp_file, &first.unwrap_or_default())
+            });
+            let Some(program) = until_cancelled(&cancel, resolve).await else {
+                bail!("interrupted while building the controllers");
+            };
+            programs.insert(i, program??);
+            continue;
+        }
+        if !v.is_own() {
+            continue;
+        }
         if !binaries.contains_key(&v.implementation) {
             let imp = v.implementation.clone();
             let build = tokio::task::spawn_blocking(move || crate::controllers::binary(&imp));
@@ -150,6 +198,17 @@ pub async fn execute(
     let results = ResultsDir::create(&opts.results_root, exp.name())?;
     let mut manifest = manifest::new(exp);
     manifest.write(&results.manifest())?;
+    // The workload's files next to the manifest (which holds the experiment
+    // file's text): the results say what was created and when it counted as ready.
+    if !exp.workload.is_builtin() {
+        let dir = results.path.join("workload");
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join("crd.json"),
+            serde_json::to_string_pretty(&exp.workload.crd)?,
+        )?;
+        std::fs::write(dir.join("object-template.yaml"), &exp.workload.template)?;
+    }
     let interrupted = |mut manifest: Manifest, phase: &str| -> Result<Outcome> {
         manifest.errors.push(format!("interrupted {phase}"));
         manifest.finished_at = Some(now_rfc3339());
@@ -162,7 +221,8 @@ pub async fn execute(
     manifest.kubernetes_version = cluster.version.clone();
     manifest.local_plane = cluster.plane.is_some();
     let prepared = async {
-        target::warm_up(&cluster).await?;
+        cluster.ensure_workload(&exp.workload).await?;
+        target::warm_up(&cluster, &exp.workload).await?;
         if exp.spec.probe {
             manifest.probe = Some(
                 probe::run(
@@ -176,7 +236,18 @@ pub async fn execute(
         anyhow::Ok(())
     };
     match until_cancelled(&cancel, prepared).await {
-        Some(r) => r?,
+        Some(Ok(())) => {}
+        Some(Err(e)) => {
+            // Flagged in the manifest; the CRD we installed and the plane go.
+            manifest.errors.push(format!("before the first run: {e:#}"));
+            manifest.finished_at = Some(now_rfc3339());
+            manifest.write(&results.manifest())?;
+            cluster.close_within(plane_grace(&cancel)).await?;
+            return Err(e.context(format!(
+                "no run started (results in {})",
+                results.path.display()
+            )));
+        }
         None => {
             cluster.close_within(plane_grace(&cancel)).await?;
             return interrupted(manifest, "during warm-up or the probe");
@@ -185,8 +256,10 @@ pub async fn execute(
     manifest.write(&results.manifest())?;
     let k = *exp.spec.background_objects.get_ref();
     let background = if k > 0 {
+        let workload = std::sync::Arc::new(exp.workload.clone());
         let create = background::create(
             &cluster.client,
+            &workload,
             exp.name(),
             k,
             *exp.spec.concurrency.get_ref() as usize,
@@ -223,7 +296,7 @@ pub async fn execute(
             let next = on(&want);
             let start = async {
                 let c = target::connect(next.as_ref().unwrap_or(exp), opts).await?;
-                target::warm_up(&c).await?;
+                target::warm_up(&c, &exp.workload).await?;
                 anyhow::Ok(c)
             };
             match until_cancelled(&cancel, start).await {
@@ -249,6 +322,7 @@ pub async fn execute(
             exp,
             cluster: &cluster,
             binaries: &binaries,
+            programs: &programs,
             results: &results,
             opts,
             cancel: &cancel,

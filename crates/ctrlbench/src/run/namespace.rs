@@ -1,13 +1,16 @@
 //! Fresh namespaces per run, and their removal. A local plane has no
 //! kube-controller-manager, so nothing would empty and finalize a deleted
-//! namespace: there ctrlbench deletes the run's objects itself and finalizes.
+//! namespace: there ctrlbench deletes the run's objects itself (the
+//! workload's kind, and what controllers commonly create: Deployments,
+//! ReplicaSets, Pods, Services, ConfigMaps, Events, Leases) and finalizes.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
 use widget_api::Widget;
 
@@ -39,6 +42,7 @@ pub async fn delete(
     finalize: bool,
     grace: Duration,
     timeout: Duration,
+    kinds: &[ApiResource],
 ) -> Result<()> {
     let nss: Api<Namespace> = Api::all(client.clone());
     match nss.delete(name, &DeleteParams::default()).await {
@@ -53,7 +57,7 @@ pub async fn delete(
             return Ok(());
         }
         if !finalized && (finalize || t0.elapsed() >= grace) {
-            empty_and_finalize(client, name).await?;
+            empty_and_finalize(client, name, kinds).await?;
             finalized = true;
             continue;
         }
@@ -64,32 +68,59 @@ pub async fn delete(
     }
 }
 
-/// What the namespace controller would do for the objects a run creates.
-async fn empty_and_finalize(client: &kube::Client, name: &str) -> Result<()> {
+/// Kinds controllers commonly create besides the workload's (group,
+/// version, kind, plural); absent ones cost a 404.
+const COMMON_KINDS: [(&str, &str, &str, &str); 8] = [
+    ("apps", "v1", "Deployment", "deployments"),
+    ("apps", "v1", "ReplicaSet", "replicasets"),
+    ("", "v1", "Pod", "pods"),
+    ("", "v1", "Service", "services"),
+    ("", "v1", "ConfigMap", "configmaps"),
+    ("", "v1", "Event", "events"),
+    ("events.k8s.io", "v1", "Event", "events"),
+    ("coordination.k8s.io", "v1", "Lease", "leases"),
+];
+
+/// What the namespace controller would do for the objects a run creates:
+/// the widgets, `kinds` (the workload's), the common kinds, the identity.
+async fn empty_and_finalize(
+    client: &kube::Client,
+    name: &str,
+    kinds: &[ApiResource],
+) -> Result<()> {
     let dp = DeleteParams::default();
     let lp = ListParams::default();
-    let widgets = Api::<Widget>::namespaced(client.clone(), name);
-    // The controller is stopped by now: drop the finalizers it added
-    // (the finalizer preset) so that the widgets can go.
-    if let Ok(list) = widgets.list(&lp).await {
-        for w in list.items.iter().filter(|w| {
-            w.metadata
-                .finalizers
-                .as_ref()
-                .is_some_and(|f| !f.is_empty())
-        }) {
-            if let Some(n) = w.metadata.name.as_deref() {
-                let _ = widgets
-                    .patch(
-                        n,
-                        &PatchParams::default(),
-                        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-                    )
-                    .await;
+    let widget = ApiResource::erase::<Widget>(&());
+    for ar in std::iter::once(&widget).chain(kinds) {
+        let api = Api::<DynamicObject>::namespaced_with(client.clone(), name, ar);
+        // The controller is stopped by now: drop the finalizers it added
+        // (e.g. the finalizer preset) so that the objects can go.
+        if let Ok(list) = api.list(&lp).await {
+            for w in list.items.iter().filter(|w| {
+                w.metadata
+                    .finalizers
+                    .as_ref()
+                    .is_some_and(|f| !f.is_empty())
+            }) {
+                if let Some(n) = w.metadata.name.as_deref() {
+                    let _ = api
+                        .patch(
+                            n,
+                            &PatchParams::default(),
+                            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+                        )
+                        .await;
+                }
             }
         }
+        let _ = api.delete_collection(&dp, &lp).await;
     }
-    let _ = widgets.delete_collection(&dp, &lp).await;
+    for (g, v, k, p) in COMMON_KINDS {
+        let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(g, v, k), p);
+        let _ = Api::<DynamicObject>::namespaced_with(client.clone(), name, &ar)
+            .delete_collection(&dp, &lp)
+            .await;
+    }
     let _ = Api::<RoleBinding>::namespaced(client.clone(), name)
         .delete_collection(&dp, &lp)
         .await;

@@ -21,19 +21,33 @@ use ctrlbench_record::time::now_rfc3339;
 
 use super::watch::LOADER_MANAGER;
 use crate::experiment::phase::{Phase, render, widget_patch};
+use crate::experiment::workload::{ReadyRule, Workload};
 
 /// When an object counts as ready again after a patch that returned
 /// generation `g`: the controller must have acted on that generation, not
 /// merely left an earlier Ready in place.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum ReadyAgain {
     /// Widgets: status.phase is Ready and status.processedCount equals the
     /// spec.count the patch set (each round sets a count no round used).
     Widget,
+    /// Any other workload: its readiness rule holds and, where the object
+    /// reports status.observedGeneration, that has reached the patch's
+    /// generation (without it, the rule alone decides).
+    Rule(ReadyRule),
 }
 
 impl ReadyAgain {
-    pub fn holds(self, obj: &serde_json::Value, generation: i64) -> bool {
+    /// What "ready again" means for `w`.
+    pub fn of(w: &Workload) -> ReadyAgain {
+        if w.is_builtin() {
+            ReadyAgain::Widget
+        } else {
+            ReadyAgain::Rule(w.ready.clone())
+        }
+    }
+
+    pub fn holds(&self, obj: &serde_json::Value, generation: i64) -> bool {
         let meta_gen = obj["metadata"]["generation"].as_i64().unwrap_or(0);
         if meta_gen < generation {
             return false;
@@ -43,6 +57,12 @@ impl ReadyAgain {
                 obj["status"]["phase"] == "Ready"
                     && obj["status"]["processedCount"].as_i64().is_some()
                     && obj["status"]["processedCount"] == obj["spec"]["count"]
+            }
+            ReadyAgain::Rule(rule) => {
+                rule.holds(obj)
+                    && obj["status"]["observedGeneration"]
+                        .as_i64()
+                        .is_none_or(|g| g >= generation)
             }
         }
     }
@@ -90,7 +110,7 @@ struct Book {
 
 impl Book {
     /// Marks `name`'s step done when the object now satisfies it.
-    fn check(&mut self, name: &str, mode: Mode) {
+    fn check(&mut self, name: &str, mode: &Mode) {
         let Some(&(row, generation)) = self.waiting.get(name) else {
             return;
         };
@@ -109,7 +129,7 @@ impl Book {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Mode {
     Ready(ReadyAgain),
     Gone,
@@ -142,14 +162,14 @@ pub async fn run(t: &Target, index: u32, phase: &Phase, cancel: &CancellationTok
             let watch = tokio::spawn(watch(
                 t.api(),
                 book.clone(),
-                Mode::Ready(t.ready_again),
+                Mode::Ready(t.ready_again.clone()),
                 stop.clone(),
             ));
             for round in 1..=*count {
                 let (errors, finished) = step(
                     t,
                     &book,
-                    Mode::Ready(t.ready_again),
+                    Mode::Ready(t.ready_again.clone()),
                     round,
                     *rate,
                     deadline,
@@ -302,7 +322,7 @@ where
         let mut b = book.lock().expect("phase book");
         let names: Vec<String> = b.waiting.keys().cloned().collect();
         for n in names {
-            b.check(&n, mode);
+            b.check(&n, &mode);
         }
     }
     loop {
@@ -356,13 +376,13 @@ async fn watch(
         match ev {
             watcher::Event::Apply(o) => {
                 if let Some(n) = seen(&mut b, o) {
-                    b.check(&n, mode);
+                    b.check(&n, &mode);
                 }
             }
             watcher::Event::Delete(o) => {
                 if let Some(n) = o.metadata.name.clone() {
                     b.gone.insert(n.clone(), now_rfc3339());
-                    b.check(&n, mode);
+                    b.check(&n, &mode);
                 }
             }
             watcher::Event::Init => listed = Some(Vec::new()),
@@ -371,7 +391,7 @@ async fn watch(
                     if let Some(l) = listed.as_mut() {
                         l.push(n.clone());
                     }
-                    b.check(&n, mode);
+                    b.check(&n, &mode);
                 }
             }
             watcher::Event::InitDone => {
@@ -385,17 +405,12 @@ async fn watch(
                         .collect();
                     for n in missing {
                         b.gone.insert(n.clone(), now_rfc3339());
-                        b.check(&n, mode);
+                        b.check(&n, &mode);
                     }
                 }
             }
         }
     }
-}
-
-/// The built-in Widget workload's resource.
-pub fn widget_resource() -> ApiResource {
-    ApiResource::erase::<widget_api::Widget>(&())
 }
 
 /// The index in an object's name (`widget-000042` → 42), else its position.

@@ -83,6 +83,7 @@ pub async fn run(client: &kube::Client, objects: u64, finalize: bool) -> Result<
             finalize,
             Duration::from_secs(20),
             Duration::from_secs(300),
+            &[],
         )
         .await?;
     }

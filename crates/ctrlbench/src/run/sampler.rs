@@ -85,8 +85,14 @@ impl ControllerRow {
 /// One controller being sampled.
 pub struct ControllerTarget {
     pub variant: String,
-    pub addr: String,
-    table: Table,
+    /// The metrics URL; None: the controller has none and is not scraped
+    /// (no metrics-<variant>.csv).
+    pub url: Option<String>,
+    /// A controller ctrlbench did not write: its controller-runtime
+    /// controllers and work queues, whatever their names, are summed into
+    /// the columns (ours are read by their name, "widget").
+    pub any_controller: bool,
+    table: Option<Table>,
     pub baseline: Option<ControllerRow>,
     pub last: Option<ControllerRow>,
     pub ok: u64,
@@ -111,18 +117,21 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// `targets`: (variant, metrics address, run directory); apiserver.csv and
+    /// `targets`: (variant, metrics URL, run directory); apiserver.csv and
     /// etcd.csv go in each run directory.
     pub fn new(
         api: Option<kube::Client>,
         etcd_url: Option<String>,
-        targets: Vec<(String, String, RunDir)>,
+        targets: Vec<(String, Option<String>, RunDir)>,
     ) -> Result<Sampler> {
         let mut controllers = Vec::new();
         let mut apiserver_tables = Vec::new();
         let mut etcd_tables = Vec::new();
-        for (variant, addr, dir) in targets {
-            let table = Table::for_source(&dir.metrics(), &controller::CATALOGUE)?;
+        for (variant, url, dir) in targets {
+            let table = match url {
+                Some(_) => Some(Table::for_source(&dir.metrics(), &controller::CATALOGUE)?),
+                None => None,
+            };
             if api.is_some() {
                 apiserver_tables.push(Table::for_source(&dir.apiserver(), &apiserver::CATALOGUE)?);
             }
@@ -131,7 +140,8 @@ impl Sampler {
             }
             controllers.push(ControllerTarget {
                 variant,
-                addr,
+                url,
+                any_controller: false,
                 table,
                 baseline: None,
                 last: None,
@@ -159,6 +169,17 @@ impl Sampler {
     }
 
     async fn get(&self, url: String, c: &Catalogue) -> Option<Vec<Option<f64>>> {
+        self.get_as(url, c, false).await
+    }
+
+    /// `get`; with `any_controller`, every controller-runtime controller and
+    /// work queue on the page counts (see [`as_one_controller`]).
+    async fn get_as(
+        &self,
+        url: String,
+        c: &Catalogue,
+        any_controller: bool,
+    ) -> Option<Vec<Option<f64>>> {
         let resp = self
             .http
             .get(url)
@@ -167,7 +188,10 @@ impl Sampler {
             .ok()?
             .error_for_status()
             .ok()?;
-        let text = read_capped(resp, MAX_PAGE).await?;
+        let mut text = read_capped(resp, MAX_PAGE).await?;
+        if any_controller {
+            text = as_one_controller(&text);
+        }
         Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
     }
 
@@ -180,7 +204,15 @@ impl Sampler {
     /// rates use the real gaps between a source's rows).
     pub async fn scrape_once(&mut self) -> Result<()> {
         let ctl = futures::future::join_all(self.controllers.iter().map(|c| {
-            stamped(self.get(format!("http://{}/metrics", c.addr), &controller::CATALOGUE))
+            stamped(async {
+                match &c.url {
+                    Some(u) => {
+                        self.get_as(u.clone(), &controller::CATALOGUE, c.any_controller)
+                            .await
+                    }
+                    None => None,
+                }
+            })
         }));
         let etcd = stamped(async {
             match &self.etcd_url {
@@ -191,8 +223,11 @@ impl Sampler {
         let (pages, (api_ts, _, api), (etcd_ts, _, etcd)) =
             tokio::join!(ctl, stamped(self.apiserver_values()), etcd);
         for (c, (ts, now, values)) in self.controllers.iter_mut().zip(pages) {
+            let Some(table) = c.table.as_mut() else {
+                continue;
+            };
             let cells = controller::CATALOGUE.row(&ts, &c.variant, values.as_deref());
-            c.table.row(cells)?;
+            table.row(cells)?;
             let Some(values) = values else {
                 c.failed += 1;
                 continue;
@@ -234,9 +269,65 @@ impl Sampler {
     }
 }
 
+/// The label values the controller catalogue selects (`controller` on
+/// controller_runtime_*, `name` on workqueue_*) set to "widget" on every
+/// sample of those families: a user's controller-runtime controllers, under
+/// whatever names, count as one controller.
+pub fn as_one_controller(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let key = if line.starts_with("controller_runtime_") {
+            Some("controller=\"")
+        } else if line.starts_with("workqueue_") {
+            Some("name=\"")
+        } else {
+            None
+        };
+        match key.and_then(|k| {
+            let open = line.find('{')?;
+            let at = line[open..]
+                .match_indices(k)
+                .map(|(i, _)| open + i)
+                .find(|i| matches!(line.as_bytes()[i - 1], b'{' | b','))?;
+            let start = at + k.len();
+            let end = start + line[start..].find('"')?;
+            Some((start, end))
+        }) {
+            Some((start, end)) => {
+                out.push_str(&line[..start]);
+                out.push_str("widget");
+                out.push_str(&line[end..]);
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_users_controllers_count_as_one() {
+        let page = "# TYPE controller_runtime_reconcile_total counter\n\
+controller_runtime_reconcile_total{controller=\"thing\",result=\"success\"} 3\n\
+controller_runtime_reconcile_total{controller=\"other\",result=\"success\"} 4\n\
+workqueue_depth{controller=\"thing\",name=\"thing\"} 2\n\
+rest_client_requests_total{code=\"200\",method=\"GET\"} 9\n";
+        let text = as_one_controller(page);
+        let p = Page::parse(&text).unwrap();
+        assert_eq!(
+            p.sum(
+                "controller_runtime_reconcile_total",
+                &[("controller", "widget"), ("result", "success")]
+            ),
+            7.0
+        );
+        assert_eq!(p.sum("workqueue_depth", &[("name", "widget")]), 2.0);
+        assert_eq!(p.sum("rest_client_requests_total", &[]), 9.0);
+    }
 
     fn response(body: Vec<u8>) -> reqwest::Response {
         reqwest::Response::from(http::Response::new(body))

@@ -44,7 +44,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
     Summary {
         variant: v.name.clone(),
         implementation: v.implementation.to_string(),
-        preset: v.spec.preset.as_str().to_string(),
+        preset: v.preset().to_string(),
         flags: m.flags.clone(),
         settings: m.settings.clone(),
         namespace: m.ns.clone(),
@@ -89,7 +89,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
         controller_exit_code: i.exit_code,
         harness_cpu: None,
         quiet_wait: i.quiet_wait.clone(),
-        preset_info: widget_api::presets::get(v.spec.preset.as_str()).map(|p| PresetInfo {
+        preset_info: widget_api::presets::get(v.preset()).map(|p| PresetInfo {
             description: p.description.clone(),
             question: p.question.as_str().to_string(),
             counterpart: p.counterpart.clone(),
@@ -97,5 +97,9 @@ pub fn of(i: Inputs<'_>) -> Summary {
         phases: Vec::new(),
         background_objects: *exp.spec.background_objects.get_ref(),
         kubernetes_version: Some(i.kubernetes_version.to_string()),
+        workload: (!exp.workload.is_builtin()).then(|| exp.workload.describe()),
+        controller_metrics: m.metrics_url.is_some(),
+        cluster_grants: m.cluster_grants.clone(),
+        controller_exited_early: false,
     }
 }

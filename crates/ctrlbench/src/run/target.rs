@@ -1,6 +1,8 @@
 //! Target selection: the cluster a run talks to — a fresh local plane, or an
-//! existing cluster that a kubeconfig or context names — and the throw-away
-//! write that warms a freshly established CRD before anything is measured.
+//! existing cluster that a kubeconfig or context names — the workload's CRD
+//! (installed when missing, removed at the end only if we installed it), and
+//! the throw-away create that warms a freshly established CRD before anything
+//! is measured and checks the object template against it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,6 +17,7 @@ use widget_api::Widget;
 use super::{RunOptions, namespace};
 use crate::cluster::{ControlPlane, PlaneOptions, binaries};
 use crate::experiment::Experiment;
+use crate::experiment::workload::Workload;
 
 /// How long an existing cluster gets to answer its first request.
 const FIRST_CONTACT: Duration = Duration::from_secs(10);
@@ -30,6 +33,8 @@ pub struct Cluster {
     pub kubeconfig: Kubeconfig,
     pub plane: Option<ControlPlane>,
     crd_installed_by_us: bool,
+    /// Workload CRDs (besides the Widget one) this run installed.
+    installed_workloads: Vec<Workload>,
     /// No kube-controller-manager: ctrlbench must empty and finalize its namespaces.
     pub no_namespace_controller: bool,
     pub version: String,
@@ -88,6 +93,7 @@ impl Cluster {
                 version: plane.version.clone(),
                 plane: Some(plane),
                 crd_installed_by_us: false,
+                installed_workloads: Vec::new(),
                 no_namespace_controller: true,
             });
         }
@@ -132,6 +138,7 @@ impl Cluster {
             kubeconfig: kc,
             plane: None,
             crd_installed_by_us: installed,
+            installed_workloads: Vec::new(),
             version,
             no_namespace_controller,
         })
@@ -146,8 +153,24 @@ impl Cluster {
             .await
     }
 
+    /// Installs a workload's CRD unless the cluster serves it already (the
+    /// Widget CRD is there from the start).
+    pub async fn ensure_workload(&mut self, w: &Workload) -> Result<()> {
+        if !w.is_builtin() && super::workload::ensure_crd(&self.client, w).await? {
+            eprintln!("installed the CRD {}", w.crd_name());
+            self.installed_workloads.push(w.clone());
+        }
+        Ok(())
+    }
+
     /// `close`, giving the plane's processes only `grace` after SIGTERM.
     pub async fn close_within(self, grace: std::time::Duration) -> Result<()> {
+        // On a local plane the CRDs go with it.
+        if self.plane.is_none() {
+            for w in &self.installed_workloads {
+                super::workload::remove_crd(&self.client, w).await;
+            }
+        }
         if self.crd_installed_by_us {
             let widgets: Api<Widget> = Api::all(self.client.clone());
             match widgets.list(&ListParams::default().limit(1)).await {
@@ -180,27 +203,47 @@ pub fn expand_home(p: &str) -> PathBuf {
     }
 }
 
-/// One throw-away widget before anything is measured: the first writes to a
-/// freshly established CRD are slow (the apiserver builds its handlers), and
-/// the first run should not pay for that.
-pub async fn warm_up(cluster: &Cluster) -> Result<()> {
+/// One throw-away object of the workload before anything is measured: the
+/// first writes to a freshly established CRD are slow (the apiserver builds
+/// its handlers), and the first run should not pay for that. It is also the
+/// first create of the template: one the CRD refuses fails here, with the
+/// apiserver's message, before any controller starts.
+pub async fn warm_up(cluster: &Cluster, w: &Workload) -> Result<()> {
     let ns = format!("cb-warmup-{:04x}", std::process::id() & 0xffff);
     namespace::create(&cluster.client, &ns, "warmup").await?;
-    let api: Api<widget_api::Widget> = Api::namespaced(cluster.client.clone(), &ns);
-    let created = api
-        .create(
-            &kube::api::PostParams::default(),
-            &widget_api::Widget::numbered(1),
-        )
-        .await;
+    let created = async {
+        let o = super::workload::object(w, 1, &ns, "warmup")?;
+        super::workload::api(&cluster.client, &ns, w)
+            .create(&kube::api::PostParams::default(), &o)
+            .await
+            .map_err(|e| match e {
+                kube::Error::Api(s) => anyhow::anyhow!(
+                    "the apiserver refused the first {} the object template{} renders: {} ({})",
+                    w.resource.kind,
+                    w.object_file
+                        .as_ref()
+                        .map(|f| format!(" {}", f.display()))
+                        .unwrap_or_default(),
+                    s.message,
+                    s.reason
+                ),
+                e => anyhow::Error::new(e).context(format!(
+                    "cannot create a {} (is its CRD {} served?)",
+                    w.resource.kind,
+                    w.crd_name()
+                )),
+            })
+    }
+    .await;
     namespace::delete(
         &cluster.client,
         &ns,
         cluster.no_namespace_controller,
         Duration::from_secs(20),
         Duration::from_secs(120),
+        std::slice::from_ref(&w.resource),
     )
     .await?;
-    created.context("cannot create a widget (is the Widget CRD served?)")?;
+    created?;
     Ok(())
 }

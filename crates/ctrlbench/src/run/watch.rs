@@ -1,8 +1,10 @@
-//! Per-object timing: when each widget was created (from the loader), when
-//! it was first seen Ready and when it was first written by someone other
-//! than the loader (both from our own watch, not the controller's). "Written"
-//! is read off managedFields, so it needs no knowledge of the controller: any
-//! field manager but the loader's counts, status and annotation writes alike.
+//! Per-object timing: when each object was created (from the loader), when
+//! it was first seen ready by the workload's rule and when it was first
+//! written by someone other than the loader (both from our own watch, not
+//! the controller's). "Written" is read off managedFields, so it needs no
+//! knowledge of the controller: any field manager but the loader's counts,
+//! status and annotation writes alike. Any kind, through kube's dynamic API;
+//! only the run's own objects (its run-id label) are watched.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -10,10 +12,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use futures::TryStreamExt;
-use kube::api::Api;
+use kube::api::DynamicObject;
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio_util::sync::CancellationToken;
-use widget_api::Widget;
+
+use crate::experiment::workload::Workload;
 
 use ctrlbench_record::ObjectRecord;
 use ctrlbench_record::time::now_rfc3339;
@@ -30,7 +33,7 @@ pub const LOADER_MANAGER: &str = "ctrlbench-loader";
 
 /// Whether anyone but the loader has written `w` (managedFields keeps one
 /// entry per manager and subresource; a write that changed nothing adds none).
-fn written_by_others(w: &Widget) -> bool {
+fn written_by_others(w: &DynamicObject) -> bool {
     w.metadata
         .managed_fields
         .iter()
@@ -99,17 +102,20 @@ impl Objects {
     }
 }
 
-/// Watches `ns` until cancelled, recording each object's first Ready and first write by others.
+/// Watches run `run`'s objects in `ns` until cancelled, recording each
+/// object's first time ready (the workload's rule) and first write by others.
 pub async fn watch_ready(
     client: kube::Client,
+    workload: std::sync::Arc<Workload>,
     ns: String,
+    run: String,
     objects: std::sync::Arc<Objects>,
     cancel: CancellationToken,
 ) {
-    let api: Api<Widget> = Api::namespaced(client, &ns);
-    let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .applied_objects();
+    let api = super::workload::api(&client, &ns, &workload);
+    let config =
+        watcher::Config::default().labels(&format!("{}={run}", super::workload::RUN_LABEL));
+    let stream = watcher(api, config).default_backoff().applied_objects();
     let mut stream = std::pin::pin!(stream);
     loop {
         tokio::select! {
@@ -120,7 +126,7 @@ pub async fn watch_ready(
                     if written_by_others(&w) && w.metadata.deletion_timestamp.is_none() {
                         objects.seen_written(name);
                     }
-                    if w.is_ready() {
+                    if serde_json::to_value(&w).is_ok_and(|v| workload.ready.holds(&v)) {
                         objects.seen_ready(name);
                     }
                 }

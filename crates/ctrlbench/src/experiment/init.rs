@@ -1,0 +1,75 @@
+//! `ctrlbench init NAME`: a commented experiment file for a user's own
+//! controller (impl = "command", a `[workload]` whose CRD and template
+//! paths the user fills in). Never overwrites a file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+/// The file's text, with `__NAME__` to replace.
+const TEMPLATE: &str = include_str!("../templates/init.toml");
+
+/// The experiment file `init` writes for `name`.
+pub fn text(name: &str) -> String {
+    TEMPLATE.replace("__NAME__", name)
+}
+
+/// Writes `<dir>/<name>.toml`; an error if it exists.
+pub fn write(name: &str, dir: &Path) -> Result<PathBuf> {
+    super::spec::check_name(name).map_err(anyhow::Error::msg)?;
+    let path = dir.join(format!("{name}.toml"));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .with_context(|| {
+            format!(
+                "cannot write {}{}",
+                path.display(),
+                if path.exists() {
+                    " (it exists; ctrlbench init never overwrites)"
+                } else {
+                    ""
+                }
+            )
+        })?;
+    f.write_all(text(name).as_bytes())?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_written_file_parses_once_its_paths_exist_and_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write("my-operator", dir.path()).unwrap();
+        assert_eq!(path, dir.path().join("my-operator.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Without the files, the error names the key.
+        let e = super::super::spec::parse(&path, &text).unwrap_err();
+        assert_eq!(e.key, "crd", "{e}");
+        std::fs::create_dir(dir.path().join("my-operator")).unwrap();
+        std::fs::write(
+            dir.path().join("my-operator/crd.yaml"),
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.com\nspec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Thing, plural: things}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("my-operator/object.yaml"),
+            "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: \"{{name}}\"\nspec:\n  n: {{index}}\n",
+        )
+        .unwrap();
+        let e = super::super::spec::parse(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(e.variants[0].implementation, super::super::Impl::Command);
+        assert_eq!(e.workload.resource.kind, "Thing");
+        // Never overwritten.
+        std::fs::write(&path, "mine").unwrap();
+        let err = write("my-operator", dir.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("never overwrites"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
+        assert!(write("../x", dir.path()).is_err());
+    }
+}

@@ -1,0 +1,589 @@
+//! Workloads: what a run creates and when an object counts as ready. An
+//! experiment's `[workload]` names a CRD file, an object template and a
+//! readiness rule; without one, the built-in Widget workload (the Widget CRD,
+//! `widget-000001` …, ready when `{.status.phase}` is "Ready"). This file
+//! owns the spec as written ([`WorkloadSpec`], [`ReadySpec`]), its validated
+//! form ([`Workload`], [`ReadyRule`], [`JsonPath`]) and the pure parts every
+//! phase reuses: rendering the template and evaluating the rule on an
+//! object's JSON. Nothing here talks to a cluster (see `run::workload`).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use kube::core::{ApiResource, GroupVersionKind};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toml::Spanned;
+
+/// `[workload]` as written; paths are relative to the experiment file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub crd: Spanned<String>,
+    pub object: Spanned<String>,
+    pub ready: Spanned<ReadySpec>,
+}
+
+/// `ready = { … }` as written: exactly one of the rule shapes.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadySpec {
+    pub condition: Option<String>,
+    pub jsonpath: Option<String>,
+    pub equals: Option<toml::Value>,
+    pub exists: Option<bool>,
+    pub observed_generation: Option<bool>,
+}
+
+/// A readiness rule, evaluated on an object's JSON (apiVersion, kind,
+/// metadata, spec, status …) by our own watch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadyRule {
+    /// A `status.conditions[]` entry of this type with status "True".
+    Condition(String),
+    /// The value at the path, as text (strings as they are, numbers and
+    /// booleans as JSON writes them), equals this — as `kubectl wait
+    /// --for=jsonpath=…=value` compares.
+    Equals(JsonPath, String),
+    /// The path leads to a value (null counts as absent).
+    Exists(JsonPath),
+    /// `status.observedGeneration` ≥ `metadata.generation`.
+    ObservedGeneration,
+}
+
+impl ReadyRule {
+    /// Whether `obj` (the whole object as JSON) satisfies the rule.
+    pub fn holds(&self, obj: &Value) -> bool {
+        match self {
+            ReadyRule::Condition(t) => obj
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|cs| {
+                    cs.iter().any(|c| {
+                        c.get("type").and_then(Value::as_str) == Some(t)
+                            && c.get("status").and_then(Value::as_str) == Some("True")
+                    })
+                }),
+            ReadyRule::Equals(p, want) => p.get(obj).and_then(as_text).as_deref() == Some(want),
+            ReadyRule::Exists(p) => p.get(obj).is_some_and(|v| !v.is_null()),
+            ReadyRule::ObservedGeneration => {
+                let gen_ = obj.pointer("/metadata/generation").and_then(Value::as_i64);
+                let seen = obj
+                    .pointer("/status/observedGeneration")
+                    .and_then(Value::as_i64);
+                matches!((gen_, seen), (Some(g), Some(s)) if s >= g)
+            }
+        }
+    }
+
+    /// From `ready = { … }`; the message says what is wrong.
+    pub fn from_spec(s: &ReadySpec) -> Result<ReadyRule, String> {
+        const SHAPES: &str = "use one of { condition = \"Ready\" }, { jsonpath = \"{.status.phase}\", equals = \"Ready\" }, { jsonpath = \"…\", exists = true }, { observed_generation = true }";
+        let rule = match (
+            &s.condition,
+            &s.jsonpath,
+            &s.equals,
+            s.exists,
+            s.observed_generation,
+        ) {
+            (Some(c), None, None, None, None) if !c.is_empty() => ReadyRule::Condition(c.clone()),
+            (None, Some(p), Some(v), None, None) => {
+                let text = match v {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Integer(i) => i.to_string(),
+                    toml::Value::Float(f) => f.to_string(),
+                    toml::Value::Boolean(b) => b.to_string(),
+                    _ => return Err("`equals` must be a string, number or boolean".into()),
+                };
+                ReadyRule::Equals(JsonPath::parse(p)?, text)
+            }
+            (None, Some(p), None, Some(true), None) => ReadyRule::Exists(JsonPath::parse(p)?),
+            (None, Some(_), None, Some(false), None) => {
+                return Err("`exists = false` is not a readiness rule: use exists = true".into());
+            }
+            (None, None, None, None, Some(true)) => ReadyRule::ObservedGeneration,
+            _ => return Err(format!("not a readiness rule: {SHAPES}")),
+        };
+        Ok(rule)
+    }
+}
+
+impl fmt::Display for ReadyRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadyRule::Condition(t) => write!(f, "condition {t}=True"),
+            ReadyRule::Equals(p, v) => write!(f, "{p} = {v:?}"),
+            ReadyRule::Exists(p) => write!(f, "{p} exists"),
+            ReadyRule::ObservedGeneration => {
+                write!(f, "status.observedGeneration ≥ metadata.generation")
+            }
+        }
+    }
+}
+
+/// Text of a scalar as `kubectl … -o jsonpath` prints it; None for
+/// objects and arrays (never equal to a scalar).
+fn as_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => None,
+        _ => None,
+    }
+}
+
+/// The JSONPath subset readiness rules use: `{.a.b}`, `{.a.b[0].c}`,
+/// `{.metadata.labels['app.kubernetes.io/name']}` (braces and the leading
+/// dot optional). No filters, wildcards or recursive descent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonPath {
+    text: String,
+    steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Field(String),
+    Index(usize),
+}
+
+impl fmt::Display for JsonPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl JsonPath {
+    pub fn parse(text: &str) -> Result<JsonPath, String> {
+        let bad = |why: &str| {
+            format!(
+                "jsonpath {text:?}: {why} (supported: {{.a.b}}, {{.a.b[0].c}}, {{.a['x.y']}}; no filters or wildcards)"
+            )
+        };
+        let t = text.trim();
+        let t = match (t.strip_prefix('{'), t.ends_with('}')) {
+            (Some(inner), true) => &inner[..inner.len() - 1],
+            (None, false) => t,
+            _ => return Err(bad("unbalanced braces")),
+        };
+        let mut steps = Vec::new();
+        let b = t.as_bytes();
+        let mut i = 0;
+        if b.first() == Some(&b'$') {
+            i = 1;
+        }
+        while i < b.len() {
+            match b[i] {
+                b'.' => {
+                    let start = i + 1;
+                    let mut j = start;
+                    while j < b.len() && b[j] != b'.' && b[j] != b'[' {
+                        j += 1;
+                    }
+                    let name = &t[start..j];
+                    if name.is_empty() {
+                        return Err(bad("empty field name"));
+                    }
+                    if name.contains(['*', '?', '@', '(', ')', ' ']) {
+                        return Err(bad(&format!("unsupported field {name:?}")));
+                    }
+                    steps.push(Step::Field(name.to_string()));
+                    i = j;
+                }
+                b'[' => {
+                    let Some(end) = t[i..].find(']').map(|e| e + i) else {
+                        return Err(bad("unclosed ["));
+                    };
+                    let inner = t[i + 1..end].trim();
+                    if let Ok(n) = inner.parse::<usize>() {
+                        steps.push(Step::Index(n));
+                    } else if inner.len() >= 2
+                        && ((inner.starts_with('\'') && inner.ends_with('\''))
+                            || (inner.starts_with('"') && inner.ends_with('"')))
+                    {
+                        steps.push(Step::Field(inner[1..inner.len() - 1].to_string()));
+                    } else {
+                        return Err(bad(&format!("unsupported subscript [{inner}]")));
+                    }
+                    i = end + 1;
+                }
+                _ if i == 0 => {
+                    // `status.phase` without the leading dot.
+                    return JsonPath::parse(&format!(".{t}")).map(|p| JsonPath {
+                        text: text.to_string(),
+                        ..p
+                    });
+                }
+                c => return Err(bad(&format!("unexpected {:?}", c as char))),
+            }
+        }
+        if steps.is_empty() {
+            return Err(bad("empty path"));
+        }
+        Ok(JsonPath {
+            text: text.to_string(),
+            steps,
+        })
+    }
+
+    /// The value the path leads to in `v`.
+    pub fn get<'a>(&self, v: &'a Value) -> Option<&'a Value> {
+        let mut cur = v;
+        for s in &self.steps {
+            cur = match s {
+                Step::Field(f) => cur.get(f.as_str())?,
+                Step::Index(n) => cur.get(*n)?,
+            };
+        }
+        Some(cur)
+    }
+}
+
+/// The placeholders a template may use.
+pub const PLACEHOLDERS: [&str; 4] = ["{{name}}", "{{index}}", "{{namespace}}", "{{run}}"];
+
+/// A validated workload: the CRD (as JSON), the object template and the rule.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// The CRD file (None: built in).
+    pub crd_file: Option<PathBuf>,
+    pub crd: Value,
+    /// The template file (None: built in).
+    pub object_file: Option<PathBuf>,
+    pub template: String,
+    pub ready: ReadyRule,
+    /// The kind as the template names it, with the CRD's plural.
+    pub resource: ApiResource,
+    /// Object names: `<prefix>-000001` …
+    pub name_prefix: String,
+}
+
+impl Workload {
+    /// The Widget workload, as today.
+    pub fn widgets() -> Workload {
+        use kube::CustomResourceExt;
+        let crd = serde_json::to_value(widget_api::Widget::crd()).expect("CRD serialises");
+        let template = "apiVersion: benchmark.example.com/v1alpha1\nkind: Widget\nmetadata:\n  name: \"{{name}}\"\nspec:\n  count: {{index}}\n  message: benchmark run {{index}}\n".to_string();
+        Workload::new(
+            None,
+            crd,
+            None,
+            template,
+            ReadyRule::Equals(
+                JsonPath::parse("{.status.phase}").expect("valid"),
+                widget_api::READY.to_string(),
+            ),
+        )
+        .expect("the built-in Widget workload is valid")
+    }
+
+    /// Checks that the CRD is a namespaced CustomResourceDefinition and that
+    /// the template renders to an object of one of its served versions.
+    pub fn new(
+        crd_file: Option<PathBuf>,
+        crd: Value,
+        object_file: Option<PathBuf>,
+        template: String,
+        ready: ReadyRule,
+    ) -> Result<Workload, WorkloadError> {
+        let crd_err = |m: String| WorkloadError::Crd(m);
+        if crd.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+            return Err(crd_err("is not a CustomResourceDefinition (kind)".into()));
+        }
+        let spec = crd
+            .get("spec")
+            .ok_or_else(|| crd_err("has no spec".into()))?;
+        let s = |p: &str| spec.pointer(p).and_then(Value::as_str).unwrap_or_default();
+        let (group, kind, plural, singular) = (
+            s("/group"),
+            s("/names/kind"),
+            s("/names/plural"),
+            s("/names/singular"),
+        );
+        if group.is_empty() || kind.is_empty() || plural.is_empty() {
+            return Err(crd_err(
+                "needs spec.group, spec.names.kind and spec.names.plural".into(),
+            ));
+        }
+        if s("/scope") != "Namespaced" {
+            return Err(crd_err(format!(
+                "{plural}.{group} is {}: ctrlbench creates the objects in a fresh namespace per run, so the kind must be Namespaced",
+                if s("/scope").is_empty() {
+                    "without a scope"
+                } else {
+                    s("/scope")
+                }
+            )));
+        }
+        let served: Vec<&str> = spec
+            .get("versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
+            .filter_map(|v| v.get("name").and_then(Value::as_str))
+            .collect();
+        let w = Workload {
+            crd_file,
+            crd: crd.clone(),
+            object_file,
+            template,
+            ready,
+            resource: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk(group, served.first().copied().unwrap_or("v1"), kind),
+                plural,
+            ),
+            name_prefix: if singular.is_empty() {
+                kind.to_ascii_lowercase()
+            } else {
+                singular.to_string()
+            },
+        };
+        // A sample rendering: valid YAML, a mapping, the CRD's kind and a served version.
+        let sample = w
+            .render(1, "ns", "run")
+            .map_err(|e| WorkloadError::Template(e.to_string()))?;
+        let api_version = sample
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let t_kind = sample
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let (t_group, t_version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        if t_group != group || t_kind != kind || !served.contains(&t_version) {
+            return Err(WorkloadError::Template(format!(
+                "is a {api_version:?} {t_kind:?}, but the CRD serves {kind} in {}",
+                served
+                    .iter()
+                    .map(|v| format!("{group}/{v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let resource = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(group, t_version, kind),
+            plural,
+        );
+        Ok(Workload { resource, ..w })
+    }
+
+    /// The CRD's name (`<plural>.<group>`).
+    pub fn crd_name(&self) -> String {
+        format!("{}.{}", self.resource.plural, self.resource.group)
+    }
+
+    /// Whether this is the built-in Widget workload.
+    pub fn is_builtin(&self) -> bool {
+        self.crd_file.is_none()
+    }
+
+    /// Name of the i-th object (`widget-000001` for widgets, as the seed's scripts).
+    pub fn object_name(&self, i: u64) -> String {
+        format!("{}-{i:06}", self.name_prefix)
+    }
+
+    /// The i-th object: placeholders replaced, parsed as YAML. The name is
+    /// always ours (set even when the template leaves it out), the namespace
+    /// the run's.
+    pub fn render(&self, i: u64, namespace: &str, run: &str) -> Result<Value, serde_yaml::Error> {
+        let name = self.object_name(i);
+        let text = self
+            .template
+            .replace("{{name}}", &name)
+            .replace("{{index}}", &i.to_string())
+            .replace("{{namespace}}", namespace)
+            .replace("{{run}}", run);
+        let mut v: Value = serde_yaml::from_str(&text)?;
+        if let Some(m) = v.as_object_mut() {
+            let meta = m
+                .entry("metadata")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert("name".into(), Value::String(name));
+                meta.insert("namespace".into(), Value::String(namespace.to_string()));
+            }
+        } else {
+            return Err(serde::de::Error::custom(
+                "the template is not a YAML mapping (an object with apiVersion, kind, metadata, spec)",
+            ));
+        }
+        Ok(v)
+    }
+
+    /// One line for plans and reports.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({}/{}{}), ready when {}",
+            self.resource.kind,
+            self.resource.group,
+            self.resource.version,
+            match &self.crd_file {
+                Some(f) => format!(", CRD {}", f.display()),
+                None => ", built in".to_string(),
+            },
+            self.ready
+        )
+    }
+}
+
+/// What is wrong with a workload's files.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("the CRD {0}")]
+    Crd(String),
+    #[error("the object template {0}")]
+    Template(String),
+}
+
+/// Reads a CRD file (YAML; the first document that is a CRD).
+pub fn read_crd(text: &str) -> Result<Value, String> {
+    let mut first_err = None;
+    for doc in serde_yaml::Deserializer::from_str(text) {
+        match Value::deserialize(doc) {
+            Ok(v) if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") => {
+                return Ok(v);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                first_err.get_or_insert(e.to_string());
+            }
+        }
+    }
+    Err(first_err.unwrap_or_else(|| "holds no CustomResourceDefinition".into()))
+}
+
+/// `rel` relative to the experiment file's directory.
+pub fn relative_to(exp_file: &Path, rel: &str) -> PathBuf {
+    let p = Path::new(rel);
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    exp_file.parent().unwrap_or(Path::new(".")).join(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn path(p: &str) -> JsonPath {
+        JsonPath::parse(p).unwrap()
+    }
+
+    #[test]
+    fn jsonpath_subset() {
+        let v = json!({"status": {"phase": "Ready", "n": 0, "items": [{"c": 1}, {"c": "x"}],
+                       "labels": {"a.b/c": "y"}, "nothing": null}});
+        assert_eq!(path("{.status.phase}").get(&v), Some(&json!("Ready")));
+        assert_eq!(path(".status.phase").get(&v), Some(&json!("Ready")));
+        assert_eq!(path("status.phase").get(&v), Some(&json!("Ready")));
+        assert_eq!(path("{.status.items[1].c}").get(&v), Some(&json!("x")));
+        assert_eq!(path("{$.status.items[0].c}").get(&v), Some(&json!(1)));
+        assert_eq!(path("{.status.labels['a.b/c']}").get(&v), Some(&json!("y")));
+        assert_eq!(path("{.status.items[5].c}").get(&v), None);
+        assert_eq!(path("{.spec}").get(&v), None);
+        for bad in [
+            "{.status.phase",
+            "{}",
+            "{.a..b}",
+            "{.a[?(@.x)]}",
+            "{.a[*]}",
+            "{..a}",
+            "{.a[}",
+        ] {
+            assert!(JsonPath::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rules() {
+        let ready = |rule: &ReadyRule, v: Value| rule.holds(&v);
+        let cond = ReadyRule::Condition("Ready".into());
+        assert!(ready(
+            &cond,
+            json!({"status": {"conditions": [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "True"}]}})
+        ));
+        assert!(!ready(
+            &cond,
+            json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}})
+        ));
+        assert!(!ready(&cond, json!({"status": {}})));
+        let eq = ReadyRule::Equals(path("{.status.phase}"), "Ready".into());
+        assert!(ready(&eq, json!({"status": {"phase": "Ready"}})));
+        assert!(!ready(&eq, json!({"status": {"phase": "Pending"}})));
+        let zero = ReadyRule::Equals(path("{.status.availableReplicas}"), "0".into());
+        assert!(ready(&zero, json!({"status": {"availableReplicas": 0}})));
+        assert!(!ready(&zero, json!({"status": {}})));
+        let ex = ReadyRule::Exists(path("{.status.availableReplicas}"));
+        assert!(ready(&ex, json!({"status": {"availableReplicas": 0}})));
+        assert!(!ready(&ex, json!({"status": {"availableReplicas": null}})));
+        assert!(!ready(&ex, json!({"spec": {}})));
+        let og = ReadyRule::ObservedGeneration;
+        assert!(ready(
+            &og,
+            json!({"metadata": {"generation": 2}, "status": {"observedGeneration": 2}})
+        ));
+        assert!(!ready(
+            &og,
+            json!({"metadata": {"generation": 3}, "status": {"observedGeneration": 2}})
+        ));
+        assert!(!ready(&og, json!({"metadata": {"generation": 1}})));
+    }
+
+    #[test]
+    fn rule_shapes() {
+        let spec = |t: &str| -> ReadySpec { toml::from_str(t).unwrap() };
+        assert_eq!(
+            ReadyRule::from_spec(&spec("condition = \"Ready\"")),
+            Ok(ReadyRule::Condition("Ready".into()))
+        );
+        assert_eq!(
+            ReadyRule::from_spec(&spec("jsonpath = \"{.status.n}\"\nequals = 3")),
+            Ok(ReadyRule::Equals(path("{.status.n}"), "3".into()))
+        );
+        assert!(ReadyRule::from_spec(&spec("observed_generation = true")).is_ok());
+        assert!(ReadyRule::from_spec(&spec("jsonpath = \"{.a}\"\nexists = true")).is_ok());
+        for bad in [
+            "",
+            "condition = \"Ready\"\njsonpath = \"{.a}\"",
+            "jsonpath = \"{.a}\"",
+            "equals = \"x\"",
+            "jsonpath = \"{.a}\"\nexists = false",
+            "observed_generation = false",
+            "jsonpath = \"{.a[?(@.x)]}\"\nexists = true",
+        ] {
+            assert!(ReadyRule::from_spec(&spec(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_builtin_workload_is_the_widget_one() {
+        let w = Workload::widgets();
+        assert_eq!(w.crd_name(), "widgets.benchmark.example.com");
+        assert_eq!(w.object_name(7), widget_api::object_name(7));
+        let o = w.render(7, "ns1", "r").unwrap();
+        let typed: widget_api::Widget = serde_json::from_value(o).unwrap();
+        let want = widget_api::Widget::numbered(7);
+        assert_eq!(typed.spec, want.spec);
+        assert_eq!(typed.metadata.name, want.metadata.name);
+        assert_eq!(typed.metadata.namespace.as_deref(), Some("ns1"));
+    }
+
+    #[test]
+    fn a_template_of_another_kind_is_refused() {
+        let crd =
+            serde_json::to_value(<widget_api::Widget as kube::CustomResourceExt>::crd()).unwrap();
+        let e = Workload::new(
+            None,
+            crd,
+            None,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n".into(),
+            ReadyRule::ObservedGeneration,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("the CRD serves Widget"), "{e}");
+    }
+}

@@ -1,0 +1,154 @@
+//! The runtime side of a workload (see `experiment::workload` for the spec
+//! and the readiness rule): installing its CRD when the cluster lacks it and
+//! removing it again only if this run installed it and no object of the kind
+//! remains, the dynamic API of its kind (kube's `DynamicObject` /
+//! `ApiResource`: no code per kind), and the label that marks each object a
+//! run created so that our watch and clean-up see only those.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::runtime::wait::{await_condition, conditions};
+
+use crate::experiment::workload::Workload;
+
+/// Label on every object a run creates; its value is the run's id (`{{run}}`).
+pub const RUN_LABEL: &str = "ctrlbench.dev/run-id";
+
+/// How long removing a CRD may take before we stop waiting.
+const CRD_GONE: Duration = Duration::from_secs(30);
+
+/// The field manager of CRD installs.
+const MANAGER: &str = "ctrlbench";
+
+/// The kind's API in `ns`.
+pub fn api(client: &kube::Client, ns: &str, w: &Workload) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), ns, &w.resource)
+}
+
+/// The kind's API across namespaces.
+pub fn api_all(client: &kube::Client, w: &Workload) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &w.resource)
+}
+
+/// The i-th object of run `run` in `ns`, labelled with the run id.
+pub fn object(w: &Workload, i: u64, ns: &str, run: &str) -> Result<DynamicObject> {
+    let mut v = w
+        .render(i, ns, run)
+        .map_err(|e| anyhow!("the object template cannot be rendered: {e}"))?;
+    if let Some(meta) = v.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        let labels = meta
+            .entry("labels")
+            .or_insert_with(|| serde_json::json!({}));
+        if let Some(l) = labels.as_object_mut() {
+            l.insert(RUN_LABEL.into(), run.into());
+        }
+    }
+    Ok(serde_json::from_value(v)?)
+}
+
+/// Installs the workload's CRD unless the cluster has one of that name;
+/// true if this call installed it. Waits until it is Established.
+pub async fn ensure_crd(client: &kube::Client, w: &Workload) -> Result<bool> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let name = w.crd_name();
+    if crds.get_opt(&name).await?.is_some() {
+        return Ok(false);
+    }
+    let mut crd = w.crd.clone();
+    // The file's status (if any) is the server's to write.
+    if let Some(m) = crd.as_object_mut() {
+        m.remove("status");
+    }
+    crds.patch(
+        &name,
+        &PatchParams::apply(MANAGER).force(),
+        &Patch::Apply(&crd),
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "cannot install the CRD {name}{}",
+            w.crd_file
+                .as_ref()
+                .map(|f| format!(" from {}", f.display()))
+                .unwrap_or_default()
+        )
+    })?;
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        await_condition(crds, &name, conditions::is_crd_established()),
+    )
+    .await
+    .map_err(|_| anyhow!("the CRD {name} was not Established within 30 s"))??;
+    Ok(true)
+}
+
+/// Removes the CRD this run installed, unless objects of its kind remain
+/// anywhere (this run's namespaces are gone by now: what remains is someone
+/// else's, and deleting the CRD would delete it too). Says why it keeps it.
+pub async fn remove_crd(client: &kube::Client, w: &Workload) {
+    let name = w.crd_name();
+    match api_all(client, w)
+        .list(&ListParams::default().limit(1))
+        .await
+    {
+        Ok(l) if l.items.is_empty() => {
+            let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+            if let Err(e) = crds.delete(&name, &DeleteParams::default()).await {
+                eprintln!("warning: cannot remove the CRD {name} this run installed: {e}");
+                return;
+            }
+            // The apiserver finalizes a deleted CRD itself: wait (bounded)
+            // so that nothing of ours is left when the command returns.
+            let t0 = std::time::Instant::now();
+            while t0.elapsed() < CRD_GONE {
+                if matches!(crds.get_opt(&name).await, Ok(None)) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            eprintln!("warning: the CRD {name} is still being removed after {CRD_GONE:?}");
+        }
+        Ok(l) => eprintln!(
+            "keeping the CRD {name} this run installed: objects outside this run exist (e.g. {}/{})",
+            l.items[0].metadata.namespace.as_deref().unwrap_or_default(),
+            l.items[0].metadata.name.as_deref().unwrap_or_default()
+        ),
+        Err(e) => {
+            eprintln!("keeping the CRD {name} this run installed: cannot list its objects: {e}")
+        }
+    }
+}
+
+/// Deletes run `run`'s objects in `ns` (a namespace the run does not own)
+/// and waits, within `bound`, until they are gone — finalizers included.
+pub async fn delete_run_objects(
+    client: &kube::Client,
+    w: &Workload,
+    ns: &str,
+    run: &str,
+    bound: Duration,
+) -> Result<()> {
+    let api = api(client, ns, w);
+    let lp = ListParams::default().labels(&format!("{RUN_LABEL}={run}"));
+    api.delete_collection(&DeleteParams::default(), &lp)
+        .await
+        .with_context(|| format!("cannot delete this run's {} in {ns}", w.resource.plural))?;
+    let t0 = std::time::Instant::now();
+    loop {
+        let left = api.list(&lp.clone().limit(1)).await?;
+        if left.items.is_empty() {
+            return Ok(());
+        }
+        if t0.elapsed() > bound {
+            anyhow::bail!(
+                "{} of this run still in namespace {ns} after {bound:?} (finalizers?)",
+                w.resource.plural
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

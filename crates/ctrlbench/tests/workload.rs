@@ -1,0 +1,439 @@
+//! Workloads from files and controllers ctrlbench did not write, end to end
+//! through the CLI against this binary's shared plane (as an existing
+//! cluster): k8s.io/sample-controller as impl = "command" (its CRD, a
+//! template, RBAC from the file only), the Widget workload written out as
+//! `[workload]`, an external controller, and the bad inputs (a rule that never
+//! holds, a command that exits at once, a metrics URL that never answers, a
+//! template the CRD refuses) — each a clear error or a flagged run, and
+//! nothing left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ctrlbench::testing::shared_plane;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ListParams};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn widget_controller() -> PathBuf {
+    let p = Path::new(env!("CARGO_BIN_EXE_ctrlbench")).with_file_name("widget-controller");
+    assert!(
+        p.is_file(),
+        "{} is missing: run the tests with `cargo test --workspace`",
+        p.display()
+    );
+    p
+}
+
+fn ctrlbench() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ctrlbench"));
+    c.env("CTRLBENCH_WIDGET_CONTROLLER", widget_controller());
+    c
+}
+
+/// Runs experiment `exp` (a file or a built-in name) with `extra` arguments
+/// against the shared plane.
+fn run(exp: &str, results: &Path, extra: &[&str]) -> Output {
+    ctrlbench()
+        .args(["run", exp, "--no-progress", "--results"])
+        .arg(results)
+        .arg("--kubeconfig")
+        .arg(&shared_plane().kubeconfig_path)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn only_results_dir(root: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// objects.csv: (name, ready_at, first_write_at) per row.
+fn objects(path: &Path) -> Vec<(String, String, String)> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(h, ["name", "created_at", "ready_at", "first_write_at"]);
+    r.records()
+        .map(|x| {
+            let x = x.unwrap();
+            (x[0].to_string(), x[2].to_string(), x[3].to_string())
+        })
+        .collect()
+}
+
+/// Namespaces whose name starts with `prefix`, and ClusterRoles named after them.
+fn leftovers(prefix: &str) -> Vec<String> {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = shared_plane().client().await;
+        let mut left: Vec<String> = Api::<Namespace>::all(client.clone())
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .filter(|n| n.starts_with(prefix))
+            .collect();
+        left.extend(
+            Api::<ClusterRole>::all(client)
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .filter_map(|n| n.metadata.name)
+                .filter(|n| n.starts_with(&format!("ctrlbench-{prefix}"))),
+        );
+        left
+    })
+}
+
+fn crd_exists(name: &str) -> bool {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = shared_plane().client().await;
+        Api::<CustomResourceDefinition>::all(client)
+            .get_opt(name)
+            .await
+            .unwrap()
+            .is_some()
+    })
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn sample_controller_reaches_the_rule_with_rbac_from_the_file_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let out = run(
+        "sample-controller",
+        &results,
+        &["--scales", "20", "--window", "60"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = only_results_dir(&results);
+    assert_eq!(json(&dir.join("manifest.json"))["complete"], true);
+    let run = dir.join("N20/sample-controller/rep1");
+    let s = json(&run.join("summary.json"));
+    assert_eq!(s["impl"], "command");
+    assert_eq!(s["ready"], 20, "{s:#}");
+    assert_eq!(s["converged"], true);
+    assert_eq!(s["controller_metrics"], false);
+    assert!(
+        s["workload"].as_str().unwrap().contains("Foo"),
+        "{}",
+        s["workload"]
+    );
+    let grants = s["cluster_grants"].to_string();
+    assert!(grants.contains("samplecontroller.k8s.io/foos"), "{grants}");
+    // No metrics URL: no controller scrape, every other source still there.
+    assert!(!run.join("metrics-sample-controller.csv").exists());
+    assert!(run.join("apiserver.csv").is_file());
+    let rows = objects(&run.join("objects.csv"));
+    assert_eq!(rows.len(), 20);
+    assert!(rows[0].0.starts_with("foo-0000"), "{rows:?}");
+    for (name, ready, written) in &rows {
+        assert!(!ready.is_empty(), "{name} never ready");
+        assert!(
+            !written.is_empty(),
+            "{name}: no first write by the controller"
+        );
+    }
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("sample-controller"), "{report}");
+    assert!(report.contains("Cluster-scoped grant"), "{report}");
+    assert!(report.contains("Workload: Foo"), "{report}");
+    assert!(
+        !report.contains("no metrics-sample-controller.csv"),
+        "{report}"
+    );
+    // Nothing left: namespaces, cluster roles, and the CRD we installed.
+    assert!(leftovers("cb-sample-controller").is_empty());
+    assert!(!crd_exists("foos.samplecontroller.k8s.io"));
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const WIDGET_TEMPLATE: &str = "apiVersion: benchmark.example.com/v1alpha1\nkind: Widget\nmetadata:\n  name: \"{{name}}\"\nspec:\n  count: {{index}}\n  message: \"run {{run}} object {{index}}\"\n";
+
+/// An experiment on the Widget workload written out as `[workload]`.
+fn widget_experiment(dir: &Path, name: &str, ready: &str, window: u32, variant: &str) -> PathBuf {
+    write(dir, "widget.yaml", WIDGET_TEMPLATE);
+    let crd = workspace().join("deploy/crd.yaml");
+    write(
+        dir,
+        &format!("{name}.toml"),
+        &format!(
+            "name = \"{name}\"\nscales = [20]\nwindow_s = {window}\nstop_when_converged = true\n\n\
+             [workload]\ncrd = {crd:?}\nobject = \"widget.yaml\"\nready = {ready}\n\n{variant}"
+        ),
+    )
+}
+
+#[test]
+fn the_widget_workload_written_out_runs_like_the_builtin_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = widget_experiment(
+        tmp.path(),
+        "widgets-explicit",
+        "{ jsonpath = \"{.status.phase}\", equals = \"Ready\" }",
+        30,
+        "[[variant]]\nname = \"good\"\nimpl = \"rust\"\npreset = \"good\"\n",
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = only_results_dir(&results);
+    let run = dir.join("N20/good/rep1");
+    let s = json(&run.join("summary.json"));
+    assert_eq!(
+        (s["ready"].as_u64(), s["converged"].as_bool()),
+        (Some(20), Some(true)),
+        "{s:#}"
+    );
+    assert!(run.join("metrics-good.csv").is_file());
+    let rows = objects(&run.join("objects.csv"));
+    assert_eq!(rows.len(), 20);
+    assert!(
+        rows.iter()
+            .all(|(n, r, w)| n.starts_with("widget-0000") && !r.is_empty() && !w.is_empty()),
+        "{rows:?}"
+    );
+    // The Widget CRD was there before: kept.
+    assert!(crd_exists("widgets.benchmark.example.com"));
+    assert!(leftovers("cb-good-n20").is_empty());
+}
+
+#[test]
+fn a_rule_that_never_holds_ends_unconverged_and_the_report_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = widget_experiment(
+        tmp.path(),
+        "never",
+        "{ jsonpath = \"{.status.nothing}\", exists = true }",
+        6,
+        "[[variant]]\nname = \"never\"\nimpl = \"rust\"\npreset = \"good\"\n",
+    );
+    let results = tmp.path().join("results");
+    let t0 = std::time::Instant::now();
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(t0.elapsed().as_secs() < 60, "{:?}", t0.elapsed());
+    let dir = only_results_dir(&results);
+    let s = json(&dir.join("N20/never/rep1/summary.json"));
+    assert_eq!(
+        (s["ready"].as_u64(), s["converged"].as_bool()),
+        (Some(0), Some(false)),
+        "{s:#}"
+    );
+    assert_eq!(s["stop_reason"], "window");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("0/20"), "{report}");
+    assert!(report.contains("{.status.nothing} exists"), "{report}");
+    assert!(leftovers("cb-never-").is_empty());
+}
+
+#[test]
+fn a_template_the_crd_refuses_fails_at_the_first_create_with_the_apiservers_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "crd.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: strictthings.test.ctrlbench.dev\nspec:\n  group: test.ctrlbench.dev\n  scope: Namespaced\n  names: {kind: StrictThing, plural: strictthings}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              size: {type: integer}\n",
+    );
+    write(
+        tmp.path(),
+        "thing.yaml",
+        "apiVersion: test.ctrlbench.dev/v1\nkind: StrictThing\nmetadata:\n  name: \"{{name}}\"\nspec:\n  size: large\n",
+    );
+    let exp = write(
+        tmp.path(),
+        "strict.toml",
+        "name = \"strict\"\nscales = [5]\nwindow_s = 5\n[workload]\ncrd = \"crd.yaml\"\nobject = \"thing.yaml\"\nready = { observed_generation = true }\n[[variant]]\nname = \"strict\"\nimpl = \"external\"\n",
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("refused the first StrictThing"), "{err}");
+    assert!(err.contains("spec.size"), "{err}");
+    let dir = only_results_dir(&results);
+    let m = json(&dir.join("manifest.json"));
+    assert_eq!(m["complete"], false);
+    assert!(m["errors"].to_string().contains("spec.size"), "{m:#}");
+    assert!(leftovers("cb-warmup").is_empty());
+    assert!(!crd_exists("strictthings.test.ctrlbench.dev"));
+}
+
+#[test]
+fn a_command_that_exits_at_once_is_an_error_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = widget_experiment(
+        tmp.path(),
+        "quitter",
+        "{ condition = \"Ready\" }",
+        10,
+        "[[variant]]\nname = \"quitter\"\nimpl = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"echo giving up on {namespace}; exit 3\"]\n\
+         cluster_rbac = [{ api_groups = [\"benchmark.example.com\"], resources = [\"widgets\"], verbs = [\"list\"] }]\n",
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("exited at once"), "{err}");
+    assert!(err.contains("giving up on cb-quitter"), "{err}");
+    let m = json(&only_results_dir(&results).join("manifest.json"));
+    assert_eq!(m["complete"], false);
+    assert!(
+        leftovers("cb-quitter").is_empty(),
+        "{:?}",
+        leftovers("cb-quitter")
+    );
+}
+
+#[test]
+fn a_metrics_url_that_never_answers_is_an_error_not_a_hang() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = widget_experiment(
+        tmp.path(),
+        "silent",
+        "{ condition = \"Ready\" }",
+        10,
+        "[[variant]]\nname = \"silent\"\nimpl = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"sleep 120\", \"sh\", \"{port}\"]\n\
+         metrics = \"http://127.0.0.1:{port}/metrics\"\n",
+    );
+    let results = tmp.path().join("results");
+    let t0 = std::time::Instant::now();
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(!out.status.success());
+    assert!(t0.elapsed().as_secs() < 90, "{:?}", t0.elapsed());
+    let err = stderr(&out);
+    assert!(err.contains("did not answer"), "{err}");
+    assert!(leftovers("cb-silent").is_empty());
+}
+
+#[test]
+fn an_external_controller_is_measured_in_its_own_namespace_which_stays() {
+    let plane = shared_plane();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = plane.client().await;
+        Api::<Namespace>::all(client)
+            .create(
+                &Default::default(),
+                &serde_json::from_value(serde_json::json!({"metadata": {"name": "ext-ops"}}))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+    });
+    // "Deployed" by someone else: the Rust controller with the admin identity.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut ctl = Command::new(widget_controller())
+        .args([
+            "--namespace",
+            "ext-ops",
+            "--preset",
+            "good",
+            "--metrics-bind-address",
+        ])
+        .arg(format!("127.0.0.1:{port}"))
+        .env("KUBECONFIG", &plane.kubeconfig_path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "ext.toml",
+        &format!(
+            "name = \"ext\"\nscales = [20]\nwindow_s = 30\nstop_when_converged = true\n\
+             [[variant]]\nname = \"ext\"\nimpl = \"external\"\nnamespace = \"ext-ops\"\n\
+             metrics = \"http://127.0.0.1:{port}/metrics\"\n"
+        ),
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    let _ = ctl.kill();
+    let _ = ctl.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = only_results_dir(&results);
+    let run = dir.join("N20/ext/rep1");
+    let s = json(&run.join("summary.json"));
+    assert_eq!(
+        (s["ready"].as_u64(), s["converged"].as_bool()),
+        (Some(20), Some(true)),
+        "{s:#}"
+    );
+    assert!(s["reconciles"]["total"].as_f64().unwrap() >= 20.0, "{s:#}");
+    assert!(run.join("metrics-ext.csv").is_file());
+    // The namespace was the user's: it stays, our objects are gone.
+    rt.block_on(async {
+        let client = plane.client().await;
+        assert!(
+            Api::<Namespace>::all(client.clone())
+                .get_opt("ext-ops")
+                .await
+                .unwrap()
+                .is_some()
+        );
+        let left = Api::<widget_api::Widget>::namespaced(client, "ext-ops")
+            .list(&ListParams::default())
+            .await
+            .unwrap();
+        assert!(left.items.is_empty(), "{} widgets left", left.items.len());
+    });
+}
+
+#[test]
+fn a_command_that_dies_mid_run_flags_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = widget_experiment(
+        tmp.path(),
+        "dier",
+        "{ condition = \"Ready\" }",
+        8,
+        "[[variant]]\nname = \"dier\"\nimpl = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"sleep 4; exit 5\"]\n",
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = only_results_dir(&results);
+    let s = json(&dir.join("N20/dier/rep1/summary.json"));
+    assert_eq!(s["controller_exited_early"], true, "{s:#}");
+    assert_eq!(s["controller_exit_code"], 5, "{s:#}");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("the controller exited during the window (exit code 5"),
+        "{report}"
+    );
+    assert!(leftovers("cb-dier").is_empty());
+}
