@@ -153,9 +153,12 @@ fn worse_by(bad: &[f64], good: &[f64], higher_is_better: bool) -> (String, &'sta
     } else {
         Ratio::of(good, bad)
     };
+    let zero = |v: &[f64]| !v.is_empty() && v.iter().all(|x| *x == 0.0);
     match r {
-        None if higher_is_better && !good.is_empty() && bad.iter().all(|v| *v == 0.0) => {
-            ("∞ (variant at 0)".into(), "worse")
+        None if zero(bad) && zero(good) => ("— (both 0)".into(), "same"),
+        None if higher_is_better && zero(bad) => ("∞ (variant at 0)".into(), "worse"),
+        None if !higher_is_better && zero(good) && !bad.is_empty() => {
+            ("∞ (counterpart at 0)".into(), "worse")
         }
         None => ("—".into(), "not measured"),
         Some(r) => {
@@ -392,6 +395,39 @@ mod tests {
         ];
         let t = section(&groups);
         assert_eq!(tables(&t)[0].rows[0][6], "∞ (variant at 0)");
+        // A steady-state cost where the counterpart costs nothing at all.
+        let w = Metric::WritesPerS;
+        let groups = vec![
+            group("good", "rust", "good", "throughput", "", w, &[0.0]),
+            group(
+                "poll",
+                "rust",
+                "requeue-after",
+                "steady-state",
+                "good",
+                w,
+                &[150.0],
+            ),
+            group(
+                "quiet",
+                "rust",
+                "conditional-status",
+                "steady-state",
+                "good",
+                w,
+                &[0.0],
+            ),
+        ];
+        let t = section(&groups);
+        let rows = &tables(&t)[0].rows;
+        assert_eq!(
+            (rows[0][6].as_str(), rows[0][7].as_str()),
+            ("∞ (counterpart at 0)", "worse")
+        );
+        assert_eq!(
+            (rows[1][6].as_str(), rows[1][7].as_str()),
+            ("— (both 0)", "same")
+        );
         let groups = vec![
             group(
                 "good-single",
