@@ -6,6 +6,7 @@
 pub mod attribution;
 pub mod compare;
 pub mod figures;
+pub mod goals;
 pub mod html;
 pub mod interval;
 pub mod load;

@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 9] = [
+pub const BUILTIN: [(&str, &str); 10] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -32,6 +32,7 @@ pub const BUILTIN: [(&str, &str); 9] = [
         "queues",
         include_str!("../../../../experiments/queues.toml"),
     ),
+    ("perf", include_str!("../../../../experiments/perf.toml")),
 ];
 
 pub fn get(name: &str) -> Option<&'static str> {

@@ -11,11 +11,11 @@ use anyhow::Result;
 use ctrlbench_record::summary::QuietWait;
 use ctrlbench_record::{Settings, Summary};
 
-use super::controller::ControllerProcess;
-use super::member::Member;
+use super::member::{Member, PendingStart};
 use super::watch::Objects;
 use super::{Ctx, identity, measure, namespace};
 use crate::experiment::plan::Run;
+use crate::experiment::spec::StartMode;
 
 /// How long tearing down a group's namespaces may take in all.
 const TEARDOWN_BOUND: Duration = Duration::from_secs(120);
@@ -59,6 +59,8 @@ pub async fn run(
                 dir,
                 objects: Arc::new(Objects::default()),
                 process: None,
+                pending: None,
+                started_at: None,
                 secrets,
             });
             let m = members.last_mut().expect("just pushed");
@@ -90,16 +92,15 @@ pub async fn run(
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone())),
             );
-            m.process = Some(
-                ControllerProcess::start(
-                    bin,
-                    &args,
-                    &env,
-                    &m.dir.controller_log(),
-                    Duration::from_secs(30),
-                )
-                .await?,
-            );
+            m.pending = Some(PendingStart {
+                bin: bin.clone(),
+                args,
+                env,
+            });
+            // after-load: measure starts it once every object exists.
+            if v.start() == StartMode::BeforeLoad {
+                m.start_controller().await?;
+            }
         }
         anyhow::Ok(())
     })
