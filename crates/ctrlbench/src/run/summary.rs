@@ -110,8 +110,9 @@ pub fn start(
         controller_started_s: signed(started, load_start),
         first_write_s: after(m.objects.first_write_at()),
         all_ready_s: after(m.objects.all_ready_at()),
+        // (+ 0.0: a scraped "-0" stays out of the record)
         reconciles_at_baseline: (mode == StartMode::AfterLoad)
-            .then_some(reconciles_at_baseline)
+            .then_some(reconciles_at_baseline.map(|r| r + 0.0))
             .flatten(),
     }
 }
