@@ -47,6 +47,50 @@ impl std::fmt::Display for Schedule {
     }
 }
 
+/// When a variant's controller starts: before the loader (objects are
+/// created while it runs, the default) or once all N objects exist (the
+/// restart-with-many-objects case).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum StartMode {
+    #[default]
+    BeforeLoad,
+    AfterLoad,
+}
+
+impl StartMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartMode::BeforeLoad => "before-load",
+            StartMode::AfterLoad => "after-load",
+        }
+    }
+}
+
+impl std::fmt::Display for StartMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The controller's start and what followed it, in seconds from the moment
+/// its process was started (the harness's clock).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Start {
+    pub mode: StartMode,
+    /// Controller start relative to the load start (negative: before it).
+    pub controller_started_s: f64,
+    /// Controller start → the first object written by anyone but the loader
+    /// (our own watch: the first reconcile's write, seen).
+    pub first_write_s: Option<f64>,
+    /// Controller start → the last of N objects first seen Ready.
+    pub all_ready_s: Option<f64>,
+    /// Reconciles the controller had already counted at the baseline scrape
+    /// (after-load: it starts on its own; these are outside the deltas).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciles_at_baseline: Option<f64>,
+}
+
 /// The settings a controller actually ran with, as it printed them
 /// (`--print-settings`): preset values with overrides and library defaults applied.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -279,6 +323,9 @@ pub struct Summary {
     /// figures cover only part of it; `controller_exit_code` says how).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub controller_exited_early: bool,
+    /// The controller's start mode and start-up times; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Start>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -3,7 +3,7 @@
 //! out of the medians, and per scale × variant aggregation over repeats.
 
 use ctrlbench_record::columns::apiserver::{WIDGET_CREATE_LATENCY, WIDGET_UPDATE_LATENCY};
-use ctrlbench_record::summary::{PresetInfo, Schedule, Settings};
+use ctrlbench_record::summary::{PresetInfo, Schedule, Settings, StartMode};
 use ctrlbench_record::time::parse_time;
 
 use crate::attribution::{self, Attribution};
@@ -41,6 +41,14 @@ pub enum Metric {
     OwnUpdates,
     OwnUpdateP50,
     OwnUpdateP99,
+    /// Controller start → first object written (summary.json's start).
+    StartFirstWrite,
+    /// Controller start → Ready == N.
+    StartAllReady,
+    /// Controller CPU seconds per reconcile.
+    CpuPerReconcile,
+    /// Mean time a key waited in the work queue before its reconcile began.
+    QueueWait,
 }
 
 enum Unit {
@@ -52,7 +60,7 @@ enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 27] = [
+    pub const ALL: [Metric; 31] = [
         Metric::Ready,
         Metric::Coverage,
         Metric::Convergence,
@@ -80,6 +88,10 @@ impl Metric {
         Metric::OwnUpdates,
         Metric::OwnUpdateP50,
         Metric::OwnUpdateP99,
+        Metric::StartFirstWrite,
+        Metric::StartAllReady,
+        Metric::CpuPerReconcile,
+        Metric::QueueWait,
     ];
 
     pub fn label(self) -> &'static str {
@@ -111,6 +123,10 @@ impl Metric {
             Metric::OwnUpdates => "own updates (server-side)",
             Metric::OwnUpdateP50 => "own update p50 (server-side)",
             Metric::OwnUpdateP99 => "own update p99 (server-side)",
+            Metric::StartFirstWrite => "start → first write",
+            Metric::StartAllReady => "start → Ready==N",
+            Metric::CpuPerReconcile => "CPU per reconcile",
+            Metric::QueueWait => "queue wait (mean)",
         }
     }
 
@@ -171,6 +187,8 @@ pub struct RunFigures {
     /// Whether the variants of this run shared the cluster (server-side
     /// figures are then cluster-wide).
     pub concurrent: bool,
+    /// When the controller started (summary.json; None in older results).
+    pub start_mode: Option<StartMode>,
 }
 
 impl RunFigures {
@@ -197,6 +215,7 @@ impl RunFigures {
             cluster_grants: Vec::new(),
             workload: None,
             concurrent: false,
+            start_mode: None,
         }
     }
 
@@ -239,6 +258,11 @@ pub fn run_figures(run: &Run) -> RunFigures {
             .summary
             .as_ref()
             .is_some_and(|s| s.schedule == Schedule::Concurrent),
+        start_mode: run
+            .summary
+            .as_ref()
+            .and_then(|s| s.start.as_ref())
+            .map(|s| s.mode),
     };
     let n = run.scale;
     let ready_times: Vec<f64> = run.objects.iter().filter_map(|o| o.ready).collect();
@@ -309,24 +333,42 @@ pub fn run_figures(run: &Run) -> RunFigures {
         f.set(Metric::ThrottleWait, m.delta("throttle_wait_s_sum"));
         f.set(Metric::Cpu, m.delta("cpu_seconds"));
         f.set(Metric::PeakRss, m.max("rss_bytes"));
+        f.set(
+            Metric::CpuPerReconcile,
+            m.delta("cpu_seconds")
+                .zip(count.filter(|c| *c > 0.0))
+                .map(|(s, c)| s / c),
+        );
+        f.set(
+            Metric::QueueWait,
+            m.delta("queue_wait_s_sum")
+                .zip(m.delta("queue_wait_count").filter(|c| *c > 0.0))
+                .map(|(s, c)| s / c),
+        );
     }
     // Ready per second: to convergence, else over the whole observed window
     // (the controller's last good scrape; without controller metrics, the
-    // apiserver's).
+    // apiserver's); from the controller's start when it started after the
+    // load (the load is not its time).
+    let started = after_load_start(run).unwrap_or(0.0);
     let window = run
         .metrics
         .as_ref()
         .or(run.apiserver.as_ref())
         .and_then(|m| m.last_good())
-        .map(|r| r.t - f.origin);
+        .map(|r| r.t - f.origin - started);
     if run.metrics.is_some() || convergence.is_some() || window.is_some() {
         f.set(
             Metric::ReadyPerS,
-            match convergence {
+            match convergence.map(|c| c - started) {
                 Some(c) if c > 0.0 => Some(n as f64 / c),
                 _ => window.filter(|w| *w > 0.0).map(|w| ready as f64 / w),
             },
         );
+    }
+    if let Some(st) = run.summary.as_ref().and_then(|s| s.start.as_ref()) {
+        f.set(Metric::StartFirstWrite, st.first_write_s);
+        f.set(Metric::StartAllReady, st.all_ready_s);
     }
     if let Some(a) = &run.apiserver {
         f.set(Metric::WritesPerS, controller_writes_per_s(run));
@@ -377,6 +419,12 @@ pub fn run_figures(run: &Run) -> RunFigures {
         );
     }
     f
+}
+
+/// When the controller started after the load: its start, in seconds from the load start.
+fn after_load_start(run: &Run) -> Option<f64> {
+    let st = run.summary.as_ref()?.start.as_ref()?;
+    (st.mode == StartMode::AfterLoad).then_some(st.controller_started_s)
 }
 
 /// The controller's own writes — its client's request counter

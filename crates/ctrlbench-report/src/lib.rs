@@ -7,6 +7,7 @@ pub mod attribution;
 pub mod compare;
 pub mod counterparts;
 pub mod figures;
+pub mod goals;
 pub mod html;
 pub mod interval;
 pub mod load;

@@ -400,12 +400,14 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
             .to_vec()
         },
     ));
+    d.extend(start_section(groups));
 
     d.push(Block::Heading(2, "Server side".into()));
     d.extend(server_side(groups));
 
     d.extend(crate::phases::section(groups));
 
+    d.extend(crate::goals::section(r, groups));
     d.extend(attribution_section(groups));
     if !plots.is_empty() {
         d.push(Block::Heading(2, "Plots".into()));
@@ -496,6 +498,61 @@ fn server_side(groups: &[Group]) -> Vec<Block> {
         ));
     }
     out
+}
+
+/// Controller start-up: when it started relative to the load, the time to its
+/// first write and to Ready == N (results that record it).
+fn start_section(groups: &[Group]) -> Vec<Block> {
+    if !groups
+        .iter()
+        .any(|g| g.stat(Metric::StartAllReady).is_some())
+    {
+        return Vec::new();
+    }
+    vec![
+        Block::Heading(2, "Controller start".into()),
+        Block::Para(
+            "From the controller process's start (summary.json's start): the first object \
+             our own watch saw written by it (its first reconcile's write), and the last of N \
+             first seen Ready. start = \"after-load\" starts the controller once all N objects \
+             exist (its Ready/s is counted from its start); \"before-load\" before the loader \
+             (these times then include the load). Queue wait: the mean time a key waited in the \
+             work queue before its reconcile began (workqueue_queue_duration_seconds); CPU per \
+             reconcile: the controller's CPU seconds over its reconciles (deltas)."
+                .into(),
+        ),
+        table(
+            groups,
+            &[
+                "start",
+                "start → first write",
+                "start → Ready==N",
+                "Ready/s",
+                "queue wait (mean)",
+                "CPU per reconcile",
+            ],
+            |g| {
+                let mode = g
+                    .runs
+                    .iter()
+                    .find_map(|r| r.start_mode)
+                    .map(|m| m.as_str().to_string())
+                    .unwrap_or("—".into());
+                let mut v = vec![mode];
+                v.extend(
+                    [
+                        Metric::StartFirstWrite,
+                        Metric::StartAllReady,
+                        Metric::ReadyPerS,
+                        Metric::QueueWait,
+                        Metric::CpuPerReconcile,
+                    ]
+                    .map(|m| g.cell(m)),
+                );
+                v
+            },
+        ),
+    ]
 }
 
 fn attribution_section(groups: &[Group]) -> Vec<Block> {

@@ -917,3 +917,54 @@ fn update_idle_and_delete_phases_are_timed_per_object() {
     );
     assert!(md.contains("| 20 | good | 1 update | 20/20 |"), "{md}");
 }
+
+/// start = "after-load": every object exists before the controller starts —
+/// nothing is written by the controller before its start — and summary.json
+/// records the start-up times the report shows; before-load keeps the old
+/// order (the controller starts before the load).
+#[test]
+fn after_load_starts_the_controller_once_every_object_exists() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("start.toml");
+    std::fs::write(
+        &exp,
+        "name = \"start\"\nscales = [30]\nwindow_s = 30\nstop_when_converged = true\nquiet_s = 1\n\
+         [[variant]]\nname = \"before\"\nimpl = \"rust\"\npreset = \"good-single\"\nwork_ms = 0\n\
+         [[variant]]\nname = \"after\"\nimpl = \"rust\"\npreset = \"good-single\"\nwork_ms = 0\nstart = \"after-load\"\n",
+    )
+    .unwrap();
+    let dir = run_on(&exp, &tmp.path().join("results"), &plane.kubeconfig_path);
+    for (variant, after) in [("before", false), ("after", true)] {
+        let run = dir.join("N30").join(variant).join("rep1");
+        let s = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
+        assert_eq!(s.ready, 30, "{variant}");
+        let st = s.start.expect("start timing recorded");
+        assert_eq!(
+            st.mode.as_str(),
+            if after { "after-load" } else { "before-load" }
+        );
+        let first = st.first_write_s.expect("a first write");
+        let all = st.all_ready_s.expect("Ready == N");
+        assert!(0.0 < first && first <= all, "{variant}: {first} {all}");
+        if after {
+            // The loader had finished: the controller started after it.
+            assert!(
+                st.controller_started_s >= s.load.seconds,
+                "{} < {}",
+                st.controller_started_s,
+                s.load.seconds
+            );
+            // Nothing was written before the controller's start.
+            let (_, objects) = csv_rows(&run.join("objects.csv"));
+            let last_create = objects.iter().map(|r| r[1].clone()).max().unwrap();
+            let first_write = objects.iter().map(|r| r[3].clone()).min().unwrap();
+            assert!(first_write > last_create, "{first_write} ≤ {last_create}");
+        } else {
+            assert!(st.controller_started_s < 0.0, "{}", st.controller_started_s);
+        }
+    }
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("## Controller start"), "{md}");
+    assert!(md.contains("| 30 | after | after-load |"), "{md}");
+}

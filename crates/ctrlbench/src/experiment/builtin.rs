@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 11] = [
+pub const BUILTIN: [(&str, &str); 12] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -40,6 +40,7 @@ pub const BUILTIN: [(&str, &str); 11] = [
         "sample-controller",
         include_str!("../../../../experiments/sample-controller.toml"),
     ),
+    ("perf", include_str!("../../../../experiments/perf.toml")),
 ];
 
 /// The files built-in experiments' `[workload]` names, by path as the

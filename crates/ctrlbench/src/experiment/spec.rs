@@ -74,6 +74,8 @@ fn default_concurrency() -> Spanned<u32> {
 /// One variant at a time, or all at once (the seed's Experiment 1): the
 /// record's type, so what the file says is what summary.json says.
 pub use ctrlbench_record::summary::Schedule;
+/// When a variant's controller starts (the record's type too).
+pub use ctrlbench_record::summary::StartMode;
 
 /// `[cluster]`: a local plane (default) or an existing cluster.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -138,6 +140,9 @@ pub struct VariantSpec {
     /// controller-runtime's priority queue (Go builds v0.20 and later):
     /// unset = the build's default, off in v0.22, on in v0.25.
     pub priority_queue: Option<Spanned<bool>>,
+    /// When the controller starts: "before-load" (default: objects are
+    /// created while it runs) or "after-load" (all N objects exist first).
+    pub start: Option<Spanned<StartMode>>,
     #[serde(default = "no_env")]
     pub env: Spanned<BTreeMap<String, String>>,
     /// This variant's runs on a local plane of this Kubernetes version
@@ -732,6 +737,24 @@ pub fn parse_with(
                 return Err(err("k8s_version", k.span(), m));
             }
         }
+        // Variants that run together share one loader phase: they start alike.
+        if spec.schedule == Schedule::Concurrent
+            && let Some(first) = variants.first()
+            && first.start() != v.start_mode()
+        {
+            let span = v.start.as_ref().map_or(v.name.span(), |s| s.span());
+            return Err(err(
+                "start",
+                span,
+                format!(
+                    "with schedule = \"concurrent\" every variant starts alike: {:?} is {}, {:?} is {}",
+                    first.name,
+                    first.start(),
+                    name,
+                    v.start_mode()
+                ),
+            ));
+        }
         variants.push(Variant {
             name: name.clone(),
             implementation,
@@ -957,6 +980,22 @@ impl Variant {
     pub fn is_own(&self) -> bool {
         matches!(self.implementation, Impl::Rust | Impl::Go(_))
     }
+}
+
+impl VariantSpec {
+    pub fn start_mode(&self) -> StartMode {
+        self.start
+            .as_ref()
+            .map(|s| *s.get_ref())
+            .unwrap_or_default()
+    }
+}
+
+impl Variant {
+    /// When the controller starts relative to the load.
+    pub fn start(&self) -> StartMode {
+        self.spec.start_mode()
+    }
 
     /// The controller's flags: the spec's, and always the queue (the
     /// spec's or the runtime's own) and, for Go builds that have one,
@@ -1100,7 +1139,7 @@ preset = "good"
 
     #[test]
     fn malformed_files_name_file_line_and_key() {
-        let cases: [(&str, usize, &str); 20] = [
+        let cases: [(&str, usize, &str); 22] = [
             (
                 "name = \"t\"\nscales = [20]\nrepeets = 2\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
                 3,
@@ -1200,6 +1239,16 @@ preset = "good"
                 "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\npriority_queue = false\n",
                 6,
                 "priority_queue",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nstart = \"later\"\n",
+                6,
+                "start",
+            ),
+            (
+                "name = \"t\"\nscales = [5]\nschedule = \"concurrent\"\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\nstart = \"after-load\"\n",
+                10,
+                "start",
             ),
         ];
         for (text, line, key) in cases {
@@ -1642,5 +1691,23 @@ priority_queue = true
                 "{extra}{variant}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn start_is_before_load_unless_a_variant_says_after_load() {
+        let text = "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\nstart = \"after-load\"\n";
+        let e = parse(Path::new("exp.toml"), text).unwrap();
+        assert_eq!(e.variants[0].start(), StartMode::BeforeLoad);
+        assert_eq!(e.variants[1].start(), StartMode::AfterLoad);
+        // Not a controller flag: the harness decides when to start it.
+        assert!(!e.variants[1].flags().iter().any(|f| f.contains("load")));
+        let perf = super::super::builtin::get("perf").unwrap();
+        let p = parse(Path::new("perf.toml"), perf).unwrap();
+        assert!(p.variants.iter().any(|v| v.start() == StartMode::AfterLoad));
+        assert!(
+            p.variants
+                .iter()
+                .any(|v| v.start() == StartMode::BeforeLoad)
+        );
     }
 }

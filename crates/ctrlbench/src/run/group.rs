@@ -12,11 +12,12 @@ use ctrlbench_record::summary::QuietWait;
 use ctrlbench_record::{Settings, Summary};
 
 use super::controller::ControllerProcess;
-use super::member::Member;
+use super::member::{Member, PendingStart};
 use super::watch::Objects;
 use super::{Ctx, identity, measure, namespace};
 use crate::experiment::Impl;
 use crate::experiment::plan::Run;
+use crate::experiment::spec::StartMode;
 use crate::experiment::spec::Variant;
 
 /// How long tearing down a group's namespaces may take in all.
@@ -80,6 +81,8 @@ pub async fn run(
                 dir,
                 objects: Arc::new(Objects::default()),
                 process: None,
+                pending: None,
+                started_at: None,
                 secrets,
             });
             let m = members.last_mut().expect("just pushed");
@@ -196,16 +199,15 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone())),
     );
-    let p = ControllerProcess::start(
-        bin,
-        &args,
-        &env,
-        &m.dir.controller_log(),
-        Duration::from_secs(30),
-    )
-    .await?;
-    m.metrics_url = Some(format!("http://{}/metrics", p.metrics_addr));
-    m.process = Some(p);
+    m.pending = Some(PendingStart {
+        bin: bin.clone(),
+        args,
+        env,
+    });
+    // after-load: measure starts it once every object exists.
+    if v.start() == StartMode::BeforeLoad {
+        m.start_controller().await?;
+    }
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use ctrlbench_record::phases::{self, PhaseRecord, PhaseSummary};
-use ctrlbench_record::summary::{HarnessCpu, QuietWait};
+use ctrlbench_record::summary::{HarnessCpu, QuietWait, StartMode};
 use ctrlbench_record::{RunDir, StopReason, Summary, objects};
 
 use super::audit::AuditSpan;
@@ -32,6 +32,56 @@ pub async fn run(
 ) -> Result<Vec<Summary>> {
     let exp = ctx.exp;
     let client = &ctx.cluster.client;
+    let cancel = ctx.cancel;
+    let stop = cancel.child_token();
+    let workload = Arc::new(exp.workload.clone());
+    let mut watches = Vec::new();
+    for m in members.iter() {
+        m.objects.expected.store(run.scale, Ordering::SeqCst);
+        watches.push(tokio::spawn(watch::watch_ready(
+            client.clone(),
+            workload.clone(),
+            m.ns.clone(),
+            m.run_id.clone(),
+            m.objects.clone(),
+            stop.clone(),
+        )));
+    }
+    let spawn_loads = |members: &[Member]| {
+        members
+            .iter()
+            .map(|m| {
+                tokio::spawn(loader::create(
+                    client.clone(),
+                    workload.clone(),
+                    m.ns.clone(),
+                    m.run_id.clone(),
+                    run.scale,
+                    *exp.spec.concurrency.get_ref() as usize,
+                    m.objects.clone(),
+                    stop.clone(),
+                ))
+            })
+            .collect::<Vec<_>>()
+    };
+    // start = "after-load": all N objects first, then the controllers.
+    let after_load = members.iter().any(|m| m.pending.is_some());
+    let mut loads = Vec::new();
+    let mut load_start = Instant::now();
+    if after_load {
+        loads = spawn_loads(members);
+        while !loads.iter().all(|l| l.is_finished()) {
+            if cancel.is_cancelled() {
+                stop.cancel();
+                anyhow::bail!("interrupted while loading (before the controllers started)");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        for m in members.iter_mut() {
+            m.start_controller().await?;
+        }
+    }
+
     let etcd_url = ctx
         .cluster
         .plane
@@ -78,34 +128,9 @@ pub async fn run(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
-    let cancel = ctx.cancel;
-    let stop = cancel.child_token();
-    let workload = std::sync::Arc::new(exp.workload.clone());
-    let mut watches = Vec::new();
-    let mut loads = Vec::new();
-    for m in members.iter() {
-        m.objects.expected.store(run.scale, Ordering::SeqCst);
-        watches.push(tokio::spawn(watch::watch_ready(
-            client.clone(),
-            workload.clone(),
-            m.ns.clone(),
-            m.run_id.clone(),
-            m.objects.clone(),
-            stop.clone(),
-        )));
-    }
-    let load_start = Instant::now();
-    for m in members.iter() {
-        loads.push(tokio::spawn(loader::create(
-            client.clone(),
-            workload.clone(),
-            m.ns.clone(),
-            m.run_id.clone(),
-            run.scale,
-            *exp.spec.concurrency.get_ref() as usize,
-            m.objects.clone(),
-            stop.clone(),
-        )));
+    if !after_load {
+        load_start = Instant::now();
+        loads = spawn_loads(members);
     }
     let names: Vec<String> = members
         .iter()
@@ -318,6 +343,21 @@ pub async fn run(
         s.harness_cpu = Some(harness_cpu.clone());
         s.phases = std::mem::take(&mut phases[i]);
         s.controller_exited_early = exited_early[i];
+        s.start = Some(summary::start(
+            exp.variants[m.variant].start(),
+            m,
+            load_start,
+            sampler.controllers[i].baseline.map(|b| b.reconciles),
+        ));
+        if let Some(t) = s.start.as_ref().and_then(|t| t.all_ready_s)
+            && s.start
+                .as_ref()
+                .is_some_and(|t| t.mode == StartMode::AfterLoad)
+            && t > 0.0
+        {
+            // Ready/s from the controller's start: the load is not its time.
+            s.throughput_ready_per_s = s.ready as f64 / t;
+        }
         s.write(&m.dir.summary())?;
         summaries.push(s);
     }

@@ -2,8 +2,11 @@
 //! objects our watch times, the controller process and what it resolved its
 //! flags to. Set up by `group`, measured by `measure`, summed up by `summary`.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use anyhow::Result;
 use ctrlbench_record::{RunDir, Settings};
 
 use super::controller::ControllerProcess;
@@ -25,9 +28,41 @@ pub struct Member {
     pub dir: RunDir,
     pub objects: Arc<Objects>,
     pub process: Option<ControllerProcess>,
+    /// A controller still to start (start = "after-load": once the load is done).
+    pub pending: Option<PendingStart>,
+    /// When the controller process was started.
+    pub started_at: Option<Instant>,
     /// What the controller binary resolved its flags to (`--print-settings`).
     pub settings: Option<Settings>,
     pub flags: Vec<String>,
     /// Holds the identity's kubeconfig; removed with the member.
     pub secrets: tempfile::TempDir,
+}
+
+/// How to start a member's controller.
+pub struct PendingStart {
+    pub bin: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+impl Member {
+    /// Starts the pending controller (no-op without one); waits for its metrics address.
+    pub async fn start_controller(&mut self) -> Result<()> {
+        let Some(p) = self.pending.take() else {
+            return Ok(());
+        };
+        self.started_at = Some(Instant::now());
+        let process = ControllerProcess::start(
+            &p.bin,
+            &p.args,
+            &p.env,
+            &self.dir.controller_log(),
+            Duration::from_secs(30),
+        )
+        .await?;
+        self.metrics_url = Some(format!("http://{}/metrics", process.metrics_addr));
+        self.process = Some(process);
+        Ok(())
+    }
 }

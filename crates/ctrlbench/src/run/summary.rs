@@ -4,7 +4,9 @@
 
 use std::time::Instant;
 
-use ctrlbench_record::summary::{Load, PresetInfo, QuietWait, Reconciles, Scrapes};
+use ctrlbench_record::summary::{
+    Load, PresetInfo, QuietWait, Reconciles, Scrapes, Start, StartMode,
+};
 use ctrlbench_record::{StopReason, Summary};
 
 use super::loader::LoadStats;
@@ -101,5 +103,31 @@ pub fn of(i: Inputs<'_>) -> Summary {
         controller_metrics: m.metrics_url.is_some(),
         cluster_grants: m.cluster_grants.clone(),
         controller_exited_early: false,
+        start: None,
+    }
+}
+
+/// The controller's start-up times, from its process start.
+pub fn start(
+    mode: StartMode,
+    m: &Member,
+    load_start: Instant,
+    reconciles_at_baseline: Option<f64>,
+) -> Start {
+    let signed = |a: Instant, b: Instant| match a.checked_duration_since(b) {
+        Some(d) => d.as_secs_f64(),
+        None => -b.duration_since(a).as_secs_f64(),
+    };
+    let started = m.started_at.unwrap_or(load_start);
+    let after = |t: Option<Instant>| t.map(|t| signed(t, started));
+    Start {
+        mode,
+        controller_started_s: signed(started, load_start),
+        first_write_s: after(m.objects.first_write_at()),
+        all_ready_s: after(m.objects.all_ready_at()),
+        // (+ 0.0: a scraped "-0" stays out of the record)
+        reconciles_at_baseline: (mode == StartMode::AfterLoad)
+            .then_some(reconciles_at_baseline.map(|r| r + 0.0))
+            .flatten(),
     }
 }

@@ -48,6 +48,8 @@ pub struct Objects {
     ready: AtomicU64,
     /// When the last object first became Ready, if all `expected` did.
     all_ready_at: Mutex<Option<Instant>>,
+    /// When the first object was first seen written by someone but the loader.
+    first_write_at: Mutex<Option<Instant>>,
     pub expected: AtomicU64,
 }
 
@@ -74,6 +76,10 @@ impl Objects {
         let e = t.entry(name.to_string()).or_default();
         if e.first_write_at.is_none() {
             e.first_write_at = Some(now_rfc3339());
+            self.first_write_at
+                .lock()
+                .expect("objects lock")
+                .get_or_insert_with(Instant::now);
         }
     }
 
@@ -83,6 +89,11 @@ impl Objects {
 
     pub fn all_ready_at(&self) -> Option<Instant> {
         *self.all_ready_at.lock().expect("objects lock")
+    }
+
+    /// When the first object was first seen written by the controller.
+    pub fn first_write_at(&self) -> Option<Instant> {
+        *self.first_write_at.lock().expect("objects lock")
     }
 
     /// objects.csv's records, sorted by name.

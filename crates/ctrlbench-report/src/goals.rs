@@ -1,0 +1,284 @@
+//! "Performance goals" (issue 15): for every `rust-X`/`go-X` pair of one run
+//! whose variants both ran with `work_ms = 0`, the Rust/Go ratios the goals
+//! name — throughput, peak RSS, CPU per reconcile — each with its 95 %
+//! bootstrap interval over the repeats (the compare machinery) and whether
+//! the goal is met, not met or within noise of its target; then, when the
+//! run recorded `ctrlbench probe`'s figures, the Rust controller's status
+//! patch rate at one worker against the probe's one-writer patch rate (P3
+//! overhead) and the loader's create rate alone (start = "after-load")
+//! against the probe's create rate at the loader's concurrency (P2).
+
+use ctrlbench_record::manifest::ProbeRow;
+use ctrlbench_record::summary::StartMode;
+
+use crate::figures::{Group, Metric};
+use crate::interval::Ratio;
+use crate::load::Results;
+use crate::{Block, Table};
+
+/// One goal on a Rust/Go ratio.
+pub struct Goal {
+    pub name: &'static str,
+    pub metric: Metric,
+    /// The target: Rust/Go ≥ target (true) or ≤ target (false).
+    pub at_least: bool,
+    pub target: f64,
+}
+
+pub const GOALS: [Goal; 3] = [
+    Goal {
+        name: "P3 throughput (Ready/s)",
+        metric: Metric::ReadyPerS,
+        at_least: true,
+        target: 1.1,
+    },
+    Goal {
+        name: "memory (peak RSS)",
+        metric: Metric::PeakRss,
+        at_least: false,
+        target: 0.5,
+    },
+    Goal {
+        name: "CPU per reconcile",
+        metric: Metric::CpuPerReconcile,
+        at_least: false,
+        target: 0.5,
+    },
+];
+
+/// P3 overhead: status-patch rate at 1 worker ≥ 85 % of the probe's 1-writer rate.
+pub const OVERHEAD_TARGET: f64 = 0.85;
+/// P2 loader: create rate alone ≥ 95 % of the probe's at the same concurrency.
+pub const LOADER_TARGET: f64 = 0.95;
+
+/// met / not met / within noise of the target, from the ratio's interval
+/// (one sample: the point estimate only, and says so).
+pub fn verdict(r: &Ratio, at_least: bool, target: f64) -> &'static str {
+    let meets = |v: f64| if at_least { v >= target } else { v <= target };
+    match r.interval {
+        Some((lo, hi)) => {
+            let (worst, best) = if at_least { (lo, hi) } else { (hi, lo) };
+            if meets(worst) {
+                "met"
+            } else if !meets(best) {
+                "not met"
+            } else {
+                "within noise"
+            }
+        }
+        None if meets(r.ratio) => "met (one sample)",
+        None => "not met (one sample)",
+    }
+}
+
+fn values(g: &Group, m: Metric) -> Vec<f64> {
+    g.used().iter().filter_map(|r| r.get(m)).collect()
+}
+
+/// Every variant of the group ran with work_ms = 0 (as it printed its settings).
+fn zero_work(g: &Group) -> bool {
+    g.runs
+        .iter()
+        .all(|r| r.settings.as_ref().is_some_and(|s| s.work_ms == 0))
+}
+
+/// The rust-X / go-X pairs (per scale) the goals apply to.
+pub fn pairs(groups: &[Group]) -> Vec<(&Group, &Group)> {
+    groups
+        .iter()
+        .filter_map(|r| {
+            let rest = r.variant.strip_prefix("rust-")?;
+            let go = groups
+                .iter()
+                .find(|g| g.scale == r.scale && g.variant == format!("go-{rest}"))?;
+            (zero_work(r) && zero_work(go)).then_some((r, go))
+        })
+        .collect()
+}
+
+/// The loader's concurrency the experiment ran with (default 16).
+fn concurrency(r: &Results) -> usize {
+    r.manifest
+        .experiment_text
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "concurrency").then(|| v.split('#').next()?.trim().parse().ok())?
+        })
+        .unwrap_or(16)
+}
+
+fn probe_at(probe: &[ProbeRow], writers: usize) -> Option<&ProbeRow> {
+    probe.iter().find(|p| p.writers == writers)
+}
+
+/// "0.93 [0.90–0.97]": median [min–max] of per-run ratios to one probe figure.
+fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let m = crate::quantile::median(&s)?;
+    Some((m, *s.first()?, *s.last()?))
+}
+
+fn plain_verdict(v: f64, target: f64, n: usize) -> &'static str {
+    match (v >= target, n) {
+        (true, 1) => "met (one sample)",
+        (false, 1) => "not met (one sample)",
+        (true, _) => "met (median)",
+        (false, _) => "not met (median)",
+    }
+}
+
+/// The section; empty when no pair qualifies and no probe was recorded.
+pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
+    let pairs = pairs(groups);
+    let mut rows = Vec::new();
+    for (rust, go) in &pairs {
+        for g in &GOALS {
+            let ratio = Ratio::of(&values(go, g.metric), &values(rust, g.metric));
+            rows.push(vec![
+                rust.scale.to_string(),
+                format!("{} / {}", rust.variant, go.variant),
+                g.name.to_string(),
+                format!("{} {}", if g.at_least { "≥" } else { "≤" }, g.target),
+                rust.cell(g.metric),
+                go.cell(g.metric),
+                ratio.map(|x| x.cell()).unwrap_or("—".into()),
+                ratio
+                    .map(|x| verdict(&x, g.at_least, g.target).to_string())
+                    .unwrap_or("—".into()),
+            ]);
+        }
+    }
+    // The probe's figures, when the run recorded them (probe = true).
+    let probe = r.manifest.probe.as_deref().unwrap_or_default();
+    let mut probe_rows = Vec::new();
+    if let Some(p1) = probe_at(probe, 1).filter(|p| p.status_patch_per_s > 0.0) {
+        for g in groups.iter().filter(|g| {
+            g.variant.starts_with("rust-")
+                && g.runs.iter().all(|f| {
+                    f.settings
+                        .as_ref()
+                        .is_some_and(|s| s.workers == 1 && s.status_write == "patch")
+                })
+        }) {
+            let v: Vec<f64> = values(g, Metric::WritesPerS)
+                .iter()
+                .map(|w| w / p1.status_patch_per_s)
+                .collect();
+            if let Some((m, lo, hi)) = spread(&v) {
+                probe_rows.push(vec![
+                    g.scale.to_string(),
+                    g.variant.clone(),
+                    "P3 overhead: status patches/s at 1 worker ÷ probe's 1-writer patch rate"
+                        .into(),
+                    format!("≥ {OVERHEAD_TARGET}"),
+                    format!(
+                        "{} ÷ {:.1}/s",
+                        g.cell(Metric::WritesPerS),
+                        p1.status_patch_per_s
+                    ),
+                    format!("{m:.2} [{lo:.2}–{hi:.2}]"),
+                    plain_verdict(m, OVERHEAD_TARGET, v.len()).into(),
+                ]);
+            }
+        }
+    }
+    let conc = concurrency(r);
+    if let Some(pc) = probe_at(probe, conc).filter(|p| p.create_per_s > 0.0) {
+        // The loader alone: runs whose controller started after the load.
+        let alone: Vec<f64> = r
+            .runs
+            .iter()
+            .filter_map(|x| x.summary.as_ref())
+            .filter(|s| {
+                s.start
+                    .as_ref()
+                    .is_some_and(|t| t.mode == StartMode::AfterLoad)
+                    && s.load.errors == 0
+                    && s.load.rate_per_s > 0.0
+            })
+            .map(|s| s.load.rate_per_s / pc.create_per_s)
+            .collect();
+        if let Some((m, lo, hi)) = spread(&alone) {
+            probe_rows.push(vec![
+                "all".into(),
+                format!("loader alone ({} after-load runs)", alone.len()),
+                format!("P2 loader: creates/s ÷ probe's create rate at {conc} writers"),
+                format!("≥ {LOADER_TARGET}"),
+                format!("{:.1}/s probe", pc.create_per_s),
+                format!("{m:.2} [{lo:.2}–{hi:.2}]"),
+                plain_verdict(m, LOADER_TARGET, alone.len()).into(),
+            ]);
+        }
+    }
+    if rows.is_empty() && probe_rows.is_empty() {
+        return Vec::new();
+    }
+    let mut v = vec![
+        Block::Heading(2, "Performance goals".into()),
+        Block::Para(
+            "Issue 15's goals, for every rust-X / go-X pair of this run whose variants both ran \
+             with work_ms = 0: Rust/Go of the medians over the repeats, with a 95 % bootstrap \
+             interval (as `ctrlbench compare`). \"met\" when the whole interval is on the \
+             target's side, \"not met\" when it is wholly on the other, \"within noise\" when it \
+             straddles the target; one run per side gives no interval. Probe rows compare with \
+             `ctrlbench probe`'s figures recorded before the run (probe = true), a single \
+             measurement: median [min–max] of the per-run ratios."
+                .into(),
+        ),
+    ];
+    if !rows.is_empty() {
+        v.push(Block::Table(Table {
+            head: [
+                "N",
+                "pair",
+                "goal",
+                "target",
+                "Rust",
+                "Go",
+                "Rust/Go [95 %]",
+                "verdict",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }));
+    }
+    if !probe_rows.is_empty() {
+        v.push(Block::Table(Table {
+            head: [
+                "N", "variant", "goal", "target", "figures", "ratio", "verdict",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: probe_rows,
+        }));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_read_the_interval_against_the_target() {
+        let r = |ratio, lo, hi| Ratio {
+            ratio,
+            interval: Some((lo, hi)),
+        };
+        assert_eq!(verdict(&r(1.3, 1.2, 1.4), true, 1.1), "met");
+        assert_eq!(verdict(&r(1.0, 0.9, 1.05), true, 1.1), "not met");
+        assert_eq!(verdict(&r(1.1, 1.0, 1.2), true, 1.1), "within noise");
+        assert_eq!(verdict(&r(0.4, 0.35, 0.45), false, 0.5), "met");
+        assert_eq!(verdict(&r(0.7, 0.6, 0.8), false, 0.5), "not met");
+        assert_eq!(verdict(&r(0.5, 0.4, 0.6), false, 0.5), "within noise");
+        let one = Ratio {
+            ratio: 0.4,
+            interval: None,
+        };
+        assert_eq!(verdict(&one, false, 0.5), "met (one sample)");
+        assert_eq!(verdict(&one, true, 1.1), "not met (one sample)");
+    }
+}
