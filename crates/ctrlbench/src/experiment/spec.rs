@@ -75,6 +75,10 @@ pub struct ClusterSpec {
     /// The apiserver's audit log of widget writes (local plane only):
     /// per-variant server-side latency and counts in each run's audit.csv.
     pub audit_log: Option<bool>,
+    /// etcd cluster size (local plane; default 1).
+    pub etcd_members: Option<Spanned<u32>>,
+    /// kube-apiservers behind the front (local plane; default 1).
+    pub apiservers: Option<Spanned<u32>>,
     pub kubeconfig: Option<Spanned<String>>,
     pub context: Option<Spanned<String>>,
 }
@@ -88,6 +92,8 @@ impl Default for ClusterSpec {
             etcd_args: no_args(),
             etcd_fsync: None,
             audit_log: None,
+            etcd_members: None,
+            apiservers: None,
             kubeconfig: None,
             context: None,
         }
@@ -380,12 +386,42 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
             || !c.feature_gates.is_empty()
             || !c.apiserver_args.get_ref().is_empty()
             || c.etcd_fsync.is_some()
-            || c.audit_log.is_some())
+            || c.audit_log.is_some()
+            || c.etcd_members.is_some()
+            || c.apiservers.is_some())
     {
         return Err(err(
             "cluster",
             kc.span(),
-            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync, audit_log)".into(),
+            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync, audit_log, etcd_members, apiservers)".into(),
+        ));
+    }
+    for (key, v, max) in [
+        (
+            "etcd_members",
+            &c.etcd_members,
+            ctrlbench_plane::plane::MAX_ETCD_MEMBERS,
+        ),
+        (
+            "apiservers",
+            &c.apiservers,
+            ctrlbench_plane::plane::MAX_APISERVERS,
+        ),
+    ] {
+        if let Some(v) = v
+            && !(1..=max as u32).contains(v.get_ref())
+        {
+            return Err(err(key, v.span(), format!("must be from 1 to {max}")));
+        }
+    }
+    if let Some(a) = &c.apiservers
+        && *a.get_ref() > 1
+        && c.audit_log == Some(true)
+    {
+        return Err(err(
+            "apiservers",
+            a.span(),
+            "the audit log needs a single apiserver (each would log a part of the writes)".into(),
         ));
     }
     for (key, args, protected) in [

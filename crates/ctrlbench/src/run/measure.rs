@@ -30,11 +30,17 @@ pub async fn run(
 ) -> Result<Vec<Summary>> {
     let exp = ctx.exp;
     let client = &ctx.cluster.client;
-    let etcd_url = ctx
-        .cluster
-        .plane
-        .as_ref()
-        .map(|p| p.etcd.config.metrics_url());
+    // Every apiserver and etcd member directly (an existing cluster: its URL, no etcd).
+    let (apis, etcd_urls) = match &ctx.cluster.plane {
+        Some(p) => {
+            let mut apis = Vec::new();
+            for k in 0..p.apiserver_urls().len() {
+                apis.push(crate::cluster::kubeconfig::client(&p.kubeconfig_for(k)).await?);
+            }
+            (apis, p.etcd_metrics_urls())
+        }
+        None => (vec![client.clone()], Vec::new()),
+    };
     let targets = members
         .iter()
         .map(|m| {
@@ -46,8 +52,14 @@ pub async fn run(
             (exp.variants[m.variant].name.clone(), addr, m.dir.clone())
         })
         .collect();
-    let mut sampler = Sampler::new(Some(client.clone()), etcd_url, targets)?;
-    let audit = AuditSpan::begin(ctx.cluster.plane.as_ref().and_then(|p| p.audit_log()));
+    let mut sampler = Sampler::new(apis, etcd_urls, targets)?;
+    let audit = AuditSpan::begin(
+        ctx.cluster
+            .plane
+            .as_ref()
+            .and_then(|p| p.audit_log())
+            .as_deref(),
+    );
     // Baseline: a first successful scrape of every controller.
     let t0 = Instant::now();
     loop {
