@@ -5,6 +5,7 @@
 
 pub mod attribution;
 pub mod compare;
+pub mod faults;
 pub mod figures;
 pub mod html;
 pub mod interval;

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use ctrlbench_record::audit::{self, AuditRecord};
+use ctrlbench_record::faults::{self, FaultRecord};
 use ctrlbench_record::series::Series;
 use ctrlbench_record::{Manifest, ResultsDir, RunDir, Summary, objects};
 
@@ -33,6 +34,8 @@ pub struct Run {
     /// audit.csv: the apiserver's record of each widget write in the run's
     /// namespace (None: no audit log for this run).
     pub audit: Option<Vec<AuditRecord>>,
+    /// faults.csv (empty: no faults in this run).
+    pub faults: Vec<FaultRecord>,
 }
 
 /// One line of objects.csv, as seconds since the Unix epoch.
@@ -121,6 +124,7 @@ impl Run {
             .collect();
         let records_first_writes = objects::records_first_writes(&dir.objects());
         let audit = audit::read(&dir.audit())?;
+        let faults = faults::read(&dir.faults())?;
         Ok(Run {
             scale: dir.scale,
             variant: dir.variant.clone(),
@@ -133,6 +137,7 @@ impl Run {
             objects,
             records_first_writes,
             audit,
+            faults,
             dir,
         })
     }

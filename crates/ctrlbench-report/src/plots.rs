@@ -215,7 +215,8 @@ fn gauge_segments(run: &Run, t0: f64, col: &str) -> Segments {
     segs
 }
 
-/// Reconciles per second between consecutive good scrapes, over their real gap.
+/// Reconciles per second between consecutive good scrapes, over their real
+/// gap (a counter reset counts from 0, as Prometheus's `increase()`).
 pub fn reconcile_rate(run: &Run, t0: f64) -> Vec<(f64, f64)> {
     let Some(m) = &run.metrics else {
         return vec![];
@@ -230,7 +231,15 @@ pub fn reconcile_rate(run: &Run, t0: f64) -> Vec<(f64, f64)> {
     let good: Vec<_> = m.good().filter_map(|r| Some((r.t, total(r)?))).collect();
     good.windows(2)
         .filter(|w| w[1].0 > w[0].0)
-        .map(|w| (w[1].0 - t0, (w[1].1 - w[0].1) / (w[1].0 - w[0].0)))
+        .map(|w| {
+            // A drop is a restarted controller counting from 0 again (increase()).
+            let d = if w[1].1 >= w[0].1 {
+                w[1].1 - w[0].1
+            } else {
+                w[1].1
+            };
+            (w[1].0 - t0, d / (w[1].0 - w[0].0))
+        })
         .collect()
 }
 

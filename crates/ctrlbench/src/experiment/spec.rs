@@ -38,6 +38,80 @@ pub struct Spec {
     /// Run `ctrlbench probe` first and record its figures in the manifest.
     #[serde(default)]
     pub probe: bool,
+    /// `[[fault]]`: what the runner does to a process during each run.
+    #[serde(rename = "fault", default)]
+    pub faults: Vec<FaultSpec>,
+}
+
+/// `[[fault]]`: at `at_s` after the load starts, `action` on `target`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    pub at_s: Spanned<f64>,
+    pub action: Spanned<FaultAction>,
+    /// controller | apiserver:<k> | etcd:<k> | etcd:leader | etcd:follower.
+    pub target: Spanned<String>,
+    /// stop: seconds stopped; restart: seconds down before the new start.
+    #[serde(default = "zero_f")]
+    pub duration_s: Spanned<f64>,
+}
+
+fn zero_f() -> Spanned<f64> {
+    Spanned::new(0..0, 0.0)
+}
+
+/// What a fault does.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FaultAction {
+    /// SIGKILL; the process stays down.
+    Kill,
+    /// SIGSTOP, SIGCONT after `duration_s`.
+    Stop,
+    /// SIGKILL, then the same process (flags, identity, data) again after `duration_s`.
+    Restart,
+}
+
+impl FaultAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultAction::Kill => "kill",
+            FaultAction::Stop => "stop",
+            FaultAction::Restart => "restart",
+        }
+    }
+}
+
+/// Which process a fault hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultTarget {
+    /// The run's controller (every controller of a concurrent group).
+    Controller,
+    ApiServer(usize),
+    Etcd(usize),
+    /// Whichever member leads when the fault fires.
+    EtcdLeader,
+    /// The first member that does not lead when the fault fires.
+    EtcdFollower,
+}
+
+impl FaultTarget {
+    pub fn parse(s: &str) -> Option<FaultTarget> {
+        Some(match s {
+            "controller" => FaultTarget::Controller,
+            "etcd:leader" => FaultTarget::EtcdLeader,
+            "etcd:follower" => FaultTarget::EtcdFollower,
+            _ => {
+                let (kind, k) = s.split_once(':')?;
+                let k: usize = k.parse().ok()?;
+                match kind {
+                    "apiserver" => FaultTarget::ApiServer(k),
+                    "etcd" => FaultTarget::Etcd(k),
+                    _ => return None,
+                }
+            }
+        })
+    }
 }
 
 fn default_window() -> Spanned<f64> {
@@ -443,6 +517,104 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
                 format!(
                     "{a:?} would change how the plane is secured or reached; an experiment file cannot set it"
                 ),
+            ));
+        }
+    }
+    let local = c.kubeconfig.is_none() && c.context.is_none();
+    let members = c.etcd_members.as_ref().map_or(1, |v| *v.get_ref() as usize);
+    let apiservers = c.apiservers.as_ref().map_or(1, |v| *v.get_ref() as usize);
+    for f in &spec.faults {
+        let Some(target) = FaultTarget::parse(f.target.get_ref()) else {
+            return Err(err(
+                "target",
+                f.target.span(),
+                format!(
+                    "unknown fault target {:?}: use controller, apiserver:<k>, etcd:<k>, etcd:leader or etcd:follower",
+                    f.target.get_ref()
+                ),
+            ));
+        };
+        let plane_only = |what: &str| -> Result<(), SpecError> {
+            if local {
+                Ok(())
+            } else {
+                Err(err(
+                    "target",
+                    f.target.span(),
+                    format!("{what} faults need the local plane, not an existing cluster"),
+                ))
+            }
+        };
+        match target {
+            FaultTarget::Controller => {}
+            FaultTarget::ApiServer(k) => {
+                plane_only("apiserver")?;
+                if k >= apiservers {
+                    return Err(err(
+                        "target",
+                        f.target.span(),
+                        format!(
+                            "apiserver:{k} does not exist: the plane has {apiservers} apiserver(s), numbered from 0 ([cluster] apiservers)"
+                        ),
+                    ));
+                }
+            }
+            FaultTarget::Etcd(k) => {
+                plane_only("etcd")?;
+                if k >= members {
+                    return Err(err(
+                        "target",
+                        f.target.span(),
+                        format!(
+                            "etcd:{k} does not exist: the plane has {members} etcd member(s), numbered from 0 ([cluster] etcd_members)"
+                        ),
+                    ));
+                }
+            }
+            FaultTarget::EtcdLeader => plane_only("etcd")?,
+            FaultTarget::EtcdFollower => {
+                plane_only("etcd")?;
+                if members < 2 {
+                    return Err(err(
+                        "target",
+                        f.target.span(),
+                        "etcd:follower needs at least 2 etcd members ([cluster] etcd_members)"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        let at = *f.at_s.get_ref();
+        if !(at >= 0.0 && at.is_finite()) {
+            return Err(err(
+                "at_s",
+                f.at_s.span(),
+                format!("must be a number of seconds ≥ 0, not {at}"),
+            ));
+        }
+        if at >= *spec.window_s.get_ref() {
+            return Err(err(
+                "at_s",
+                f.at_s.span(),
+                format!(
+                    "the fault at {at} s comes after the window ({} s): it would never run",
+                    spec.window_s.get_ref()
+                ),
+            ));
+        }
+        let d = *f.duration_s.get_ref();
+        if !(d >= 0.0 && d <= WINDOW_S.1) {
+            return Err(err(
+                "duration_s",
+                f.duration_s.span(),
+                format!("must be from 0 to {} seconds, not {d}", WINDOW_S.1),
+            ));
+        }
+        if *f.action.get_ref() == FaultAction::Stop && d <= 0.0 {
+            return Err(err(
+                "duration_s",
+                f.action.span(),
+                "a stop needs duration_s > 0 (how long the process stays stopped)".into(),
             ));
         }
     }

@@ -12,7 +12,7 @@ use ctrlbench_record::summary::QuietWait;
 use ctrlbench_record::{Settings, Summary};
 
 use super::controller::ControllerProcess;
-use super::member::Member;
+use super::member::{Launch, Member};
 use super::watch::Objects;
 use super::{Ctx, identity, measure, namespace};
 use crate::experiment::plan::Run;
@@ -59,6 +59,7 @@ pub async fn run(
                 dir,
                 objects: Arc::new(Objects::default()),
                 process: None,
+                launch: None,
                 secrets,
             });
             let m = members.last_mut().expect("just pushed");
@@ -90,6 +91,11 @@ pub async fn run(
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone())),
             );
+            m.launch = Some(Launch {
+                bin: bin.clone(),
+                args: args.clone(),
+                env: env.clone(),
+            });
             m.process = Some(
                 ControllerProcess::start(
                     bin,

@@ -1,7 +1,8 @@
 //! The measurement loop of one run group: a baseline scrape of every
 //! controller, then the loader and our own Ready watch per variant, a scrape
 //! every interval until the window ends, everything converges or Ctrl-C;
-//! a last scrape while the controllers still run; then objects.csv,
+//! faults fired on schedule (`faults`); a last scrape while the controllers
+//! still run; then faults.csv, objects.csv,
 //! audit.csv (when the plane keeps an audit log) and summary.json per variant.
 
 use std::sync::atomic::Ordering;
@@ -12,6 +13,7 @@ use ctrlbench_record::summary::{HarnessCpu, QuietWait};
 use ctrlbench_record::{RunDir, StopReason, Summary, objects};
 
 use super::audit::AuditSpan;
+use super::faults::Faults;
 use super::member::Member;
 use super::sampler::Sampler;
 use super::{Ctx, loader, summary, watch};
@@ -87,6 +89,8 @@ pub async fn run(
             stop.clone(),
         )));
     }
+    let mut faults = Faults::new(&exp.spec.faults);
+    let plane = ctx.cluster.plane.as_ref();
     let load_start = Instant::now();
     for m in members.iter() {
         loads.push(tokio::spawn(loader::create(
@@ -154,6 +158,11 @@ pub async fn run(
                 bars.set(i, m.objects.ready(), Some(msg));
             }
         }
+        if !faults.is_empty() {
+            faults
+                .tick(load_start, members, &mut sampler, plane)
+                .await?;
+        }
         if Instant::now() >= next_objects {
             next_objects += OBJECTS_EVERY;
             for m in members.iter() {
@@ -181,6 +190,8 @@ pub async fn run(
     for w in watches {
         let _ = w.await;
     }
+    // Stopped or killed processes come back before the next run.
+    faults.finish(members, &mut sampler, plane).await?;
     let elapsed = load_start.elapsed().as_secs_f64();
     let cpu_at_end = own_cpu_seconds();
     let harness_cpu = match loaded {

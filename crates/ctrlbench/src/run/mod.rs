@@ -6,6 +6,7 @@
 
 pub mod audit;
 mod controller;
+pub mod faults;
 pub mod group;
 pub mod identity;
 pub mod loader;

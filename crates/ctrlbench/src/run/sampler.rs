@@ -99,6 +99,12 @@ pub struct ControllerTarget {
     /// (time, reconciles) of the previous successful scrape, for rates.
     pub prev: Option<(Instant, f64)>,
     pub rate: f64,
+    /// The counters a restarted controller lost (its last row before the
+    /// drop), added to every later row: `last` minus `baseline` stays the
+    /// increase, as Prometheus's `increase()` takes it.
+    carry: ControllerRow,
+    /// The last row as scraped, before `carry`.
+    raw: Option<ControllerRow>,
 }
 
 /// Samples one group of runs (one variant, or all at once).
@@ -156,6 +162,8 @@ impl Sampler {
                 last_change: Instant::now(),
                 prev: None,
                 rate: 0.0,
+                carry: ControllerRow::default(),
+                raw: None,
             });
         }
         Ok(Sampler {
@@ -213,7 +221,21 @@ impl Sampler {
                 c.failed += 1;
                 continue;
             };
-            let r = ControllerRow::of(&values);
+            let raw = ControllerRow::of(&values);
+            if c.raw.is_some_and(|p| raw.reconciles < p.reconciles) {
+                // A counter reset: the controller restarted.
+                let p = c.raw.unwrap_or_default();
+                c.carry.reconciles += p.reconciles;
+                c.carry.success += p.success;
+                c.carry.errors += p.errors;
+            }
+            c.raw = Some(raw);
+            let r = ControllerRow {
+                reconciles: raw.reconciles + c.carry.reconciles,
+                success: raw.success + c.carry.success,
+                errors: raw.errors + c.carry.errors,
+                depth: raw.depth,
+            };
             c.ok += 1;
             if c.baseline.is_none() {
                 c.baseline = Some(r);
