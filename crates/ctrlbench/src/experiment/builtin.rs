@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 9] = [
+pub const BUILTIN: [(&str, &str); 12] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -31,6 +31,18 @@ pub const BUILTIN: [(&str, &str); 9] = [
     (
         "queues",
         include_str!("../../../../experiments/queues.toml"),
+    ),
+    (
+        "seed-ha",
+        include_str!("../../../../experiments/seed-ha.toml"),
+    ),
+    (
+        "seed-ha-single",
+        include_str!("../../../../experiments/seed-ha-single.toml"),
+    ),
+    (
+        "faults",
+        include_str!("../../../../experiments/faults.toml"),
     ),
 ];
 

@@ -1062,6 +1062,83 @@ preset = "good"
     }
 
     #[test]
+    fn topology_and_faults_are_validated_with_file_line_and_key() {
+        let with = |extra: &str| format!("{GOOD}{extra}");
+        // (extra text, line of the error, key, part of the message)
+        let cases = [
+            (
+                "[cluster]\netcd_members = 9\n",
+                9,
+                "etcd_members",
+                "from 1 to 7",
+            ),
+            ("[cluster]\napiservers = 0\n", 9, "apiservers", "from 1 to 5"),
+            (
+                "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:2\"\n",
+                11,
+                "target",
+                "1 etcd member",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"apiserver:1\"\n",
+                11,
+                "target",
+                "1 apiserver",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:follower\"\n",
+                11,
+                "target",
+                "at least 2",
+            ),
+            (
+                "[[fault]]\nat_s = 12\naction = \"kill\"\ntarget = \"controller\"\n",
+                9,
+                "at_s",
+                "after the window",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"stop\"\ntarget = \"controller\"\n",
+                10,
+                "duration_s",
+                "duration_s > 0",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"explode\"\ntarget = \"controller\"\n",
+                10,
+                "action",
+                "explode",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"scheduler\"\n",
+                11,
+                "target",
+                "unknown fault target",
+            ),
+        ];
+        for (extra, line, key, msg) in cases {
+            let e = err(&with(extra));
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}: {e}");
+            assert!(e.message.contains(msg), "{extra}: {e}");
+            assert!(e.to_string().starts_with("exp.toml:"), "{e}");
+        }
+        // The same targets are fine on a plane that has them.
+        let ok = with(
+            "[cluster]\netcd_members = 3\napiservers = 2\n\
+             [[fault]]\nat_s = 1\naction = \"restart\"\ntarget = \"etcd:2\"\nduration_s = 1\n\
+             [[fault]]\nat_s = 2\naction = \"stop\"\ntarget = \"etcd:follower\"\nduration_s = 1\n\
+             [[fault]]\nat_s = 3\naction = \"kill\"\ntarget = \"apiserver:1\"\n",
+        );
+        let e = parse(Path::new("exp.toml"), &ok).unwrap();
+        assert_eq!(e.spec.faults.len(), 3);
+        // An existing cluster has no plane processes to hit.
+        let e = err(&with(
+            "[cluster]\ncontext = \"x\"\n[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:leader\"\n",
+        ));
+        assert_eq!(e.key, "target");
+    }
+
+    #[test]
     fn missing_variant_is_reported() {
         let e = err("name = \"t\"\nscales = [5]\n");
         assert_eq!(e.key, "variant");
