@@ -146,14 +146,15 @@ impl Series {
 /// takes it: a sample lower than the one before is a reset (the process
 /// restarted), and counts from 0. None without samples.
 pub fn increase(values: &[f64]) -> Option<f64> {
-    let first = *values.first()?;
-    let mut total = 0.0;
-    let mut prev = first;
-    for &v in &values[1..] {
-        total += if v >= prev { v - prev } else { v };
-        prev = v;
-    }
-    Some(total)
+    let (first, last) = (*values.first()?, *values.last()?);
+    // Last minus first, plus what each reset lost (the value before the
+    // drop): exactly last − first when nothing reset.
+    let lost: f64 = values
+        .windows(2)
+        .filter(|w| w[1] < w[0])
+        .map(|w| w[0])
+        .sum();
+    Some(last - first + lost)
 }
 
 #[cfg(test)]

@@ -64,15 +64,17 @@ fn tick(v: f64, span: f64) -> String {
     }
 }
 
+/// A line chart; `marks` are x positions drawn as red vertical lines (faults).
 fn line_chart(
     title: &str,
     x_desc: &str,
     y_desc: &str,
     lines: &[Line],
     legend: SeriesLabelPosition,
+    marks: &[f64],
 ) -> Result<String> {
     let pts = || lines.iter().flat_map(|l| l.segments.iter().flatten());
-    let (x0, x1) = range(pts().map(|p| p.0), true);
+    let (x0, x1) = range(pts().map(|p| p.0).chain(marks.iter().copied()), true);
     let (y0, y1) = range(pts().map(|p| p.1), true);
     let mut svg = String::new();
     {
@@ -93,6 +95,16 @@ fn line_chart(
             .x_label_formatter(&|v| tick(*v, x1 - x0))
             .draw()
             .map_err(err)?;
+        for (i, x) in marks.iter().enumerate() {
+            let s = chart
+                .draw_series(LineSeries::new([(*x, y0), (*x, y1)], RED.stroke_width(1)))
+                .map_err(err)?;
+            if i == 0 {
+                s.label("fault").legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(1))
+                });
+            }
+        }
         for l in lines {
             let c = l.color;
             for (i, seg) in l.segments.iter().enumerate() {
@@ -273,6 +285,13 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                 .collect()
         };
         let t = "seconds since load start";
+        // Every fault of the scale's runs, in seconds since their load start.
+        let mut marks: Vec<f64> = runs
+            .iter()
+            .flat_map(|r| r.faults.iter().map(|f| f.actual_s))
+            .collect();
+        marks.sort_by(f64::total_cmp);
+        marks.dedup_by(|a, b| (*a - *b).abs() < 0.05);
         let plots = [
             (
                 format!("Ready objects over time, N={n} (every run)"),
@@ -282,6 +301,7 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                     "Ready",
                     &lines(&|r, t0| vec![ready_curve(r, t0)]),
                     SeriesLabelPosition::LowerRight,
+                    &marks,
                 )?,
             ),
             (
@@ -292,6 +312,7 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                     "keys waiting",
                     &lines(&|r, t0| gauge_segments(r, t0, "queue_depth")),
                     SeriesLabelPosition::UpperRight,
+                    &marks,
                 )?,
             ),
             (
@@ -302,6 +323,7 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                     "reconciles/s",
                     &lines(&|r, t0| vec![reconcile_rate(r, t0)]),
                     SeriesLabelPosition::UpperRight,
+                    &marks,
                 )?,
             ),
             (
@@ -341,6 +363,7 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                 "Ready/s",
                 &lines,
                 SeriesLabelPosition::UpperRight,
+                &[],
             )?,
         });
     }

@@ -1072,7 +1072,12 @@ preset = "good"
                 "etcd_members",
                 "from 1 to 7",
             ),
-            ("[cluster]\napiservers = 0\n", 9, "apiservers", "from 1 to 5"),
+            (
+                "[cluster]\napiservers = 0\n",
+                9,
+                "apiservers",
+                "from 1 to 5",
+            ),
             (
                 "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:2\"\n",
                 11,
