@@ -1,6 +1,7 @@
 //! Fault experiments end to end through the CLI: a controller restarted mid
 //! load on this binary's shared plane, and plane faults (the etcd leader
-//! restarted, an apiserver killed) on a run's own 3-member, 2-apiserver plane.
+//! restarted, an apiserver killed, a follower and the controller stopped) on
+//! a run's own 3-member, 2-apiserver plane.
 //! Each run converges with nothing lost, records its faults in faults.csv and
 //! leaves no process behind.
 
@@ -99,13 +100,17 @@ fn a_restarted_controller_converges_and_loses_nothing() {
 }
 
 #[test]
-fn etcd_leader_restart_and_an_apiserver_kill_on_an_ha_plane_lose_nothing() {
+fn plane_faults_on_an_ha_plane_lose_no_acknowledged_create() {
     let tmp = tempfile::tempdir().unwrap();
+    // A fixed window, so every fault fires however fast the run converges.
     let text = format!(
-        "name = \"fault-plane\"\n{GOOD}\
+        "name = \"fault-plane\"\n{}\
          [cluster]\netcd_fsync = false\netcd_members = 3\napiservers = 2\n\
          [[fault]]\nat_s = 1\naction = \"restart\"\ntarget = \"etcd:leader\"\nduration_s = 2\n\
-         [[fault]]\nat_s = 2\naction = \"kill\"\ntarget = \"apiserver:1\"\n"
+         [[fault]]\nat_s = 2\naction = \"kill\"\ntarget = \"apiserver:1\"\n\
+         [[fault]]\nat_s = 3\naction = \"stop\"\ntarget = \"etcd:follower\"\nduration_s = 1\n\
+         [[fault]]\nat_s = 4\naction = \"stop\"\ntarget = \"controller\"\nduration_s = 1\n",
+        GOOD.replace("window_s = 60\nstop_when_converged = true", "window_s = 10")
     );
     let (run, s, f) = run(tmp.path(), &text, &[]);
     // Every create the loader saw succeed is Ready: nothing acknowledged was
@@ -120,12 +125,18 @@ fn etcd_leader_restart_and_an_apiserver_kill_on_an_ha_plane_lose_nothing() {
         .map(|o| &o.name)
         .collect();
     assert!(lost.is_empty(), "acknowledged but never Ready: {lost:?}");
-    assert_eq!(f.len(), 2, "{f:?}");
+    assert_eq!(f.len(), 4, "{f:?}");
     assert!(f[0].resolved.starts_with("etcd:"), "{f:?}");
     assert!(f[0].outcome.starts_with("ok, restarted as pid"), "{f:?}");
     assert_eq!(
         (f[1].resolved.as_str(), f[1].outcome.as_str()),
         ("apiserver:1", "ok")
+    );
+    assert!(f[2].resolved.starts_with("etcd:"), "{f:?}");
+    assert_eq!(f[2].outcome, "ok, continued", "{f:?}");
+    assert_eq!(
+        (f[3].resolved.as_str(), f[3].outcome.as_str()),
+        ("controller", "ok, continued")
     );
     // Per-process files with the leader flag.
     for k in 0..3 {
