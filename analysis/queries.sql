@@ -10,7 +10,9 @@
 -- `ctrlbench report`:
 --   * a row with scrape_ok = 0 is a failed scrape (empty values, never zeros): skipped;
 --   * counters are deltas from each run's baseline (first scrape_ok = 1 row) to its
---     last good row;
+--     last good row, taken as Prometheus's increase() takes them: a counter lower
+--     than at the previous good row was reset (a controller restarted by a fault)
+--     and counts from 0 (macro inc below); summed gap by gap;
 --   * rates divide by the REAL gap between consecutive good rows (never 1 s);
 --   * time zero is the load start: objects.csv's last created_at minus
 --     summary.json's load.seconds;
@@ -19,6 +21,11 @@
 --   * time-to-Ready covers every created object, never-Ready ones as +infinity.
 -- analysis/test_queries.py (run by scripts/test.sh) compares every query with
 -- the report on the recorded fixtures in crates/ctrlbench-report/tests/data.
+
+-- A counter's increase from its previous good value `p` to `v`: a drop is a
+-- reset (the process restarted), so the new value is all increase.
+CREATE OR REPLACE MACRO inc(v, p) AS
+    CASE WHEN p IS NULL THEN 0 WHEN v >= p THEN v - p ELSE v END;
 
 -- One row per scrape of each controller, with its run's scale / variant / repeat.
 CREATE OR REPLACE VIEW metrics AS
@@ -64,9 +71,9 @@ ORDER BY ALL;
 -- 2. Per-second rates between consecutive good scrapes, over the real gap.
 SELECT scale, variant, rep, ts,
        round(epoch(ts) - epoch(prev_ts), 3)                                   AS gap_s,
-       (reconciles - prev_reconciles) / (epoch(ts) - epoch(prev_ts))          AS reconciles_per_s,
-       (queue_adds_total - prev_adds) / (epoch(ts) - epoch(prev_ts))          AS adds_per_s,
-       (rest_writes_total - prev_writes) / (epoch(ts) - epoch(prev_ts))       AS writes_per_s
+       inc(reconciles, prev_reconciles) / (epoch(ts) - epoch(prev_ts))        AS reconciles_per_s,
+       inc(queue_adds_total, prev_adds) / (epoch(ts) - epoch(prev_ts))        AS adds_per_s,
+       inc(rest_writes_total, prev_writes) / (epoch(ts) - epoch(prev_ts))     AS writes_per_s
 FROM (
     SELECT *,
            reconcile_success_total + reconcile_error_total + reconcile_requeue_total AS reconciles,
@@ -84,15 +91,23 @@ ORDER BY scale, variant, rep, ts;
 
 -- 3. Retry rate: retries per reconcile, baseline → last good row.
 SELECT scale, variant, rep,
-       arg_max(queue_retries_total, ts) - arg_min(queue_retries_total, ts)   AS retries,
-       arg_max(reconcile_success_total + reconcile_error_total, ts)
-         - arg_min(reconcile_success_total + reconcile_error_total, ts)      AS reconciles,
+       sum(inc(queue_retries_total, p_retries))                             AS retries,
+       sum(inc(reconcile_success_total, p_success) + inc(reconcile_error_total, p_error))
+                                                                             AS reconciles,
        retries / nullif(reconciles, 0)                                       AS retries_per_reconcile,
-       (arg_max(reconcile_latency_sum, ts) - arg_min(reconcile_latency_sum, ts))
-         / nullif(arg_max(reconcile_latency_count, ts)
-                  - arg_min(reconcile_latency_count, ts), 0)                 AS mean_reconcile_s
-FROM metrics
-WHERE scrape_ok = 1
+       sum(inc(reconcile_latency_sum, p_lsum))
+         / nullif(sum(inc(reconcile_latency_count, p_lcount)), 0)           AS mean_reconcile_s
+FROM (
+    SELECT *,
+           lag(queue_retries_total) OVER w     AS p_retries,
+           lag(reconcile_success_total) OVER w AS p_success,
+           lag(reconcile_error_total) OVER w   AS p_error,
+           lag(reconcile_latency_sum) OVER w   AS p_lsum,
+           lag(reconcile_latency_count) OVER w AS p_lcount
+    FROM metrics
+    WHERE scrape_ok = 1
+    WINDOW w AS (PARTITION BY scale, variant, rep ORDER BY ts)
+)
 GROUP BY ALL
 ORDER BY ALL;
 
@@ -132,12 +147,19 @@ WITH long AS (
     SELECT * FROM (SELECT * FROM metrics WHERE scrape_ok = 1)
     UNPIVOT INCLUDE NULLS (cum FOR bucket IN (COLUMNS('reconcile_latency_le_.*')))
 ),
+steps AS (
+    SELECT scale, variant, rep, bucket,
+           inc(coalesce(cum, 0),
+               lag(coalesce(cum, 0)) OVER (PARTITION BY scale, variant, rep, bucket ORDER BY ts))
+                                                                              AS step
+    FROM long
+),
 edges AS (
     SELECT scale, variant, rep,
            CASE WHEN bucket LIKE '%+Inf' THEN 'inf'::DOUBLE
                 ELSE replace(bucket, 'reconcile_latency_le_', '')::DOUBLE END AS le,
-           arg_max(coalesce(cum, 0), ts) - arg_min(coalesce(cum, 0), ts)      AS cum
-    FROM long GROUP BY ALL
+           sum(step)                                                          AS cum
+    FROM steps GROUP BY ALL
 ),
 b AS (
     SELECT *,

@@ -14,8 +14,13 @@ use crate::tinyca::Certs;
 pub struct ApiServerConfig {
     pub bin: PathBuf,
     pub port: u16,
+    /// Every etcd member's client URL, comma-separated.
     pub etcd_url: String,
+    /// Its own serving pair in `serving_cert`/`serving_key` (see `Certs::for_apiserver`).
     pub certs: Certs,
+    /// `--service-account-issuer`: one for every apiserver of a plane, so a
+    /// token one issues the others accept (None: this apiserver's URL).
+    pub issuer: Option<String>,
     pub feature_gates: Vec<String>,
     pub extra_args: Vec<String>,
     /// The audit log of widget writes, when on.
@@ -51,7 +56,10 @@ impl ApiServerConfig {
         f.set("client-ca-file", path(&c.ca_cert));
         f.set("service-account-key-file", path(&c.sa_public));
         f.set("service-account-signing-key-file", path(&c.sa_private));
-        f.set("service-account-issuer", self.url());
+        f.set(
+            "service-account-issuer",
+            self.issuer.clone().unwrap_or_else(|| self.url()),
+        );
         f.set("authorization-mode", "RBAC");
         f.set("anonymous-auth", "false");
         f.set("service-cluster-ip-range", "10.0.0.0/24");

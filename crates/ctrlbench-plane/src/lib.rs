@@ -1,7 +1,8 @@
 //! The local control plane: etcd + kube-apiserver built from upstream Go
 //! modules and started on loopback, envtest-style. It knows nothing of
 //! experiments or runs. One small type per process
-//! (`etcd`, `apiserver`), the CA (`tinyca`), the whole plane (`plane`), named
+//! (`etcd`, `apiserver`), the front that gives several apiservers one URL
+//! (`front`), the CA (`tinyca`), the whole plane (`plane`), named
 //! planes that outlive the command (`state`), and the binaries (`binaries`).
 //! `process` is the one way a child is started (process group, parent-death
 //! signal); `progress` the one progress display; `testing` one shared plane
@@ -13,6 +14,7 @@ pub mod bench;
 pub mod binaries;
 pub mod etcd;
 pub mod flags;
+pub mod front;
 pub mod kubeconfig;
 pub mod plane;
 pub mod process;
@@ -23,4 +25,4 @@ pub mod testing;
 pub mod tinyca;
 
 pub use binaries::{Binaries, DEFAULT_K8S_VERSION};
-pub use plane::{ControlPlane, PlaneOptions};
+pub use plane::{ControlPlane, Member, PlaneOptions};

@@ -1,12 +1,20 @@
 //! A control plane: etcd + kube-apiserver with their own CA, the Widget CRD
 //! installed, an admin kubeconfig written. Start it, use it, drop it.
 //!
+//! The topology is `etcd_members` etcd processes forming one cluster (peer
+//! TLS) and `apiservers` kube-apiservers sharing it, its CA, service-account
+//! keys and issuer, each on its own port; with more than one apiserver a
+//! [`Front`] gives clients one URL, and the admin kubeconfig names it. Each
+//! process can be signalled and restarted with its own flags and data
+//! (faults): the process lists sit behind a lock for that.
+//!
 //! In-process planes (tests, `ctrlbench run`) live in a temporary directory
 //! and stop when dropped; `cluster up` starts a detached plane in a named
 //! directory and records it (see `state`).
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -21,8 +29,14 @@ use super::apiserver::{ApiServer, ApiServerConfig};
 use super::audit::AuditFiles;
 use super::binaries::{self, Binaries};
 use super::etcd::{Etcd, EtcdConfig, EtcdTls};
+use super::front::{Front, FrontConfig};
 use super::kubeconfig::{self, Credentials};
+use super::process::{Process, Signal};
 use super::tinyca;
+
+/// The most etcd members and apiservers a plane may have.
+pub const MAX_ETCD_MEMBERS: usize = 7;
+pub const MAX_APISERVERS: usize = 5;
 
 /// What a plane is started with.
 #[derive(Debug, Clone)]
@@ -32,6 +46,10 @@ pub struct PlaneOptions {
     pub apiserver_args: Vec<String>,
     pub etcd_args: Vec<String>,
     pub etcd_fsync: bool,
+    /// etcd cluster size (1: a single member, as envtest).
+    pub etcd_members: usize,
+    /// kube-apiservers sharing etcd (more than 1: clients go through the front).
+    pub apiservers: usize,
     /// The apiserver's audit log of widget writes (per-caller server-side
     /// figures; see `audit`).
     pub audit_log: bool,
@@ -47,6 +65,8 @@ impl Default for PlaneOptions {
             apiserver_args: vec![],
             etcd_args: vec![],
             etcd_fsync: true,
+            etcd_members: 1,
+            apiservers: 1,
             audit_log: false,
             install_crd: true,
             startup_timeout: Duration::from_secs(90),
@@ -54,11 +74,55 @@ impl Default for PlaneOptions {
     }
 }
 
+impl PlaneOptions {
+    /// Checks the topology (sizes, and what only a single apiserver has).
+    pub fn check(&self) -> Result<()> {
+        if !(1..=MAX_ETCD_MEMBERS).contains(&self.etcd_members) {
+            bail!(
+                "etcd members must be from 1 to {MAX_ETCD_MEMBERS}, not {}",
+                self.etcd_members
+            );
+        }
+        if !(1..=MAX_APISERVERS).contains(&self.apiservers) {
+            bail!(
+                "apiservers must be from 1 to {MAX_APISERVERS}, not {}",
+                self.apiservers
+            );
+        }
+        if self.audit_log && self.apiservers > 1 {
+            bail!(
+                "the audit log needs a single apiserver (each apiserver would log a part of the writes)"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One process of a plane: etcd member `k` or apiserver `k` (from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Member {
+    Etcd(usize),
+    ApiServer(usize),
+}
+
+impl std::fmt::Display for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Member::Etcd(k) => write!(f, "etcd:{k}"),
+            Member::ApiServer(k) => write!(f, "apiserver:{k}"),
+        }
+    }
+}
+
 /// A running control plane.
 pub struct ControlPlane {
     pub dir: PathBuf,
-    pub etcd: Etcd,
-    pub apiserver: ApiServer,
+    /// The etcd members, in member order.
+    pub etcd: Mutex<Vec<Etcd>>,
+    /// The apiservers, in order.
+    pub apiservers: Mutex<Vec<ApiServer>>,
+    /// One URL for several apiservers (None with a single one).
+    pub front: Option<Front>,
     pub kubeconfig: Kubeconfig,
     pub kubeconfig_path: PathBuf,
     /// `gitVersion` the apiserver reports.
@@ -70,12 +134,103 @@ pub struct ControlPlane {
 
 impl ControlPlane {
     /// The audit log of widget writes, when the plane keeps one.
-    pub fn audit_log(&self) -> Option<&Path> {
-        self.apiserver
+    pub fn audit_log(&self) -> Option<PathBuf> {
+        self.apiservers()[0]
             .config
             .audit
             .as_ref()
-            .map(|a| a.log.as_path())
+            .map(|a| a.log.clone())
+    }
+
+    /// The etcd members (locked while the guard lives).
+    pub fn etcd(&self) -> MutexGuard<'_, Vec<Etcd>> {
+        self.etcd.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The apiservers (locked while the guard lives).
+    pub fn apiservers(&self) -> MutexGuard<'_, Vec<ApiServer>> {
+        self.apiservers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every apiserver's own URL, in order (the sampler scrapes each directly).
+    pub fn apiserver_urls(&self) -> Vec<String> {
+        self.apiservers().iter().map(|a| a.config.url()).collect()
+    }
+
+    /// Every etcd member's metrics URL (plain HTTP on 127.0.0.1), in order.
+    pub fn etcd_metrics_urls(&self) -> Vec<String> {
+        self.etcd().iter().map(|e| e.config.metrics_url()).collect()
+    }
+
+    /// Every etcd member's client URL, in order.
+    pub fn etcd_client_urls(&self) -> Vec<String> {
+        self.etcd().iter().map(|e| e.config.client_url()).collect()
+    }
+
+    /// The admin kubeconfig aimed at one apiserver directly (not the front).
+    pub fn kubeconfig_for(&self, apiserver: usize) -> Kubeconfig {
+        let mut kc = self.kubeconfig.clone();
+        if let Some(url) = self.apiserver_urls().get(apiserver) {
+            for c in &mut kc.clusters {
+                if let Some(cluster) = c.cluster.as_mut() {
+                    cluster.server = Some(url.clone());
+                }
+            }
+        }
+        kc
+    }
+
+    /// The process of `m`: (pid, running).
+    pub fn pid(&self, m: Member) -> Option<(u32, bool)> {
+        let f = |p: &mut Process| (p.pid, p.is_running());
+        match m {
+            Member::Etcd(k) => self.etcd().get_mut(k).map(|e| f(&mut e.process)),
+            Member::ApiServer(k) => self.apiservers().get_mut(k).map(|a| f(&mut a.process)),
+        }
+    }
+
+    /// Sends `sig` to `m` (faults: KILL, STOP, CONT); returns its pid.
+    pub fn signal(&self, m: Member, sig: Signal) -> Result<u32> {
+        let send = |p: &Process| {
+            p.send(sig);
+            p.pid
+        };
+        match m {
+            Member::Etcd(k) => self.etcd().get(k).map(|e| send(&e.process)),
+            Member::ApiServer(k) => self.apiservers().get(k).map(|a| send(&a.process)),
+        }
+        .with_context(|| format!("the plane has no {m}"))
+    }
+
+    /// Starts `m` again with its own flags, data directory and log (killed
+    /// first if it still runs); returns the new pid. Call it from a thread
+    /// that outlives the process (a runtime worker, not a blocking task).
+    pub fn restart(&self, m: Member) -> Result<u32> {
+        let restart = |p: &mut Process| p.restart().map(|()| p.pid);
+        match m {
+            Member::Etcd(k) => match self.etcd().get_mut(k) {
+                Some(e) => restart(&mut e.process),
+                None => bail!("the plane has no {m}"),
+            },
+            Member::ApiServer(k) => match self.apiservers().get_mut(k) {
+                Some(a) => restart(&mut a.process),
+                None => bail!("the plane has no {m}"),
+            },
+        }
+    }
+
+    /// The member that says it leads (`etcd_server_is_leader 1` on its
+    /// metrics page), if any answers so.
+    pub async fn etcd_leader(&self) -> Option<usize> {
+        let urls = self.etcd_metrics_urls();
+        for (k, url) in urls.iter().enumerate() {
+            if let Some(page) = http_get(url, Duration::from_secs(2)).await
+                && page.lines().any(|l| l.trim() == "etcd_server_is_leader 1")
+            {
+                return Some(k);
+            }
+        }
+        None
     }
 
     /// Starts an attached plane in a fresh temporary directory, building the
@@ -102,28 +257,59 @@ impl ControlPlane {
         let mut guard = DirGuard(Some(dir.clone()));
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let (certs, pems) = tinyca::generate(&dir.join("pki"))?;
-        let [client_port, peer_port, metrics_port, api_port] = free_ports()?;
-
-        let started = Instant::now();
-        let etcd = Etcd::start(
-            EtcdConfig {
+        opts.check()?;
+        let (n_etcd, n_api) = (opts.etcd_members, opts.apiservers);
+        let (certs, pems) = tinyca::generate(&dir.join("pki"), n_etcd, n_api)?;
+        let ports = free_ports(3 * n_etcd + n_api)?;
+        // Single-member names and files stay as they always were.
+        let numbered = |base: &str, k: usize, n: usize, ext: &str| match n {
+            1 => format!("{base}{ext}"),
+            _ => format!("{base}-{k}{ext}"),
+        };
+        let etcd_configs: Vec<EtcdConfig> = (0..n_etcd)
+            .map(|k| EtcdConfig {
                 bin: bins.etcd.clone(),
-                data_dir: dir.join("etcd"),
-                client_port,
-                peer_port,
-                metrics_port,
+                name: if n_etcd == 1 {
+                    "ctrlbench".into()
+                } else {
+                    format!("etcd-{k}")
+                },
+                initial_cluster: String::new(),
+                data_dir: dir.join(numbered("etcd", k, n_etcd, "")),
+                client_port: ports[3 * k],
+                peer_port: ports[3 * k + 1],
+                metrics_port: ports[3 * k + 2],
                 fsync: opts.etcd_fsync,
                 tls: EtcdTls {
                     ca: certs.ca_cert.clone(),
-                    cert: certs.etcd_cert.clone(),
-                    key: certs.etcd_key.clone(),
+                    cert: certs.etcd_members[k].cert.clone(),
+                    key: certs.etcd_members[k].key.clone(),
                 },
                 extra_args: opts.etcd_args.clone(),
-            },
-            &dir.join("etcd.log"),
-            detached,
-        )?;
+            })
+            .collect();
+        let initial_cluster = if n_etcd > 1 {
+            etcd_configs
+                .iter()
+                .map(|c| format!("{}={}", c.name, c.peer_url()))
+                .collect::<Vec<_>>()
+                .join(",")
+        } else {
+            String::new()
+        };
+        let etcd_urls = etcd_configs
+            .iter()
+            .map(|c| c.client_url())
+            .collect::<Vec<_>>()
+            .join(",");
+
+        let started = Instant::now();
+        let mut etcd = Vec::new();
+        for (k, mut config) in etcd_configs.into_iter().enumerate() {
+            config.initial_cluster = initial_cluster.clone();
+            let log = dir.join(numbered("etcd", k, n_etcd, ".log"));
+            etcd.push(Etcd::start(config, &log, detached)?);
+        }
         let audit = if opts.audit_log {
             let a = AuditFiles::in_dir(&dir);
             a.write_policy()?;
@@ -131,22 +317,49 @@ impl ControlPlane {
         } else {
             None
         };
-        let apiserver = ApiServer::start(
-            ApiServerConfig {
-                bin: bins.kube_apiserver.clone(),
-                port: api_port,
-                etcd_url: etcd.config.client_url(),
-                certs,
-                feature_gates: opts.feature_gates.clone(),
-                extra_args: opts.apiserver_args.clone(),
-                audit,
+        let api_ports = &ports[3 * n_etcd..];
+        // One issuer for all: a token one apiserver issues, every one accepts.
+        let issuer = format!("https://127.0.0.1:{}", api_ports[0]);
+        let mut apiservers = Vec::new();
+        for (k, port) in api_ports.iter().enumerate() {
+            let log = dir.join(numbered("kube-apiserver", k, n_api, ".log"));
+            apiservers.push(ApiServer::start(
+                ApiServerConfig {
+                    bin: bins.kube_apiserver.clone(),
+                    port: *port,
+                    etcd_url: etcd_urls.clone(),
+                    certs: certs.for_apiserver(k),
+                    issuer: Some(issuer.clone()),
+                    feature_gates: opts.feature_gates.clone(),
+                    extra_args: opts.apiserver_args.clone(),
+                    audit: audit.clone(),
+                },
+                &log,
+                detached,
+            )?);
+        }
+        let admin = kubeconfig::build(
+            "ctrlbench",
+            &apiservers[0].config.url(),
+            &pems.ca_cert,
+            Credentials::Cert {
+                cert: &pems.admin_cert,
+                key: &pems.admin_key,
             },
-            &dir.join("kube-apiserver.log"),
-            detached,
-        )?;
+            None,
+        );
+        let front = if n_api > 1 {
+            Some(Front::start(FrontConfig::new(api_ports.to_vec()), &admin)?)
+        } else {
+            None
+        };
+        let url = front
+            .as_ref()
+            .map(|f| f.url())
+            .unwrap_or_else(|| apiservers[0].config.url());
         let kc = kubeconfig::build(
             "ctrlbench",
-            &apiserver.config.url(),
+            &url,
             &pems.ca_cert,
             Credentials::Cert {
                 cert: &pems.admin_cert,
@@ -159,8 +372,9 @@ impl ControlPlane {
 
         let mut plane = ControlPlane {
             dir,
-            etcd,
-            apiserver,
+            etcd: Mutex::new(etcd),
+            apiservers: Mutex::new(apiservers),
+            front,
             kubeconfig: kc,
             kubeconfig_path,
             version: String::new(),
@@ -169,10 +383,19 @@ impl ControlPlane {
         };
         // From here on, dropping `plane` stops the processes and removes the directory.
         guard.0 = None;
+        // Every apiserver ready on its own, then the front's URL too.
+        for k in 0..n_api {
+            let direct = kubeconfig::client(&plane.kubeconfig_for(k)).await?;
+            plane
+                .wait_ready(k, &direct, started, opts.startup_timeout)
+                .await?;
+        }
         let client = plane.client().await?;
-        plane
-            .wait_ready(&client, started, opts.startup_timeout)
-            .await?;
+        if n_api > 1 {
+            plane
+                .wait_ready(0, &client, started, opts.startup_timeout)
+                .await?;
+        }
         plane.ready_after = started.elapsed();
         plane.version = client.apiserver_version().await?.git_version;
         if opts.install_crd {
@@ -187,14 +410,22 @@ impl ControlPlane {
         kubeconfig::client(&self.kubeconfig).await
     }
 
+    /// The URL clients use: the front's, or the single apiserver's.
     pub fn url(&self) -> String {
-        self.apiserver.config.url()
+        match &self.front {
+            Some(f) => f.url(),
+            None => self.apiservers()[0].config.url(),
+        }
     }
 
     /// Lets the processes and directory outlive this handle (`cluster up`).
     pub fn detach(mut self) {
-        self.etcd.process.release();
-        self.apiserver.process.release();
+        for e in self.etcd.get_mut().unwrap_or_else(|e| e.into_inner()) {
+            e.process.release();
+        }
+        for a in self.apiservers.get_mut().unwrap_or_else(|e| e.into_inner()) {
+            a.process.release();
+        }
         self.released = true;
     }
 
@@ -207,28 +438,40 @@ impl ControlPlane {
     /// plane thrown away on an interrupt (a loaded apiserver can take several
     /// seconds to shut down gracefully, and its data is deleted anyway).
     pub fn stop_within(mut self, grace: Duration) {
-        self.apiserver.process.stop(grace);
-        self.etcd.process.stop(grace);
+        self.stop_processes(grace);
     }
 
+    /// Stops the front, the apiservers, then the etcd members.
+    fn stop_processes(&mut self, grace: Duration) {
+        self.front.take();
+        for a in self.apiservers.get_mut().unwrap_or_else(|e| e.into_inner()) {
+            a.process.stop(grace);
+        }
+        for e in self.etcd.get_mut().unwrap_or_else(|e| e.into_inner()) {
+            e.process.stop(grace);
+        }
+    }
+
+    /// Waits for `ok` from `/readyz` through `client` (apiserver `k`, or the front).
     async fn wait_ready(
         &mut self,
+        k: usize,
         client: &kube::Client,
         started: Instant,
         timeout: Duration,
     ) -> Result<()> {
         let mut last_err;
         loop {
-            if !self.etcd.process.is_running() {
-                bail!(
-                    "etcd exited during start-up: {}",
-                    self.etcd.process.log_summary()
-                );
+            for e in self.etcd.get_mut().unwrap_or_else(|e| e.into_inner()) {
+                if !e.process.is_running() {
+                    bail!("etcd exited during start-up: {}", e.process.log_summary());
+                }
             }
-            if !self.apiserver.process.is_running() {
+            let api = &mut self.apiservers.get_mut().unwrap_or_else(|e| e.into_inner())[k];
+            if !api.process.is_running() {
                 bail!(
                     "kube-apiserver exited during start-up: {}",
-                    self.apiserver.process.log_summary()
+                    api.process.log_summary()
                 );
             }
             let req = http::Request::get("/readyz").body(Vec::new())?;
@@ -241,7 +484,7 @@ impl ControlPlane {
             if started.elapsed() > timeout {
                 bail!(
                     "kube-apiserver not ready after {timeout:?}: {last_err} (last log line: {})",
-                    self.apiserver.process.log_summary()
+                    api.process.log_summary()
                 );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -254,8 +497,7 @@ impl Drop for ControlPlane {
         if self.released {
             return;
         }
-        self.apiserver.stop();
-        self.etcd.stop();
+        self.stop_processes(super::process::STOP_TIMEOUT);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -367,18 +609,40 @@ pub async fn install_blocking(version: &str) -> Result<Binaries> {
     tokio::task::spawn_blocking(move || binaries::install(&v)).await?
 }
 
-/// Four distinct free loopback ports. The listeners are held until all four
-/// are chosen so the plane never picks the same port twice.
-fn free_ports() -> Result<[u16; 4]> {
-    let ls: Vec<TcpListener> = (0..4)
+/// `n` distinct free loopback ports. The listeners are held until all are
+/// chosen so the plane never picks the same port twice.
+fn free_ports(n: usize) -> Result<Vec<u16>> {
+    let ls: Vec<TcpListener> = (0..n)
         .map(|_| TcpListener::bind("127.0.0.1:0"))
         .collect::<std::io::Result<_>>()
         .context("cannot find free ports on 127.0.0.1")?;
-    let ports: Vec<u16> = ls
+    Ok(ls
         .iter()
         .map(|l| l.local_addr().map(|a| a.port()))
-        .collect::<std::io::Result<_>>()?;
-    Ok([ports[0], ports[1], ports[2], ports[3]])
+        .collect::<std::io::Result<_>>()?)
+}
+
+/// A plain-HTTP GET on loopback (etcd's metrics listener), body as text.
+async fn http_get(url: &str, timeout: Duration) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://")?;
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    tokio::time::timeout(timeout, async {
+        let mut s = tokio::net::TcpStream::connect(host).await.ok()?;
+        s.write_all(format!("GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes())
+            .await
+            .ok()?;
+        let mut buf = Vec::new();
+        s.read_to_end(&mut buf).await.ok()?;
+        let text = String::from_utf8(buf).ok()?;
+        let (head, body) = text.split_once("\r\n\r\n")?;
+        head.starts_with("HTTP/1.1 200")
+            .then(|| body.to_string())
+            .or_else(|| head.starts_with("HTTP/1.0 200").then(|| body.to_string()))
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 /// True if `path` is a plane directory this tool may remove (it holds our files).

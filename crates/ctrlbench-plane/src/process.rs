@@ -31,6 +31,8 @@ pub struct Process {
     pub start_time: u64,
     pub log: PathBuf,
     child: Option<Child>,
+    /// How it was started, for `restart` (empty for a recorded process).
+    command: Option<(PathBuf, Vec<String>, bool)>,
 }
 
 impl Process {
@@ -43,6 +45,34 @@ impl Process {
         detached: bool,
     ) -> Result<Process> {
         let out = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+        Process::spawn_to(name, bin, args, log, out, detached)
+    }
+
+    /// Starts the same command again (same flags, log appended), for a
+    /// process that was killed or exited: a fault's restart. Call it from a
+    /// thread that lives as long as the process (see [`Lifetime::Attached`]).
+    pub fn restart(&mut self) -> Result<()> {
+        let Some((bin, args, detached)) = self.command.clone() else {
+            anyhow::bail!("{} (pid {}) was not started here", self.name, self.pid);
+        };
+        self.stop(KILL_WAIT);
+        let out = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&self.log)
+            .with_context(|| format!("cannot open {}", self.log.display()))?;
+        *self = Process::spawn_to(self.name, &bin, &args, &self.log.clone(), out, detached)?;
+        Ok(())
+    }
+
+    fn spawn_to(
+        name: &'static str,
+        bin: &Path,
+        args: &[String],
+        log: &Path,
+        out: File,
+        detached: bool,
+    ) -> Result<Process> {
         let err = out.try_clone()?;
         let mut cmd = Command::new(bin);
         cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err);
@@ -64,6 +94,7 @@ impl Process {
             start_time: start_time(pid).unwrap_or(0),
             log: log.to_path_buf(),
             child: Some(child),
+            command: Some((bin.to_path_buf(), args.to_vec(), detached)),
         })
     }
 
@@ -75,6 +106,7 @@ impl Process {
             start_time,
             log,
             child: None,
+            command: None,
         }
     }
 
@@ -104,6 +136,8 @@ impl Process {
             return;
         }
         self.signal(Signal::TERM);
+        // A stopped process (a fault's SIGSTOP) acts on SIGTERM only once continued.
+        self.signal(Signal::CONT);
         let deadline = Instant::now() + timeout;
         while self.is_running() {
             if Instant::now() >= deadline {
@@ -123,6 +157,11 @@ impl Process {
             std::thread::sleep(Duration::from_millis(20));
         }
         self.reap();
+    }
+
+    /// Sends `sig` while the process is still the one started (faults: KILL, STOP, CONT).
+    pub fn send(&self, sig: Signal) {
+        self.signal(sig)
     }
 
     /// Lets the process outlive this handle (a detached plane after `cluster up`).

@@ -27,18 +27,43 @@ pub struct PlaneState {
     pub url: String,
     pub version: String,
     pub kubeconfig: PathBuf,
+    /// Member 0's client and metrics URLs.
     pub etcd_url: String,
     pub etcd_metrics_url: String,
+    /// Every member's metrics URL and every apiserver's own URL, in order.
+    #[serde(default)]
+    pub etcd_metrics_urls: Vec<String>,
+    #[serde(default)]
+    pub apiserver_urls: Vec<String>,
     pub etcd_fsync: bool,
     pub feature_gates: Vec<String>,
-    pub etcd: ProcessRecord,
-    pub apiserver: ProcessRecord,
+    /// The etcd members, in order (one record in files of single-member planes).
+    #[serde(deserialize_with = "one_or_many")]
+    pub etcd: Vec<ProcessRecord>,
+    /// The apiservers, in order; with more than one, `url` is the front's,
+    /// which lives in the supervisor.
+    #[serde(alias = "apiserver", deserialize_with = "one_or_many")]
+    pub apiservers: Vec<ProcessRecord>,
     /// The process that started the plane and reaps its processes
     /// (`cluster up --foreground`, detached by a plain `cluster up`).
     pub supervisor: ProcessRecord,
     /// The boot the plane was started in: after a reboot its pids mean nothing.
     #[serde(default)]
     pub boot_id: String,
+}
+
+/// A list of records, or one (state files written before HA planes).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ProcessRecord>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(ProcessRecord),
+        Many(Vec<ProcessRecord>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(r) => vec![r],
+        OneOrMany::Many(v) => v,
+    })
 }
 
 /// `${XDG_STATE_HOME:-~/.local/state}/ctrlbench/planes`.
@@ -87,12 +112,14 @@ impl PlaneState {
             url: plane.url(),
             version: plane.version.clone(),
             kubeconfig: plane.kubeconfig_path.clone(),
-            etcd_url: plane.etcd.config.client_url(),
-            etcd_metrics_url: plane.etcd.config.metrics_url(),
+            etcd_url: plane.etcd_client_urls()[0].clone(),
+            etcd_metrics_url: plane.etcd_metrics_urls()[0].clone(),
+            etcd_metrics_urls: plane.etcd_metrics_urls(),
+            apiserver_urls: plane.apiserver_urls(),
             etcd_fsync,
             feature_gates: feature_gates.to_vec(),
-            etcd: rec(&plane.etcd.process),
-            apiserver: rec(&plane.apiserver.process),
+            etcd: plane.etcd().iter().map(|e| rec(&e.process)).collect(),
+            apiservers: plane.apiservers().iter().map(|a| rec(&a.process)).collect(),
             supervisor: ProcessRecord {
                 pid: me,
                 start_time: super::process::start_time(me).unwrap_or(0),
@@ -139,46 +166,42 @@ impl PlaneState {
         Ok(out)
     }
 
-    fn processes(&self) -> [Process; 3] {
-        [
-            Process::recorded(
-                "supervisor",
-                self.supervisor.pid,
-                self.supervisor.start_time,
-                self.supervisor.log.clone(),
-            ),
-            Process::recorded(
-                "kube-apiserver",
-                self.apiserver.pid,
-                self.apiserver.start_time,
-                self.apiserver.log.clone(),
-            ),
-            Process::recorded(
-                "etcd",
-                self.etcd.pid,
-                self.etcd.start_time,
-                self.etcd.log.clone(),
-            ),
-        ]
+    /// The supervisor, then the apiservers, then the etcd members.
+    fn processes(&self) -> (Process, Vec<Process>, Vec<Process>) {
+        let p =
+            |name, r: &ProcessRecord| Process::recorded(name, r.pid, r.start_time, r.log.clone());
+        (
+            p("supervisor", &self.supervisor),
+            self.apiservers
+                .iter()
+                .map(|r| p("kube-apiserver", r))
+                .collect(),
+            self.etcd.iter().map(|r| p("etcd", r)).collect(),
+        )
     }
 
-    /// (apiserver running, etcd running).
+    /// (an apiserver running, an etcd member running): an HA plane with a
+    /// member killed is still a plane.
     pub fn running(&self) -> (bool, bool) {
         if !self.boot_id.is_empty() && self.boot_id != crate::plane::boot_id() {
             return (false, false);
         }
-        let [_, mut a, mut e] = self.processes();
-        (a.is_running(), e.is_running())
+        let (_, mut a, mut e) = self.processes();
+        (
+            a.iter_mut().any(|p| p.is_running()),
+            e.iter_mut().any(|p| p.is_running()),
+        )
     }
 
     /// Asks the supervisor to stop the plane, stops whatever still runs
     /// (apiserver first), then removes the directory.
     pub fn stop_and_remove(&self, timeout: Duration) -> Result<()> {
-        let [mut sup, mut a, mut e] = self.processes();
-        // It stops two processes, each with `timeout`, before it exits.
-        sup.stop(timeout * 2 + Duration::from_secs(5));
-        a.stop(timeout);
-        e.stop(timeout);
+        let (mut sup, mut a, mut e) = self.processes();
+        // It stops each process, each with `timeout`, before it exits.
+        sup.stop(timeout * (a.len() + e.len()) as u32 + Duration::from_secs(5));
+        for p in a.iter_mut().chain(e.iter_mut()) {
+            p.stop(timeout);
+        }
         remove_plane_dir(&self.dir)
     }
 }
@@ -272,17 +295,40 @@ impl std::fmt::Display for PlaneState {
                 format!(", feature gates {}", self.feature_gates.join(","))
             }
         )?;
-        writeln!(
-            f,
-            "  pid={} kube-apiserver (log {})",
-            self.apiserver.pid,
-            self.apiserver.log.display()
-        )?;
-        writeln!(
-            f,
-            "  pid={} etcd {} (metrics {})",
-            self.etcd.pid, self.etcd_url, self.etcd_metrics_url
-        )?;
+        let api_urls = self
+            .apiserver_urls
+            .iter()
+            .map(Some)
+            .chain(std::iter::repeat(None));
+        for (k, (r, url)) in self.apiservers.iter().zip(api_urls).enumerate() {
+            writeln!(
+                f,
+                "  pid={} kube-apiserver {k}{} (log {})",
+                r.pid,
+                url.map(|u| format!(" {u}")).unwrap_or_default(),
+                r.log.display()
+            )?;
+        }
+        let metrics = self
+            .etcd_metrics_urls
+            .iter()
+            .map(Some)
+            .chain(std::iter::repeat(None));
+        for (k, (r, m)) in self.etcd.iter().zip(metrics).enumerate() {
+            writeln!(
+                f,
+                "  pid={} etcd {k} (metrics {})",
+                r.pid,
+                m.unwrap_or(&self.etcd_metrics_url)
+            )?;
+        }
+        if self.apiservers.len() > 1 {
+            writeln!(
+                f,
+                "  front {} (round-robin over the apiservers, in supervisor pid={})",
+                self.url, self.supervisor.pid
+            )?;
+        }
         writeln!(f, "  kubeconfig {}", self.kubeconfig.display())
     }
 }

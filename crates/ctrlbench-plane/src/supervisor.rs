@@ -52,8 +52,20 @@ pub async fn up(name: &str, opts: &PlaneOptions, foreground: bool) -> Result<()>
         plane.version,
         on_off(opts.etcd_fsync)
     );
-    println!("pid={} etcd", st.etcd.pid);
-    println!("pid={} kube-apiserver", st.apiserver.pid);
+    for r in &st.etcd {
+        println!("pid={} etcd", r.pid);
+    }
+    for r in &st.apiservers {
+        println!("pid={} kube-apiserver", r.pid);
+    }
+    if st.apiservers.len() > 1 {
+        println!(
+            "front {} over {} apiservers, etcd members {}",
+            st.url,
+            st.apiservers.len(),
+            st.etcd.len()
+        );
+    }
     println!("export KUBECONFIG={}", st.kubeconfig.display());
     std::io::stdout().flush()?;
     if std::env::var_os(SUPERVISED).is_some() {

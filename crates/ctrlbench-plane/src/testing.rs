@@ -32,11 +32,9 @@ static HANDLE: Mutex<Option<ControlPlane>> = Mutex::new(None);
 
 extern "C" fn stop_at_exit() {
     if let Ok(mut h) = HANDLE.lock()
-        && let Some(mut plane) = h.take()
+        && let Some(plane) = h.take()
     {
-        plane.apiserver.process.stop(Duration::from_secs(3));
-        plane.etcd.process.stop(Duration::from_secs(3));
-        drop(plane);
+        plane.stop_within(Duration::from_secs(3));
     }
 }
 
@@ -63,7 +61,7 @@ pub fn shared_plane() -> &'static SharedPlane {
                             kubeconfig_path: plane.kubeconfig_path.clone(),
                             url: plane.url(),
                             version: plane.version.clone(),
-                            etcd_url: plane.etcd.config.client_url(),
+                            etcd_url: plane.etcd_client_urls()[0].clone(),
                             pki: plane.dir.join("pki"),
                         };
                         *HANDLE.lock().expect("plane lock") = Some(plane);

@@ -3,6 +3,10 @@
 //! service-account signing key pair, and etcd's: a server/peer certificate
 //! and the apiserver's etcd client certificate (etcd requires client
 //! certificates, so no other local user can reach the cluster's data).
+//! An HA plane gets one serving certificate per apiserver and one
+//! server/peer certificate per etcd member, all from the same CA and all for
+//! 127.0.0.1 and localhost (the front passes TLS through, so whichever
+//! apiserver answers presents a certificate the client accepts).
 //! Everything is written as PEM files, private keys 0600.
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -30,6 +34,29 @@ pub struct Certs {
     /// The apiserver's client certificate for etcd.
     pub etcd_client_cert: PathBuf,
     pub etcd_client_key: PathBuf,
+    /// Every etcd member's serving/peer pair; member 0's is `etcd_cert`/`etcd_key`.
+    pub etcd_members: Vec<CertPair>,
+    /// Every apiserver's serving pair; apiserver 0's is `serving_cert`/`serving_key`.
+    pub apiservers: Vec<CertPair>,
+}
+
+/// A certificate and its private key (PEM files).
+#[derive(Debug, Clone)]
+pub struct CertPair {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl Certs {
+    /// These certificates as apiserver `k` uses them (its own serving pair).
+    pub fn for_apiserver(&self, k: usize) -> Certs {
+        let mut c = self.clone();
+        if let Some(p) = self.apiservers.get(k) {
+            c.serving_cert = p.cert.clone();
+            c.serving_key = p.key.clone();
+        }
+        c
+    }
 }
 
 /// A PEM pair kept in memory for the kubeconfig.
@@ -39,8 +66,9 @@ pub struct Pems {
     pub admin_key: String,
 }
 
-/// Creates the CA and every certificate and key under `dir` (private keys 0600).
-pub fn generate(dir: &Path) -> Result<(Certs, Pems)> {
+/// Creates the CA and every certificate and key under `dir` (private keys
+/// 0600): one serving pair per apiserver, one server/peer pair per etcd member.
+pub fn generate(dir: &Path, etcd_members: usize, apiservers: usize) -> Result<(Certs, Pems)> {
     std::fs::create_dir_all(dir)?;
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
     ca_params
@@ -98,7 +126,25 @@ pub fn generate(dir: &Path) -> Result<(Certs, Pems)> {
     let etcd_client_key = KeyPair::generate()?;
     let etcd_client_cert = etcd_client.signed_by(&etcd_client_key, &ca)?;
 
-    let certs = Certs {
+    // Further members and apiservers: their own keys, the same names and uses.
+    let mut extra = Vec::new();
+    for (prefix, params, count) in [
+        ("etcd", &etcd, etcd_members),
+        ("apiserver", &serving, apiservers),
+    ] {
+        for k in 1..count {
+            let key = KeyPair::generate()?;
+            let cert = params.signed_by(&key, &ca)?;
+            let pair = CertPair {
+                cert: dir.join(format!("{prefix}-{k}.crt")),
+                key: dir.join(format!("{prefix}-{k}.key")),
+            };
+            write(&pair.cert, &cert.pem(), 0o644)?;
+            write(&pair.key, &key.serialize_pem(), 0o600)?;
+            extra.push((prefix, pair));
+        }
+    }
+    let mut certs = Certs {
         ca_cert: dir.join("ca.crt"),
         serving_cert: dir.join("apiserver.crt"),
         serving_key: dir.join("apiserver.key"),
@@ -110,7 +156,23 @@ pub fn generate(dir: &Path) -> Result<(Certs, Pems)> {
         etcd_key: dir.join("etcd.key"),
         etcd_client_cert: dir.join("apiserver-etcd-client.crt"),
         etcd_client_key: dir.join("apiserver-etcd-client.key"),
+        etcd_members: vec![],
+        apiservers: vec![],
     };
+    certs.etcd_members.push(CertPair {
+        cert: certs.etcd_cert.clone(),
+        key: certs.etcd_key.clone(),
+    });
+    certs.apiservers.push(CertPair {
+        cert: certs.serving_cert.clone(),
+        key: certs.serving_key.clone(),
+    });
+    for (prefix, pair) in extra {
+        match prefix {
+            "etcd" => certs.etcd_members.push(pair),
+            _ => certs.apiservers.push(pair),
+        }
+    }
     write(&certs.ca_cert, &ca.pem(), 0o644)?;
     write(&certs.serving_cert, &serving_cert.pem(), 0o644)?;
     write(&certs.serving_key, &serving_key.serialize_pem(), 0o600)?;

@@ -1,8 +1,10 @@
 //! The results directory as a type (DESIGN §8):
 //! `<root>/<UTC timestamp>-<experiment>/manifest.json`, then per run
 //! `N<scale>/<variant>/rep<k>/` with `metrics-<variant>.csv`,
-//! `apiserver.csv`, `etcd.csv`, `objects.csv`, `controller.log` and
-//! `summary.json`. Every path a run writes or a report reads comes from here.
+//! `apiserver.csv`, `etcd.csv` (a plane of several apiservers or etcd
+//! members: `apiserver-<k>.csv`, `etcd-<k>.csv` per process instead),
+//! `objects.csv`, `controller.log`, `summary.json` and `faults.csv` when
+//! faults ran. Every path a run writes or a report reads comes from here.
 
 use std::path::{Path, PathBuf};
 
@@ -125,6 +127,41 @@ impl RunDir {
 
     pub fn etcd(&self) -> PathBuf {
         self.path.join(etcd::FILE_NAME)
+    }
+
+    /// Apiserver `k`'s file when the plane has several.
+    pub fn apiserver_member(&self, k: usize) -> PathBuf {
+        self.path.join(apiserver::member_file_name(k))
+    }
+
+    /// etcd member `k`'s file when the plane has several.
+    pub fn etcd_member(&self, k: usize) -> PathBuf {
+        self.path.join(etcd::member_file_name(k))
+    }
+
+    /// apiserver.csv, else the first apiserver's file of several (what the
+    /// report's per-run apiserver figures read).
+    pub fn apiserver_or_first(&self) -> PathBuf {
+        let one = self.apiserver();
+        if one.is_file() || !self.apiserver_member(0).is_file() {
+            one
+        } else {
+            self.apiserver_member(0)
+        }
+    }
+
+    /// etcd.csv, else the first member's file of several.
+    pub fn etcd_or_first(&self) -> PathBuf {
+        let one = self.etcd();
+        if one.is_file() || !self.etcd_member(0).is_file() {
+            one
+        } else {
+            self.etcd_member(0)
+        }
+    }
+
+    pub fn faults(&self) -> PathBuf {
+        self.path.join(crate::faults::FILE_NAME)
     }
 
     pub fn objects(&self) -> PathBuf {

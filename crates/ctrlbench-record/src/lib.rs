@@ -4,7 +4,7 @@
 //! built on it stays pure too.
 //!
 //! - [`layout`]: where everything lives in a results directory.
-//! - [`manifest`], [`summary`], [`objects`], [`audit`]: the JSON and CSV records.
+//! - [`manifest`], [`summary`], [`objects`], [`audit`], [`faults`]: the JSON and CSV records.
 //! - [`columns`]: one catalogue per scraped source (controller, apiserver,
 //!   etcd), each column's name next to how its value is taken from a page.
 //! - [`prom`]: Prometheus text → [`prom::Page`]; [`table`] writes CSV rows,
@@ -12,6 +12,7 @@
 
 pub mod audit;
 pub mod columns;
+pub mod faults;
 pub mod files;
 pub mod layout;
 pub mod manifest;

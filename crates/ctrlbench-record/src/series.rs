@@ -1,6 +1,9 @@
 //! Reading a per-scrape CSV back: rows by real timestamp, cells by column
-//! name, histogram buckets by prefix, counters as deltas between the first and
-//! the last good row. Rows of failed scrapes are kept but never read as zeros.
+//! name, histogram buckets by prefix, counters as their increase from the
+//! first to the last good row the way Prometheus's `increase()` takes it: a
+//! counter that drops (its process restarted) starts a new segment from 0, so
+//! a restart never turns into a negative or lost delta. Rows of failed
+//! scrapes are kept but never read as zeros.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -92,9 +95,15 @@ impl Series {
         row.cells.get(*self.index.get(col)?).copied().flatten()
     }
 
-    /// Last good row minus baseline.
+    /// The counter's increase from the baseline to the last good row, with
+    /// resets handled as [`increase`] does.
     pub fn delta(&self, col: &str) -> Option<f64> {
-        Some(self.get(self.last_good()?, col)? - self.get(self.first_good()?, col)?)
+        let i = *self.index.get(col)?;
+        let values: Vec<f64> = self
+            .good()
+            .filter_map(|r| r.cells.get(i).copied().flatten())
+            .collect();
+        increase(&values)
     }
 
     /// Keeps only the rows taken at or before `t` (the create phase of a run
@@ -131,22 +140,53 @@ impl Series {
             .collect()
     }
 
-    /// Bucket counts of the last good row minus the baseline's.
+    /// Each bucket's increase from the baseline to the last good row
+    /// (resets as [`increase`]).
     pub fn bucket_delta(&self, prefix: &str) -> Vec<(f64, f64)> {
-        let (Some(a), Some(b)) = (self.first_good(), self.last_good()) else {
+        if self.first_good().is_none() {
             return Vec::new();
-        };
-        self.buckets(b, prefix)
-            .into_iter()
-            .zip(self.buckets(a, prefix))
-            .map(|((le, y), (_, x))| (le, y - x))
+        }
+        self.buckets
+            .iter()
+            .filter(|(p, _, _)| p == prefix)
+            .map(|(_, le, i)| {
+                let values: Vec<f64> = self
+                    .good()
+                    .map(|r| r.cells.get(*i).copied().flatten().unwrap_or(0.0))
+                    .collect();
+                (*le, increase(&values).unwrap_or(0.0))
+            })
             .collect()
     }
+}
+
+/// A counter's increase over its samples, as Prometheus's `increase()`
+/// takes it: a sample lower than the one before is a reset (the process
+/// restarted), and counts from 0. None without samples.
+pub fn increase(values: &[f64]) -> Option<f64> {
+    let (first, last) = (*values.first()?, *values.last()?);
+    // Last minus first, plus what each reset lost (the value before the
+    // drop): exactly last − first when nothing reset.
+    let lost: f64 = values
+        .windows(2)
+        .filter(|w| w[1] < w[0])
+        .map(|w| w[0])
+        .sum();
+    Some(last - first + lost)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_counter_reset_starts_a_new_segment() {
+        assert_eq!(increase(&[]), None);
+        assert_eq!(increase(&[5.0]), Some(0.0));
+        assert_eq!(increase(&[5.0, 7.0, 10.0]), Some(5.0));
+        // Restarted after 10: 10-5 before, then 0→3→4 after.
+        assert_eq!(increase(&[5.0, 10.0, 3.0, 4.0]), Some(9.0));
+    }
     use crate::columns::controller::CATALOGUE;
     use crate::prom::Page;
     use crate::table::Table;

@@ -6,6 +6,7 @@
 pub mod attribution;
 pub mod compare;
 pub mod counterparts;
+pub mod faults;
 pub mod figures;
 pub mod goals;
 pub mod html;

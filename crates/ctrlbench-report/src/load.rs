@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use ctrlbench_record::audit::{self, AuditRecord};
+use ctrlbench_record::faults::{self, FaultRecord};
 use ctrlbench_record::phases::{self, PhaseRecord};
 use ctrlbench_record::series::Series;
 use ctrlbench_record::time::parse_time;
@@ -41,6 +42,8 @@ pub struct Run {
     /// starts (every other figure is the create phase's); these are whole.
     pub metrics_all: Option<Series>,
     pub apiserver_all: Option<Series>,
+    /// faults.csv (empty: no faults in this run).
+    pub faults: Vec<FaultRecord>,
 }
 
 /// One line of objects.csv, as seconds since the Unix epoch.
@@ -131,8 +134,8 @@ impl Run {
         let audit = audit::read(&dir.audit())?;
         let (mut metrics, mut apiserver, mut etcd) = (
             Series::read(&dir.metrics())?,
-            Series::read(&dir.apiserver())?,
-            Series::read(&dir.etcd())?,
+            Series::read(&dir.apiserver_or_first())?,
+            Series::read(&dir.etcd_or_first())?,
         );
         let first_phase = summary
             .as_ref()
@@ -141,7 +144,7 @@ impl Run {
         let (mut metrics_all, mut apiserver_all) = (None, None);
         if let Some(cut) = first_phase {
             metrics_all = Series::read(&dir.metrics())?;
-            apiserver_all = Series::read(&dir.apiserver())?;
+            apiserver_all = Series::read(&dir.apiserver_or_first())?;
             for s in [&mut metrics, &mut apiserver, &mut etcd]
                 .into_iter()
                 .flatten()
@@ -149,6 +152,7 @@ impl Run {
                 s.truncate_after(cut);
             }
         }
+        let faults = faults::read(&dir.faults())?;
         Ok(Run {
             scale: dir.scale,
             variant: dir.variant.clone(),
@@ -164,6 +168,7 @@ impl Run {
             objects,
             records_first_writes,
             audit,
+            faults,
             dir,
         })
     }

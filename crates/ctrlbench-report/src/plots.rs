@@ -64,15 +64,17 @@ fn tick(v: f64, span: f64) -> String {
     }
 }
 
+/// A line chart; `marks` are x positions drawn as red vertical lines (faults).
 fn line_chart(
     title: &str,
     x_desc: &str,
     y_desc: &str,
     lines: &[Line],
     legend: SeriesLabelPosition,
+    marks: &[f64],
 ) -> Result<String> {
     let pts = || lines.iter().flat_map(|l| l.segments.iter().flatten());
-    let (x0, x1) = range(pts().map(|p| p.0), true);
+    let (x0, x1) = range(pts().map(|p| p.0).chain(marks.iter().copied()), true);
     let (y0, y1) = range(pts().map(|p| p.1), true);
     let mut svg = String::new();
     {
@@ -93,6 +95,16 @@ fn line_chart(
             .x_label_formatter(&|v| tick(*v, x1 - x0))
             .draw()
             .map_err(err)?;
+        for (i, x) in marks.iter().enumerate() {
+            let s = chart
+                .draw_series(LineSeries::new([(*x, y0), (*x, y1)], RED.stroke_width(1)))
+                .map_err(err)?;
+            if i == 0 {
+                s.label("fault").legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(1))
+                });
+            }
+        }
         for l in lines {
             let c = l.color;
             for (i, seg) in l.segments.iter().enumerate() {
@@ -215,7 +227,8 @@ fn gauge_segments(run: &Run, t0: f64, col: &str) -> Segments {
     segs
 }
 
-/// Reconciles per second between consecutive good scrapes, over their real gap.
+/// Reconciles per second between consecutive good scrapes, over their real
+/// gap (a counter reset counts from 0, as Prometheus's `increase()`).
 pub fn reconcile_rate(run: &Run, t0: f64) -> Vec<(f64, f64)> {
     let Some(m) = &run.metrics else {
         return vec![];
@@ -230,7 +243,15 @@ pub fn reconcile_rate(run: &Run, t0: f64) -> Vec<(f64, f64)> {
     let good: Vec<_> = m.good().filter_map(|r| Some((r.t, total(r)?))).collect();
     good.windows(2)
         .filter(|w| w[1].0 > w[0].0)
-        .map(|w| (w[1].0 - t0, (w[1].1 - w[0].1) / (w[1].0 - w[0].0)))
+        .map(|w| {
+            // A drop is a restarted controller counting from 0 again (increase()).
+            let d = if w[1].1 >= w[0].1 {
+                w[1].1 - w[0].1
+            } else {
+                w[1].1
+            };
+            (w[1].0 - t0, d / (w[1].0 - w[0].0))
+        })
         .collect()
 }
 
@@ -264,6 +285,13 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                 .collect()
         };
         let t = "seconds since load start";
+        // Every fault of the scale's runs, in seconds since their load start.
+        let mut marks: Vec<f64> = runs
+            .iter()
+            .flat_map(|r| r.faults.iter().map(|f| f.actual_s))
+            .collect();
+        marks.sort_by(f64::total_cmp);
+        marks.dedup_by(|a, b| (*a - *b).abs() < 0.05);
         let plots = [
             (
                 format!("Ready objects over time, N={n} (every run)"),
@@ -273,6 +301,7 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                     "Ready",
                     &lines(&|r, t0| vec![ready_curve(r, t0)]),
                     SeriesLabelPosition::LowerRight,
+                    &marks,
                 )?,
             ),
             (
@@ -283,6 +312,7 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                     "keys waiting",
                     &lines(&|r, t0| gauge_segments(r, t0, "queue_depth")),
                     SeriesLabelPosition::UpperRight,
+                    &marks,
                 )?,
             ),
             (
@@ -293,6 +323,7 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                     "reconciles/s",
                     &lines(&|r, t0| vec![reconcile_rate(r, t0)]),
                     SeriesLabelPosition::UpperRight,
+                    &marks,
                 )?,
             ),
             (
@@ -332,6 +363,7 @@ pub fn all(results: &Results, groups: &[Group]) -> Result<Vec<Block>> {
                 "Ready/s",
                 &lines,
                 SeriesLabelPosition::UpperRight,
+                &[],
             )?,
         });
     }

@@ -409,6 +409,7 @@ pub fn document(r: &Results, groups: &[Group], plots: Vec<Block>) -> Vec<Block> 
 
     d.extend(crate::goals::section(r, groups));
     d.extend(attribution_section(groups));
+    d.extend(crate::faults::section(r));
     if !plots.is_empty() {
         d.push(Block::Heading(2, "Plots".into()));
         d.extend(plots);

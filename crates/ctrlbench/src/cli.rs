@@ -170,8 +170,10 @@ pub enum ClusterCmd {
     },
     /// Start a named plane on free 127.0.0.1 ports and print `export KUBECONFIG=...`.
     ///
-    /// The plane keeps running after the command returns (unless --foreground);
-    /// stop it with `ctrlbench cluster down --name NAME`.
+    /// The plane keeps running after the command returns (unless --foreground):
+    /// a detached supervisor process reaps etcd and kube-apiserver and, with
+    /// --apiservers 2 or more, serves the front the kubeconfig names. Stop it
+    /// with `ctrlbench cluster down --name NAME`.
     Up(UpArgs),
     /// Show running planes (pids, URL, version, kubeconfig); stale ones are cleaned up.
     Status {
@@ -184,7 +186,8 @@ pub enum ClusterCmd {
         #[arg(long, default_value = "default")]
         name: String,
     },
-    /// Stop a plane (SIGTERM, SIGKILL after 10 s) and remove its data directory.
+    /// Stop a plane (SIGTERM, SIGKILL after 10 s): its supervisor (and front),
+    /// every apiserver and etcd member; then remove its data directory.
     Down {
         #[arg(long, default_value = "default")]
         name: String,
@@ -261,21 +264,34 @@ pub struct PlaneArgs {
     /// (audit.csv per run). Off by default: it costs create throughput (README).
     #[arg(long, value_enum, default_value_t = OnOff::Off)]
     pub audit_log: OnOff,
+    /// etcd cluster size: members on 127.0.0.1, each with its own ports, data
+    /// directory and certificate, peer TLS between them.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub etcd_members: usize,
+    /// kube-apiservers sharing etcd, each on its own port. With more than one,
+    /// the kubeconfig names a loopback TCP front that round-robins new
+    /// connections over the apiservers that answer /readyz (checked every 500 ms).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub apiservers: usize,
 }
 
 impl TryFrom<&PlaneArgs> for PlaneOptions {
     type Error = anyhow::Error;
 
     fn try_from(a: &PlaneArgs) -> anyhow::Result<PlaneOptions> {
-        Ok(PlaneOptions {
+        let o = PlaneOptions {
             k8s_version: binaries::normalize_version(&a.k8s_version)?,
             feature_gates: a.feature_gates.clone(),
             apiserver_args: a.apiserver_args.clone(),
             etcd_args: a.etcd_args.clone(),
             etcd_fsync: a.etcd_fsync == OnOff::On,
             audit_log: a.audit_log == OnOff::On,
+            etcd_members: a.etcd_members,
+            apiservers: a.apiservers,
             ..PlaneOptions::default()
-        })
+        };
+        o.check()?;
+        Ok(o)
     }
 }
 

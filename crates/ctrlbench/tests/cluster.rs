@@ -291,7 +291,7 @@ async fn two_planes_run_at_once() {
     let (a, b) = tokio::join!(ControlPlane::start(&opts), ControlPlane::start(&opts));
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_ne!(a.url(), b.url());
-    assert_ne!(a.etcd.config.client_port, b.etcd.config.client_port);
+    assert_ne!(a.etcd_client_urls(), b.etcd_client_urls());
     for p in [&a, &b] {
         let c = p.client().await.unwrap();
         assert!(
@@ -635,4 +635,104 @@ async fn the_crd_is_removed_only_if_ours_and_unused() {
     c.close().await.unwrap();
     wait_gone().await;
     drop(plane);
+}
+
+/// An HA plane from the CLI: 3 etcd members and 2 apiservers start, answer
+/// through the front the kubeconfig names, keep answering with one apiserver
+/// killed, and `down` leaves no process and no directory.
+#[test]
+fn ha_plane_survives_an_apiserver_kill_and_down_leaves_nothing() {
+    let state = tempfile::tempdir().unwrap();
+    let up = ctrlbench(state.path())
+        .args([
+            "cluster",
+            "up",
+            "--name",
+            "ha",
+            "--etcd-fsync",
+            "off",
+            "--etcd-members",
+            "3",
+            "--apiservers",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&up.stdout).to_string();
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let kc = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("export KUBECONFIG="))
+        .expect("export line")
+        .to_string();
+    let dir = state.path().join("ctrlbench/planes/ha");
+    let st = ctrlbench(state.path())
+        .args(["cluster", "status", "--name", "ha"])
+        .output()
+        .unwrap();
+    let st = String::from_utf8_lossy(&st.stdout).to_string();
+    let pid_of = |what: &str| -> Vec<u32> {
+        st.lines()
+            .filter(|l| l.contains(what))
+            .filter_map(|l| {
+                l.split_whitespace()
+                    .next()?
+                    .strip_prefix("pid=")?
+                    .parse()
+                    .ok()
+            })
+            .collect()
+    };
+    let (etcd, apis) = (pid_of(" etcd "), pid_of(" kube-apiserver "));
+    assert_eq!((etcd.len(), apis.len()), (3, 2), "{st}");
+    assert!(st.contains("front https://127.0.0.1:"), "{st}");
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ok = rt.block_on(async {
+        let client = ctrlbench::cluster::kubeconfig::client_from_file(Path::new(&kc))
+            .await
+            .unwrap();
+        let ns: Api<Namespace> = Api::all(client.clone());
+        ns.list(&ListParams::default())
+            .await
+            .expect("through the front");
+        ctrlbench::cluster::process::signal(apis[0], ctrlbench::cluster::process::Signal::KILL);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mut ok = 0;
+        for _ in 0..10 {
+            // A fresh client each time: new connections, as the check makes them.
+            let c = ctrlbench::cluster::kubeconfig::client_from_file(Path::new(&kc))
+                .await
+                .unwrap();
+            let ns: Api<Namespace> = Api::all(c);
+            ok += usize::from(ns.list(&ListParams::default()).await.is_ok());
+        }
+        ok
+    });
+    assert!(
+        ok >= 9,
+        "{ok}/10 requests succeeded with one apiserver killed"
+    );
+
+    let down = ctrlbench(state.path())
+        .args(["cluster", "down", "--name", "ha"])
+        .output()
+        .unwrap();
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    let all: Vec<u32> = etcd.iter().chain(&apis).copied().collect();
+    assert!(wait_gone(&all, Duration::from_secs(5)).is_empty());
+    let left = processes_mentioning(&dir.display().to_string());
+    assert!(left.is_empty(), "processes left: {left:?}");
+    assert!(!dir.exists(), "{} left behind", dir.display());
 }

@@ -1,6 +1,7 @@
 //! `apiserver.csv`: one row per scrape of kube-apiserver's /metrics. These
 //! counters carry no namespace or user label: under the concurrent schedule
-//! every variant's file holds the same cluster-wide page.
+//! every variant's file holds the same cluster-wide page. A plane of several
+//! apiservers writes `apiserver-<k>.csv` per apiserver instead (same columns).
 
 use super::{Catalogue, Column, Histogram, Labels, UPDATE_VERBS, Value, WRITE_VERBS};
 
@@ -142,3 +143,8 @@ pub const CATALOGUE: Catalogue = Catalogue {
 };
 
 pub const FILE_NAME: &str = "apiserver.csv";
+
+/// Apiserver `k`'s file in a plane of several apiservers.
+pub fn member_file_name(k: usize) -> String {
+    format!("apiserver-{k}.csv")
+}

@@ -1,4 +1,7 @@
-//! `etcd.csv`: one row per scrape of etcd's metrics listener (local plane only).
+//! `etcd.csv`: one row per scrape of etcd's metrics listener (local plane
+//! only). A plane of several members writes `etcd-<k>.csv` per member
+//! instead, with the same columns and then `is_leader`
+//! (`etcd_server_is_leader`: 1 on the member that led at that scrape).
 
 use super::{Catalogue, Column, Histogram, Value};
 
@@ -9,7 +12,9 @@ const fn sum(name: &'static str, metric: &'static str) -> Column {
     }
 }
 
-const COLUMNS: &[Column] = &[
+const COLUMNS: &[Column] = &BASE;
+
+const BASE: [Column; 9] = [
     Column {
         name: "timestamp",
         value: Value::Timestamp,
@@ -39,6 +44,17 @@ const COLUMNS: &[Column] = &[
     sum("rss_bytes", "process_resident_memory_bytes"),
 ];
 
+/// A member's file: the same columns, then the leader flag.
+const MEMBER_COLUMNS: [Column; 10] = {
+    let mut out = [sum("is_leader", "etcd_server_is_leader"); 10];
+    let mut i = 0;
+    while i < BASE.len() {
+        out[i] = BASE[i];
+        i += 1;
+    }
+    out
+};
+
 /// etcd_disk_wal_fsync_duration_seconds buckets.
 pub const FSYNC_BUCKETS: [f64; 15] = [
     0.001,
@@ -64,19 +80,34 @@ pub const WAL_FSYNC: &str = "wal_fsync";
 fn keep(line: &str) -> bool {
     line.starts_with("etcd_disk_")
         || line.starts_with("etcd_server_proposals_committed_total")
+        || line.starts_with("etcd_server_is_leader")
         || line.starts_with("process_")
 }
 
+const HISTOGRAMS: &[Histogram] = &[Histogram {
+    prefix: "wal_fsync_",
+    metric: "etcd_disk_wal_fsync_duration_seconds",
+    labels: &[],
+    only: None,
+    bounds: &FSYNC_BUCKETS,
+}];
+
 pub const CATALOGUE: Catalogue = Catalogue {
     columns: COLUMNS,
-    histograms: &[Histogram {
-        prefix: "wal_fsync_",
-        metric: "etcd_disk_wal_fsync_duration_seconds",
-        labels: &[],
-        only: None,
-        bounds: &FSYNC_BUCKETS,
-    }],
+    histograms: HISTOGRAMS,
+    keep,
+};
+
+/// One member of several: `etcd-<k>.csv`, with `is_leader` after the columns.
+pub const MEMBER_CATALOGUE: Catalogue = Catalogue {
+    columns: &MEMBER_COLUMNS,
+    histograms: HISTOGRAMS,
     keep,
 };
 
 pub const FILE_NAME: &str = "etcd.csv";
+
+/// Member `k`'s file in a plane of several members.
+pub fn member_file_name(k: usize) -> String {
+    format!("etcd-{k}.csv")
+}

@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 12] = [
+pub const BUILTIN: [(&str, &str); 15] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -41,6 +41,18 @@ pub const BUILTIN: [(&str, &str); 12] = [
         include_str!("../../../../experiments/sample-controller.toml"),
     ),
     ("perf", include_str!("../../../../experiments/perf.toml")),
+    (
+        "seed-ha",
+        include_str!("../../../../experiments/seed-ha.toml"),
+    ),
+    (
+        "seed-ha-single",
+        include_str!("../../../../experiments/seed-ha-single.toml"),
+    ),
+    (
+        "faults",
+        include_str!("../../../../experiments/faults.toml"),
+    ),
 ];
 
 /// The files built-in experiments' `[workload]` names, by path as the

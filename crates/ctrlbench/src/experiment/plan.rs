@@ -94,6 +94,19 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
                 format!(", feature gates {}", c.feature_gates.join(","))
             }
         );
+        let members = c.etcd_members.as_ref().map_or(1, |v| *v.get_ref());
+        let apiservers = c.apiservers.as_ref().map_or(1, |v| *v.get_ref());
+        if members > 1 || apiservers > 1 {
+            let _ = writeln!(
+                s,
+                "  {members} etcd member(s), {apiservers} apiserver(s){}",
+                if apiservers > 1 {
+                    " behind the front"
+                } else {
+                    ""
+                }
+            );
+        }
     } else {
         let _ = writeln!(
             s,
@@ -125,6 +138,20 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
         exp.spec.concurrency.get_ref()
     );
     let _ = writeln!(s, "workload: {}", exp.workload.describe());
+    for f in &exp.spec.faults {
+        let _ = writeln!(
+            s,
+            "fault at {} s: {} {}{}",
+            f.at_s.get_ref(),
+            f.action.get_ref().as_str(),
+            f.target.get_ref(),
+            if *f.duration_s.get_ref() > 0.0 {
+                format!(" for {} s", f.duration_s.get_ref())
+            } else {
+                String::new()
+            }
+        );
+    }
     let _ = writeln!(s, "variants:");
     for v in &exp.variants {
         let what = match v.implementation {

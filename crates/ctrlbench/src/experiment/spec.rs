@@ -50,6 +50,80 @@ pub struct Spec {
     pub phases: Vec<PhaseSpec>,
     /// What the runs create and when an object is ready (default: widgets).
     pub workload: Option<WorkloadSpec>,
+    /// `[[fault]]`: what the runner does to a process during each run.
+    #[serde(rename = "fault", default)]
+    pub faults: Vec<FaultSpec>,
+}
+
+/// `[[fault]]`: at `at_s` after the load starts, `action` on `target`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    pub at_s: Spanned<f64>,
+    pub action: Spanned<FaultAction>,
+    /// controller | apiserver:<k> | etcd:<k> | etcd:leader | etcd:follower.
+    pub target: Spanned<String>,
+    /// stop: seconds stopped; restart: seconds down before the new start.
+    #[serde(default = "zero_f")]
+    pub duration_s: Spanned<f64>,
+}
+
+fn zero_f() -> Spanned<f64> {
+    Spanned::new(0..0, 0.0)
+}
+
+/// What a fault does.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FaultAction {
+    /// SIGKILL; the process stays down.
+    Kill,
+    /// SIGSTOP, SIGCONT after `duration_s`.
+    Stop,
+    /// SIGKILL, then the same process (flags, identity, data) again after `duration_s`.
+    Restart,
+}
+
+impl FaultAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultAction::Kill => "kill",
+            FaultAction::Stop => "stop",
+            FaultAction::Restart => "restart",
+        }
+    }
+}
+
+/// Which process a fault hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultTarget {
+    /// The run's controller (every controller of a concurrent group).
+    Controller,
+    ApiServer(usize),
+    Etcd(usize),
+    /// Whichever member leads when the fault fires.
+    EtcdLeader,
+    /// The first member that does not lead when the fault fires.
+    EtcdFollower,
+}
+
+impl FaultTarget {
+    pub fn parse(s: &str) -> Option<FaultTarget> {
+        Some(match s {
+            "controller" => FaultTarget::Controller,
+            "etcd:leader" => FaultTarget::EtcdLeader,
+            "etcd:follower" => FaultTarget::EtcdFollower,
+            _ => {
+                let (kind, k) = s.split_once(':')?;
+                let k: usize = k.parse().ok()?;
+                match kind {
+                    "apiserver" => FaultTarget::ApiServer(k),
+                    "etcd" => FaultTarget::Etcd(k),
+                    _ => return None,
+                }
+            }
+        })
+    }
 }
 
 fn default_window() -> Spanned<f64> {
@@ -92,6 +166,10 @@ pub struct ClusterSpec {
     /// The apiserver's audit log of widget writes (local plane only):
     /// per-variant server-side latency and counts in each run's audit.csv.
     pub audit_log: Option<bool>,
+    /// etcd cluster size (local plane; default 1).
+    pub etcd_members: Option<Spanned<u32>>,
+    /// kube-apiservers behind the front (local plane; default 1).
+    pub apiservers: Option<Spanned<u32>>,
     pub kubeconfig: Option<Spanned<String>>,
     pub context: Option<Spanned<String>>,
 }
@@ -105,6 +183,8 @@ impl Default for ClusterSpec {
             etcd_args: no_args(),
             etcd_fsync: None,
             audit_log: None,
+            etcd_members: None,
+            apiservers: None,
             kubeconfig: None,
             context: None,
         }
@@ -529,12 +609,42 @@ pub fn parse_with(
             || !c.feature_gates.is_empty()
             || !c.apiserver_args.get_ref().is_empty()
             || c.etcd_fsync.is_some()
-            || c.audit_log.is_some())
+            || c.audit_log.is_some()
+            || c.etcd_members.is_some()
+            || c.apiservers.is_some())
     {
         return Err(err(
             "cluster",
             kc.span(),
-            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync, audit_log)".into(),
+            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync, audit_log, etcd_members, apiservers)".into(),
+        ));
+    }
+    for (key, v, max) in [
+        (
+            "etcd_members",
+            &c.etcd_members,
+            ctrlbench_plane::plane::MAX_ETCD_MEMBERS,
+        ),
+        (
+            "apiservers",
+            &c.apiservers,
+            ctrlbench_plane::plane::MAX_APISERVERS,
+        ),
+    ] {
+        if let Some(v) = v
+            && !(1..=max as u32).contains(v.get_ref())
+        {
+            return Err(err(key, v.span(), format!("must be from 1 to {max}")));
+        }
+    }
+    if let Some(a) = &c.apiservers
+        && *a.get_ref() > 1
+        && c.audit_log == Some(true)
+    {
+        return Err(err(
+            "apiservers",
+            a.span(),
+            "the audit log needs a single apiserver (each would log a part of the writes)".into(),
         ));
     }
     for (key, args, protected) in [
@@ -556,6 +666,104 @@ pub fn parse_with(
                 format!(
                     "{a:?} would change how the plane is secured or reached; an experiment file cannot set it"
                 ),
+            ));
+        }
+    }
+    let local = c.kubeconfig.is_none() && c.context.is_none();
+    let members = c.etcd_members.as_ref().map_or(1, |v| *v.get_ref() as usize);
+    let apiservers = c.apiservers.as_ref().map_or(1, |v| *v.get_ref() as usize);
+    for f in &spec.faults {
+        let Some(target) = FaultTarget::parse(f.target.get_ref()) else {
+            return Err(err(
+                "target",
+                f.target.span(),
+                format!(
+                    "unknown fault target {:?}: use controller, apiserver:<k>, etcd:<k>, etcd:leader or etcd:follower",
+                    f.target.get_ref()
+                ),
+            ));
+        };
+        let plane_only = |what: &str| -> Result<(), SpecError> {
+            if local {
+                Ok(())
+            } else {
+                Err(err(
+                    "target",
+                    f.target.span(),
+                    format!("{what} faults need the local plane, not an existing cluster"),
+                ))
+            }
+        };
+        match target {
+            FaultTarget::Controller => {}
+            FaultTarget::ApiServer(k) => {
+                plane_only("apiserver")?;
+                if k >= apiservers {
+                    return Err(err(
+                        "target",
+                        f.target.span(),
+                        format!(
+                            "apiserver:{k} does not exist: the plane has {apiservers} apiserver(s), numbered from 0 ([cluster] apiservers)"
+                        ),
+                    ));
+                }
+            }
+            FaultTarget::Etcd(k) => {
+                plane_only("etcd")?;
+                if k >= members {
+                    return Err(err(
+                        "target",
+                        f.target.span(),
+                        format!(
+                            "etcd:{k} does not exist: the plane has {members} etcd member(s), numbered from 0 ([cluster] etcd_members)"
+                        ),
+                    ));
+                }
+            }
+            FaultTarget::EtcdLeader => plane_only("etcd")?,
+            FaultTarget::EtcdFollower => {
+                plane_only("etcd")?;
+                if members < 2 {
+                    return Err(err(
+                        "target",
+                        f.target.span(),
+                        "etcd:follower needs at least 2 etcd members ([cluster] etcd_members)"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        let at = *f.at_s.get_ref();
+        if !(at >= 0.0 && at.is_finite()) {
+            return Err(err(
+                "at_s",
+                f.at_s.span(),
+                format!("must be a number of seconds ≥ 0, not {at}"),
+            ));
+        }
+        if at >= *spec.window_s.get_ref() {
+            return Err(err(
+                "at_s",
+                f.at_s.span(),
+                format!(
+                    "the fault at {at} s comes after the window ({} s): it would never run",
+                    spec.window_s.get_ref()
+                ),
+            ));
+        }
+        let d = *f.duration_s.get_ref();
+        if !(d >= 0.0 && d <= WINDOW_S.1) {
+            return Err(err(
+                "duration_s",
+                f.duration_s.span(),
+                format!("must be from 0 to {} seconds, not {d}", WINDOW_S.1),
+            ));
+        }
+        if *f.action.get_ref() == FaultAction::Stop && d <= 0.0 {
+            return Err(err(
+                "duration_s",
+                f.action.span(),
+                "a stop needs duration_s > 0 (how long the process stays stopped)".into(),
             ));
         }
     }
@@ -1511,6 +1719,88 @@ preset = "good"
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn topology_and_faults_are_validated_with_file_line_and_key() {
+        let with = |extra: &str| format!("{GOOD}{extra}");
+        // (extra text, line of the error, key, part of the message)
+        let cases = [
+            (
+                "[cluster]\netcd_members = 9\n",
+                9,
+                "etcd_members",
+                "from 1 to 7",
+            ),
+            (
+                "[cluster]\napiservers = 0\n",
+                9,
+                "apiservers",
+                "from 1 to 5",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:2\"\n",
+                11,
+                "target",
+                "1 etcd member",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"apiserver:1\"\n",
+                11,
+                "target",
+                "1 apiserver",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:follower\"\n",
+                11,
+                "target",
+                "at least 2",
+            ),
+            (
+                "[[fault]]\nat_s = 12\naction = \"kill\"\ntarget = \"controller\"\n",
+                9,
+                "at_s",
+                "after the window",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"stop\"\ntarget = \"controller\"\n",
+                10,
+                "duration_s",
+                "duration_s > 0",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"explode\"\ntarget = \"controller\"\n",
+                10,
+                "action",
+                "explode",
+            ),
+            (
+                "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"scheduler\"\n",
+                11,
+                "target",
+                "unknown fault target",
+            ),
+        ];
+        for (extra, line, key, msg) in cases {
+            let e = err(&with(extra));
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}: {e}");
+            assert!(e.message.contains(msg), "{extra}: {e}");
+            assert!(e.to_string().starts_with("exp.toml:"), "{e}");
+        }
+        // The same targets are fine on a plane that has them.
+        let ok = with(
+            "[cluster]\netcd_members = 3\napiservers = 2\n\
+             [[fault]]\nat_s = 1\naction = \"restart\"\ntarget = \"etcd:2\"\nduration_s = 1\n\
+             [[fault]]\nat_s = 2\naction = \"stop\"\ntarget = \"etcd:follower\"\nduration_s = 1\n\
+             [[fault]]\nat_s = 3\naction = \"kill\"\ntarget = \"apiserver:1\"\n",
+        );
+        let e = parse(Path::new("exp.toml"), &ok).unwrap();
+        assert_eq!(e.spec.faults.len(), 3);
+        // An existing cluster has no plane processes to hit.
+        let e = err(&with(
+            "[cluster]\ncontext = \"x\"\n[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:leader\"\n",
+        ));
+        assert_eq!(e.key, "target");
     }
 
     #[test]

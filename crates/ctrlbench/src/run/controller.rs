@@ -33,6 +33,29 @@ impl ControllerProcess {
         timeout: Duration,
     ) -> Result<ControllerProcess> {
         let log_file = std::fs::File::create(log)?;
+        Self::start_logging_to(bin, args, env, log, log_file, timeout).await
+    }
+
+    /// `start`, appending to `log` (a restarted controller keeps one log).
+    pub async fn restart(
+        bin: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        log: &Path,
+        timeout: Duration,
+    ) -> Result<ControllerProcess> {
+        let log_file = std::fs::OpenOptions::new().append(true).open(log)?;
+        Self::start_logging_to(bin, args, env, log, log_file, timeout).await
+    }
+
+    async fn start_logging_to(
+        bin: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        log: &Path,
+        log_file: std::fs::File,
+        timeout: Duration,
+    ) -> Result<ControllerProcess> {
         let mut cmd = Command::new(bin);
         cmd.args(args)
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -180,6 +203,23 @@ impl ControllerProcess {
                 None
             }
         }
+    }
+
+    /// Sends `sig` while the process is ours (not yet reaped).
+    pub fn signal(&mut self, sig: Signal) {
+        if self.running() {
+            signal(self.pid, sig);
+        }
+    }
+
+    /// SIGKILL, and waits until it is reaped.
+    pub async fn kill(&mut self) {
+        let _ = self.child.kill().await;
+    }
+
+    /// `running` for a shared borrow (a guard); the pid is ours until reaped.
+    pub fn running_now(&self) -> bool {
+        crate::cluster::process::start_time(self.pid).is_some()
     }
 
     /// True while the process runs.

@@ -12,7 +12,7 @@ use ctrlbench_record::summary::QuietWait;
 use ctrlbench_record::{Settings, Summary};
 
 use super::controller::ControllerProcess;
-use super::member::{Member, PendingStart};
+use super::member::{Launch, Member};
 use super::watch::Objects;
 use super::{Ctx, identity, measure, namespace};
 use crate::experiment::Impl;
@@ -81,7 +81,8 @@ pub async fn run(
                 dir,
                 objects: Arc::new(Objects::default()),
                 process: None,
-                pending: None,
+                pending: false,
+                launch: None,
                 started_at: None,
                 secrets,
             });
@@ -199,11 +200,13 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone())),
     );
-    m.pending = Some(PendingStart {
+    // Kept to start it again the same way (a restart fault).
+    m.launch = Some(Launch {
         bin: bin.clone(),
         args,
         env,
     });
+    m.pending = true;
     // after-load: measure starts it once every object exists.
     if v.start() == StartMode::BeforeLoad {
         m.start_controller().await?;

@@ -1,7 +1,8 @@
 //! The measurement loop of one run group: a baseline scrape of every
 //! controller, then the loader and our own Ready watch per variant, a scrape
 //! every interval until the window ends, everything converges or Ctrl-C;
-//! a last scrape while the controllers still run; then objects.csv,
+//! faults fired on schedule (`faults`); a last scrape while the controllers
+//! still run; then faults.csv, objects.csv,
 //! audit.csv (when the plane keeps an audit log) and summary.json per variant.
 
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use ctrlbench_record::summary::{HarnessCpu, QuietWait, StartMode};
 use ctrlbench_record::{RunDir, StopReason, Summary, objects};
 
 use super::audit::AuditSpan;
+use super::faults::Faults;
 use super::member::Member;
 use super::sampler::Sampler;
 use super::{Ctx, loader, phase, summary, watch};
@@ -65,7 +67,7 @@ pub async fn run(
             .collect::<Vec<_>>()
     };
     // start = "after-load": all N objects first, then the controllers.
-    let after_load = members.iter().any(|m| m.pending.is_some());
+    let after_load = members.iter().any(|m| m.pending);
     let mut loads = Vec::new();
     let mut load_start = Instant::now();
     if after_load {
@@ -82,11 +84,17 @@ pub async fn run(
         }
     }
 
-    let etcd_url = ctx
-        .cluster
-        .plane
-        .as_ref()
-        .map(|p| p.etcd.config.metrics_url());
+    // Every apiserver and etcd member directly (an existing cluster: its URL, no etcd).
+    let (apis, etcd_urls) = match &ctx.cluster.plane {
+        Some(p) => {
+            let mut apis = Vec::new();
+            for k in 0..p.apiserver_urls().len() {
+                apis.push(crate::cluster::kubeconfig::client(&p.kubeconfig_for(k)).await?);
+            }
+            (apis, p.etcd_metrics_urls())
+        }
+        None => (vec![client.clone()], Vec::new()),
+    };
     let targets = members
         .iter()
         .map(|m| {
@@ -97,11 +105,17 @@ pub async fn run(
             )
         })
         .collect();
-    let mut sampler = Sampler::new(Some(client.clone()), etcd_url, targets)?;
+    let mut sampler = Sampler::new(apis, etcd_urls, targets)?;
     for (c, m) in sampler.controllers.iter_mut().zip(members.iter()) {
         c.any_controller = !exp.variants[m.variant].is_own();
     }
-    let audit = AuditSpan::begin(ctx.cluster.plane.as_ref().and_then(|p| p.audit_log()));
+    let audit = AuditSpan::begin(
+        ctx.cluster
+            .plane
+            .as_ref()
+            .and_then(|p| p.audit_log())
+            .as_deref(),
+    );
     // Baseline: a first successful scrape of every controller that has metrics.
     let t0 = Instant::now();
     loop {
@@ -128,6 +142,8 @@ pub async fn run(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
+    let mut faults = Faults::new(&exp.spec.faults);
+    let plane = ctx.cluster.plane.as_ref();
     if !after_load {
         load_start = Instant::now();
         loads = spawn_loads(members);
@@ -193,6 +209,11 @@ pub async fn run(
                 bars.set(i, m.objects.ready(), Some(msg));
             }
         }
+        if !faults.is_empty() {
+            faults
+                .tick(load_start, members, &mut sampler, plane)
+                .await?;
+        }
         if Instant::now() >= next_objects {
             next_objects += OBJECTS_EVERY;
             for m in members.iter() {
@@ -211,6 +232,8 @@ pub async fn run(
     for l in loads {
         load_stats.push(l.await.unwrap_or_default());
     }
+    // Stopped or killed processes come back before the next phase or run.
+    faults.finish(members, &mut sampler, plane).await?;
     // The create phase ends here; the figures of the phases after it are
     // their own (summary.json `phases`, phases.csv).
     let elapsed = load_start.elapsed().as_secs_f64();

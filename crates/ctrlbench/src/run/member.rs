@@ -28,19 +28,24 @@ pub struct Member {
     pub dir: RunDir,
     pub objects: Arc<Objects>,
     pub process: Option<ControllerProcess>,
-    /// A controller still to start (start = "after-load": once the load is done).
-    pub pending: Option<PendingStart>,
+    /// The controller is still to start (start = "after-load": once the
+    /// load is done), with `launch`.
+    pub pending: bool,
     /// When the controller process was started.
     pub started_at: Option<Instant>,
     /// What the controller binary resolved its flags to (`--print-settings`).
     pub settings: Option<Settings>,
     pub flags: Vec<String>,
+    /// How the controller was started, to start it again the same way (faults).
+    pub launch: Option<Launch>,
     /// Holds the identity's kubeconfig; removed with the member.
     pub secrets: tempfile::TempDir,
 }
 
-/// How to start a member's controller.
-pub struct PendingStart {
+/// A controller's command: binary, arguments and environment (its identity's
+/// kubeconfig among them).
+#[derive(Clone, Debug)]
+pub struct Launch {
     pub bin: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -49,7 +54,10 @@ pub struct PendingStart {
 impl Member {
     /// Starts the pending controller (no-op without one); waits for its metrics address.
     pub async fn start_controller(&mut self) -> Result<()> {
-        let Some(p) = self.pending.take() else {
+        if !std::mem::take(&mut self.pending) {
+            return Ok(());
+        }
+        let Some(p) = self.launch.clone() else {
             return Ok(());
         };
         self.started_at = Some(Instant::now());

@@ -7,6 +7,7 @@
 pub mod audit;
 pub mod background;
 mod controller;
+pub mod faults;
 pub mod group;
 pub mod identity;
 pub mod loader;

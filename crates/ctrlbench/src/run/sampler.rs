@@ -1,7 +1,10 @@
-//! The sampler: every interval it scrapes each controller, the apiserver and
-//! etcd, and appends one flushed row per target with the real timestamp,
-//! columns as the record crate's catalogues define them. A failed scrape is
-//! written as such (scrape_ok=0), never as zeros.
+//! The sampler: every interval it scrapes each controller, every apiserver
+//! and every etcd member (directly, never through the front), and appends
+//! one flushed row per target with the real timestamp, columns as the record
+//! crate's catalogues define them. One apiserver and one member write
+//! apiserver.csv and etcd.csv; several write apiserver-<k>.csv and
+//! etcd-<k>.csv (with the leader flag). A failed scrape is written as such
+//! (scrape_ok=0), never as zeros.
 
 use std::time::{Duration, Instant};
 
@@ -102,26 +105,37 @@ pub struct ControllerTarget {
     /// (time, reconciles) of the previous successful scrape, for rates.
     pub prev: Option<(Instant, f64)>,
     pub rate: f64,
+    /// The counters a restarted controller lost (its last row before the
+    /// drop), added to every later row: `last` minus `baseline` stays the
+    /// increase, as Prometheus's `increase()` takes it.
+    carry: ControllerRow,
+    /// The last row as scraped, before `carry`.
+    raw: Option<ControllerRow>,
 }
 
 /// Samples one group of runs (one variant, or all at once).
 pub struct Sampler {
     http: reqwest::Client,
-    api: Option<kube::Client>,
-    etcd_url: Option<String>,
+    /// One admin client per apiserver (aimed at it directly).
+    apis: Vec<kube::Client>,
+    /// Every etcd member's metrics URL.
+    etcd_urls: Vec<String>,
     pub controllers: Vec<ControllerTarget>,
-    apiserver_tables: Vec<Table>,
-    etcd_tables: Vec<Table>,
+    /// (apiserver, its file in one run directory).
+    apiserver_tables: Vec<(usize, Table)>,
+    /// (member, its file in one run directory).
+    etcd_tables: Vec<(usize, Table)>,
+    /// Scrapes at which no apiserver (no etcd member) answered.
     pub apiserver_failed: u64,
     pub etcd_failed: u64,
 }
 
 impl Sampler {
-    /// `targets`: (variant, metrics URL, run directory); apiserver.csv and
-    /// etcd.csv go in each run directory.
+    /// `targets`: (variant, metrics URL or None when not scraped, run
+    /// directory); the apiserver and etcd files go in each run directory.
     pub fn new(
-        api: Option<kube::Client>,
-        etcd_url: Option<String>,
+        apis: Vec<kube::Client>,
+        etcd_urls: Vec<String>,
         targets: Vec<(String, Option<String>, RunDir)>,
     ) -> Result<Sampler> {
         let mut controllers = Vec::new();
@@ -132,11 +146,19 @@ impl Sampler {
                 Some(_) => Some(Table::for_source(&dir.metrics(), &controller::CATALOGUE)?),
                 None => None,
             };
-            if api.is_some() {
-                apiserver_tables.push(Table::for_source(&dir.apiserver(), &apiserver::CATALOGUE)?);
+            for k in 0..apis.len() {
+                let path = match apis.len() {
+                    1 => dir.apiserver(),
+                    _ => dir.apiserver_member(k),
+                };
+                apiserver_tables.push((k, Table::for_source(&path, &apiserver::CATALOGUE)?));
             }
-            if etcd_url.is_some() {
-                etcd_tables.push(Table::for_source(&dir.etcd(), &etcd::CATALOGUE)?);
+            for k in 0..etcd_urls.len() {
+                let t = match etcd_urls.len() {
+                    1 => Table::for_source(&dir.etcd(), &etcd::CATALOGUE)?,
+                    _ => Table::for_source(&dir.etcd_member(k), &etcd::MEMBER_CATALOGUE)?,
+                };
+                etcd_tables.push((k, t));
             }
             controllers.push(ControllerTarget {
                 variant,
@@ -150,6 +172,8 @@ impl Sampler {
                 last_change: Instant::now(),
                 prev: None,
                 rate: 0.0,
+                carry: ControllerRow::default(),
+                raw: None,
             });
         }
         Ok(Sampler {
@@ -158,8 +182,8 @@ impl Sampler {
                 .timeout(Duration::from_secs(5))
                 .no_proxy()
                 .build()?,
-            api,
-            etcd_url,
+            apis,
+            etcd_urls,
             controllers,
             apiserver_tables,
             etcd_tables,
@@ -195,10 +219,6 @@ impl Sampler {
         Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
     }
 
-    async fn apiserver_values(&self) -> Option<Vec<Option<f64>>> {
-        apiserver_values(self.api.as_ref()?).await
-    }
-
     /// One scrape of every target, written as one row each. Each row carries
     /// the moment its own scrape returned (sources answer at different speeds;
     /// rates use the real gaps between a source's rows).
@@ -214,14 +234,18 @@ impl Sampler {
                 }
             })
         }));
-        let etcd = stamped(async {
-            match &self.etcd_url {
-                Some(u) => self.get(u.clone(), &etcd::CATALOGUE).await,
-                None => None,
-            }
-        });
-        let (pages, (api_ts, _, api), (etcd_ts, _, etcd)) =
-            tokio::join!(ctl, stamped(self.apiserver_values()), etcd);
+        let etcd_catalogue = match self.etcd_urls.len() {
+            1 => &etcd::CATALOGUE,
+            _ => &etcd::MEMBER_CATALOGUE,
+        };
+        let etcd = futures::future::join_all(
+            self.etcd_urls
+                .iter()
+                .map(|u| stamped(self.get(u.clone(), etcd_catalogue))),
+        );
+        let apis =
+            futures::future::join_all(self.apis.iter().map(|c| stamped(apiserver_values(c))));
+        let (pages, apis, etcd) = tokio::join!(ctl, apis, etcd);
         for (c, (ts, now, values)) in self.controllers.iter_mut().zip(pages) {
             let Some(table) = c.table.as_mut() else {
                 continue;
@@ -232,7 +256,21 @@ impl Sampler {
                 c.failed += 1;
                 continue;
             };
-            let r = ControllerRow::of(&values);
+            let raw = ControllerRow::of(&values);
+            if c.raw.is_some_and(|p| raw.reconciles < p.reconciles) {
+                // A counter reset: the controller restarted.
+                let p = c.raw.unwrap_or_default();
+                c.carry.reconciles += p.reconciles;
+                c.carry.success += p.success;
+                c.carry.errors += p.errors;
+            }
+            c.raw = Some(raw);
+            let r = ControllerRow {
+                reconciles: raw.reconciles + c.carry.reconciles,
+                success: raw.success + c.carry.success,
+                errors: raw.errors + c.carry.errors,
+                depth: raw.depth,
+            };
             c.ok += 1;
             if c.baseline.is_none() {
                 c.baseline = Some(r);
@@ -249,21 +287,19 @@ impl Sampler {
             c.prev = Some((now, r.reconciles));
             c.last = Some(r);
         }
-        if self.api.is_some() {
-            if api.is_none() {
-                self.apiserver_failed += 1;
-            }
-            for t in &mut self.apiserver_tables {
-                t.row(apiserver::CATALOGUE.row(&api_ts, "", api.as_deref()))?;
-            }
+        if !apis.is_empty() && apis.iter().all(|(_, _, v)| v.is_none()) {
+            self.apiserver_failed += 1;
         }
-        if self.etcd_url.is_some() {
-            if etcd.is_none() {
-                self.etcd_failed += 1;
-            }
-            for t in &mut self.etcd_tables {
-                t.row(etcd::CATALOGUE.row(&etcd_ts, "", etcd.as_deref()))?;
-            }
+        for (k, t) in &mut self.apiserver_tables {
+            let (ts, _, v) = &apis[*k];
+            t.row(apiserver::CATALOGUE.row(ts, "", v.as_deref()))?;
+        }
+        if !etcd.is_empty() && etcd.iter().all(|(_, _, v)| v.is_none()) {
+            self.etcd_failed += 1;
+        }
+        for (k, t) in &mut self.etcd_tables {
+            let (ts, _, v) = &etcd[*k];
+            t.row(etcd_catalogue.row(ts, "", v.as_deref()))?;
         }
         Ok(())
     }

@@ -63,6 +63,8 @@ pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
         etcd_args: c.etcd_args.get_ref().clone(),
         etcd_fsync: c.etcd_fsync.unwrap_or(true),
         audit_log: c.audit_log.unwrap_or(false),
+        etcd_members: c.etcd_members.as_ref().map_or(1, |v| *v.get_ref() as usize),
+        apiservers: c.apiservers.as_ref().map_or(1, |v| *v.get_ref() as usize),
         ..PlaneOptions::default()
     };
     Cluster::connect(popts, kubeconfig_path, context).await
