@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 /// One row of faults.csv.
@@ -33,25 +33,26 @@ pub struct FaultRecord {
 pub const FILE_NAME: &str = "faults.csv";
 
 pub fn write(path: &Path, rows: &[FaultRecord]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    for r in rows {
-        w.serialize(r)?;
-    }
-    w.flush()?;
-    Ok(())
+    crate::files::write_csv(
+        path,
+        rows,
+        &[
+            "planned_s",
+            "actual_s",
+            "at",
+            "action",
+            "target",
+            "resolved",
+            "duration_s",
+            "pid",
+            "outcome",
+        ],
+    )
 }
 
 /// The faults of a run (empty when the file is absent: no faults ran).
 pub fn read(path: &Path) -> Result<Vec<FaultRecord>> {
-    if !path.is_file() {
-        return Ok(Vec::new());
-    }
-    let mut r =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    r.deserialize()
-        .map(|row| row.with_context(|| format!("bad row in {}", path.display())))
-        .collect()
+    crate::files::read_csv(path)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::time::parse_time;
@@ -44,16 +44,11 @@ impl ObjectRecord {
 pub const FILE_NAME: &str = "objects.csv";
 
 pub fn write(path: &Path, rows: &[ObjectRecord]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    if rows.is_empty() {
-        w.write_record(["name", "created_at", "ready_at", "first_write_at"])?;
-    }
-    for r in rows {
-        w.serialize(r)?;
-    }
-    w.flush()?;
-    Ok(())
+    crate::files::write_csv(
+        path,
+        rows,
+        &["name", "created_at", "ready_at", "first_write_at"],
+    )
 }
 
 /// Whether the file has the first_write_at column (results from before it
@@ -66,14 +61,7 @@ pub fn records_first_writes(path: &Path) -> bool {
 
 /// Empty when the file does not exist.
 pub fn read(path: &Path) -> Result<Vec<ObjectRecord>> {
-    if !path.is_file() {
-        return Ok(Vec::new());
-    }
-    let mut r =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    r.deserialize()
-        .map(|rec| rec.with_context(|| format!("malformed {}", path.display())))
-        .collect()
+    crate::files::read_csv(path)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::time::parse_time;
@@ -69,28 +69,16 @@ impl PhaseSummary {
 }
 
 pub fn write(path: &Path, rows: &[PhaseRecord]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    if rows.is_empty() {
-        w.write_record(["phase", "kind", "round", "name", "started_at", "done_at"])?;
-    }
-    for r in rows {
-        w.serialize(r)?;
-    }
-    w.flush()?;
-    Ok(())
+    crate::files::write_csv(
+        path,
+        rows,
+        &["phase", "kind", "round", "name", "started_at", "done_at"],
+    )
 }
 
 /// Empty when the file does not exist (no phase ran).
 pub fn read(path: &Path) -> Result<Vec<PhaseRecord>> {
-    if !path.is_file() {
-        return Ok(Vec::new());
-    }
-    let mut r =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    r.deserialize()
-        .map(|rec| rec.with_context(|| format!("malformed {}", path.display())))
-        .collect()
+    crate::files::read_csv(path)
 }
 
 #[cfg(test)]
