@@ -3,7 +3,7 @@
 //! again after a patch, or gone after a delete), the per-object time p50 and
 //! p99 (a step that never completed counts as +∞, so a percentile that
 //! reaches one reads "> phase"), and what the phase cost — the controller's
-//! requests/s, reconciles/s and CPU over the phase's span from its own
+//! requests/s, reconciles/s (every result) and CPU over the phase's span from its own
 //! counters, and the apiserver's requests/s from all callers.
 
 use ctrlbench_record::phases::{PhaseRecord, PhaseSummary};
@@ -58,7 +58,15 @@ pub fn of(run: &Run) -> Vec<PhaseFigures> {
                 p99: percentile(&lat, 0.99),
                 seconds: span.map(|(a, b)| b - a),
                 controller_requests_per_s: span.and_then(|sp| rate(m, "rest_requests_total", sp)),
-                reconciles_per_s: span.and_then(|sp| rate(m, "reconcile_success_total", sp)),
+                // Every result counts: a requeue-after reconcile is one too.
+                reconciles_per_s: span.and_then(|sp| {
+                    let r = |c| rate(m, c, sp);
+                    Some(
+                        r("reconcile_success_total")?
+                            + r("reconcile_error_total").unwrap_or(0.0)
+                            + r("reconcile_requeue_total").unwrap_or(0.0),
+                    )
+                }),
                 controller_cores: span.and_then(|sp| rate(m, "cpu_seconds", sp)),
                 apiserver_requests_per_s: span
                     .and_then(|sp| rate(run.apiserver_all.as_ref(), "requests_total", sp)),
