@@ -237,13 +237,22 @@ impl ControlPlane {
     /// binaries first if needed.
     pub async fn start(opts: &PlaneOptions) -> Result<ControlPlane> {
         let bins = install_blocking(&opts.k8s_version).await?;
-        let dir = tempfile::Builder::new()
-            .prefix(TEMP_PREFIX)
-            .tempdir()?
-            .keep();
-        // Who owns it: a later command removes it if this process dies unseen.
-        Owner::me().write(&dir)?;
-        ControlPlane::start_in(opts, &bins, dir, false).await
+        let mut retried = false;
+        loop {
+            let dir = tempfile::Builder::new()
+                .prefix(TEMP_PREFIX)
+                .tempdir()?
+                .keep();
+            // Who owns it: a later command removes it if this process dies unseen.
+            Owner::me().write(&dir)?;
+            match ControlPlane::start_in(opts, &bins, dir, false).await {
+                Err(e) if !retried && startup_exit(&e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "plane start failed; trying once more with new ports");
+                    retried = true;
+                }
+                r => return r,
+            }
+        }
     }
 
     /// Starts a plane whose files live in `dir`. On any failure both processes
@@ -572,6 +581,13 @@ pub fn sweep_orphans() -> Vec<PathBuf> {
 }
 
 /// Removes a directory unless the plane took ownership of it.
+/// A process of the plane exited while it started: most often a port that
+/// another process took between our pick and its bind (several planes start
+/// at once in the tests), so one more start with new ports is worth it.
+pub fn startup_exit(e: &anyhow::Error) -> bool {
+    format!("{e:#}").contains("exited during start-up")
+}
+
 struct DirGuard(Option<PathBuf>);
 
 impl Drop for DirGuard {

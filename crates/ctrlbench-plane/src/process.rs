@@ -186,7 +186,8 @@ impl Process {
             .collect();
         let pick = lines
             .iter()
-            .find(|l| l.starts_with("Error:"))
+            .find(|l| l.starts_with("Error:") || l.starts_with("panic:"))
+            .or_else(|| lines.iter().find(|l| l.contains("\"level\":\"panic\"")))
             .or_else(|| {
                 lines.iter().rev().find(|l| {
                     l.starts_with('E')

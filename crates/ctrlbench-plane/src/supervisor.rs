@@ -42,7 +42,15 @@ pub async fn up(name: &str, opts: &PlaneOptions, foreground: bool) -> Result<()>
         eprintln!("{msg}");
     }
     let dir = state::plane_dir(name)?;
-    let plane = ControlPlane::start_in(opts, &bins, dir.clone(), false).await?;
+    // Once more with new ports when a process exits while starting (a port
+    // taken between pick and bind); the failed try removed its files.
+    let plane = match ControlPlane::start_in(opts, &bins, dir.clone(), false).await {
+        Err(e) if crate::plane::startup_exit(&e) => {
+            tracing::warn!(error = %format!("{e:#}"), "plane start failed; trying once more with new ports");
+            ControlPlane::start_in(opts, &bins, dir.clone(), false).await?
+        }
+        r => r?,
+    };
     let st = PlaneState::of(name, &plane, opts.etcd_fsync, &opts.feature_gates);
     st.save()?;
     println!(
