@@ -88,6 +88,8 @@ fn a_restarted_controller_converges_and_loses_nothing() {
     let (_, s, f) = run(tmp.path(), &text, &["--kubeconfig", kc]);
     assert_eq!(s.ready, 200, "lost {} objects", s.remaining);
     assert!(s.converged);
+    // The planned restart is not an early exit: the run is not flagged.
+    assert!(!s.controller_exited_early);
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!(
         (f[0].action.as_str(), f[0].target.as_str()),

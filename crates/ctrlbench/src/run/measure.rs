@@ -171,6 +171,12 @@ pub async fn run(
     let mut loaded: Option<(Instant, f64)> = None;
     // Controllers that stopped by themselves during the window.
     let mut exited_early = vec![false; members.len()];
+    // A controller the fault schedule kills or restarts exits on purpose.
+    let controller_faults = exp
+        .spec
+        .faults
+        .iter()
+        .any(|f| f.target.get_ref() == "controller");
     let stop_reason = loop {
         if cancel.is_cancelled() {
             break StopReason::Interrupted;
@@ -196,7 +202,7 @@ pub async fn run(
             sampler.scrape_once().await?;
             for (i, m) in members.iter_mut().enumerate() {
                 let alive = m.process.as_mut().is_some_and(|p| p.running());
-                if m.process.is_some() && !alive {
+                if m.process.is_some() && !alive && !controller_faults {
                     exited_early[i] = true;
                 }
                 let msg = format!(
