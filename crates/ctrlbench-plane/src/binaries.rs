@@ -1,4 +1,5 @@
-//! Finding and building etcd and kube-apiserver.
+//! Finding and building etcd, kube-apiserver and (on demand, for
+//! `--controller-manager`) kube-controller-manager.
 //!
 //! Lookup follows envtest: `TEST_ASSET_ETCD` / `TEST_ASSET_KUBE_APISERVER`,
 //! then `$KUBEBUILDER_ASSETS`, then ctrlbench's cache
@@ -80,6 +81,8 @@ pub enum Source {
 pub struct Binaries {
     pub etcd: PathBuf,
     pub kube_apiserver: PathBuf,
+    /// Only for a plane with a controller-manager ([`install_controller_manager`]).
+    pub kube_controller_manager: Option<PathBuf>,
     pub source: Source,
 }
 
@@ -141,6 +144,7 @@ pub fn find(version: &str) -> Result<Option<Binaries>> {
     Ok(Some(Binaries {
         etcd,
         kube_apiserver: api,
+        kube_controller_manager: None,
         source: if s1 == s2 { s1 } else { Source::Env },
     }))
 }
@@ -182,22 +186,70 @@ pub fn install(version: &str) -> Result<Binaries> {
     }
     let api = cache.join("kube-apiserver");
     if !api.is_file() {
-        let dir = work.path().join("kube-apiserver");
-        if let Some(r) = RELEASES.iter().find(|r| r.k8s == version) {
-            write_module(&dir, r.apiserver_mod, r.apiserver_sum)?;
-        } else {
-            generate_apiserver_module(&go, &dir, &version)?;
-        }
-        build(
-            &go,
-            &dir,
-            "k8s.io/kubernetes/cmd/kube-apiserver",
-            &version_ldflags(&version)?,
-            &api,
-            &format!("kube-apiserver v{version}"),
-        )?;
+        build_k8s(&go, work.path(), &version, "kube-apiserver", &api)?;
     }
     find(&version)?.context("binaries missing after build")
+}
+
+/// kube-controller-manager of `version`: `TEST_ASSET_KUBE_CONTROLLER_MANAGER`,
+/// then `$KUBEBUILDER_ASSETS` (when it holds one: setup-envtest's do not),
+/// then the cache, else built from the same `k8s.io/kubernetes` module as
+/// kube-apiserver and cached beside it.
+pub fn install_controller_manager(version: &str) -> Result<PathBuf> {
+    const NAME: &str = "kube-controller-manager";
+    let version = normalize_version(version)?;
+    if let Some(p) =
+        std::env::var_os("TEST_ASSET_KUBE_CONTROLLER_MANAGER").filter(|v| !v.is_empty())
+    {
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            bail!(
+                "{} does not exist (TEST_ASSET_KUBE_CONTROLLER_MANAGER): point it at a kube-controller-manager or unset it",
+                p.display()
+            );
+        }
+        return Ok(p);
+    }
+    if let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS").filter(|v| !v.is_empty()) {
+        let p = PathBuf::from(dir).join(NAME);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    let cache = cache_dir(&version)?;
+    let bin = cache.join(NAME);
+    if bin.is_file() {
+        return Ok(bin);
+    }
+    let go = which_go()?;
+    std::fs::create_dir_all(&cache)
+        .with_context(|| format!("cannot create {}", cache.display()))?;
+    let work = tempfile::Builder::new()
+        .prefix(".build-")
+        .tempdir_in(&cache)
+        .context("cannot create a build directory in the cache")?;
+    build_k8s(&go, work.path(), &version, NAME, &bin)?;
+    Ok(bin)
+}
+
+/// Builds `cmd` (kube-apiserver or kube-controller-manager) of Kubernetes
+/// `version` into `out`, in a module under `work`: the committed one for a
+/// release in [`RELEASES`], otherwise one generated against the proxy.
+fn build_k8s(go: &Path, work: &Path, version: &str, cmd: &str, out: &Path) -> Result<()> {
+    let dir = work.join(cmd);
+    if let Some(r) = RELEASES.iter().find(|r| r.k8s == version) {
+        write_module(&dir, r.apiserver_mod, r.apiserver_sum)?;
+    } else {
+        generate_apiserver_module(go, &dir, version)?;
+    }
+    build(
+        go,
+        &dir,
+        &format!("k8s.io/kubernetes/cmd/{cmd}"),
+        &version_ldflags(version)?,
+        out,
+        &format!("{cmd} v{version}"),
+    )
 }
 
 fn which_go() -> Result<PathBuf> {
@@ -277,7 +329,7 @@ fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()>
         .collect();
     let staging_version = format!("v0{}", &version[version.find('.').unwrap_or(0)..]);
     let mut gomod = format!(
-        "module ctrlbench.dev/tools/k8s/kube-apiserver\n\ngo 1.24\n\ntool k8s.io/kubernetes/cmd/kube-apiserver\n\nrequire k8s.io/kubernetes v{version}\n\nreplace (\n"
+        "module ctrlbench.dev/tools/k8s/kube-apiserver\n\ngo 1.24\n\ntool (\n\tk8s.io/kubernetes/cmd/kube-apiserver\n\tk8s.io/kubernetes/cmd/kube-controller-manager\n)\n\nrequire k8s.io/kubernetes v{version}\n\nreplace (\n"
     );
     for m in &staging {
         gomod.push_str(&format!("\t{m} => {m} {staging_version}\n"));

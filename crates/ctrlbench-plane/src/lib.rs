@@ -1,7 +1,7 @@
 //! The local control plane: etcd + kube-apiserver built from upstream Go
 //! modules and started on loopback, envtest-style. It knows nothing of
 //! experiments or runs. One small type per process
-//! (`etcd`, `apiserver`), the front that gives several apiservers one URL
+//! (`etcd`, `apiserver`, the optional `controller_manager`), the front that gives several apiservers one URL
 //! (`front`), the CA (`tinyca`), the whole plane (`plane`), named
 //! planes that outlive the command (`state`), and the binaries (`binaries`).
 //! `process` is the one way a child is started (process group, parent-death
@@ -12,6 +12,7 @@ pub mod apiserver;
 pub mod audit;
 pub mod bench;
 pub mod binaries;
+pub mod controller_manager;
 pub mod etcd;
 pub mod flags;
 pub mod front;

@@ -28,6 +28,7 @@ use widget_api::Widget;
 use super::apiserver::{ApiServer, ApiServerConfig};
 use super::audit::AuditFiles;
 use super::binaries::{self, Binaries};
+use super::controller_manager::{self, ControllerManager, ControllerManagerConfig};
 use super::etcd::{Etcd, EtcdConfig, EtcdTls};
 use super::front::{Front, FrontConfig};
 use super::kubeconfig::{self, Credentials};
@@ -53,6 +54,9 @@ pub struct PlaneOptions {
     /// The apiserver's audit log of widget writes (per-caller server-side
     /// figures; see `audit`).
     pub audit_log: bool,
+    /// kube-controller-manager's namespace and garbage-collector controllers
+    /// (off: ctrlbench finalizes the namespaces it deletes itself).
+    pub controller_manager: bool,
     pub install_crd: bool,
     pub startup_timeout: Duration,
 }
@@ -68,6 +72,7 @@ impl Default for PlaneOptions {
             etcd_members: 1,
             apiservers: 1,
             audit_log: false,
+            controller_manager: false,
             install_crd: true,
             startup_timeout: Duration::from_secs(90),
         }
@@ -96,6 +101,20 @@ impl PlaneOptions {
         }
         Ok(())
     }
+
+    /// The binaries these options need, built into the cache if missing
+    /// (kube-controller-manager only when asked for).
+    pub async fn binaries(&self) -> Result<Binaries> {
+        let mut bins = install_blocking(&self.k8s_version).await?;
+        if self.controller_manager {
+            let v = self.k8s_version.clone();
+            bins.kube_controller_manager = Some(
+                tokio::task::spawn_blocking(move || binaries::install_controller_manager(&v))
+                    .await??,
+            );
+        }
+        Ok(bins)
+    }
 }
 
 /// One process of a plane: etcd member `k` or apiserver `k` (from 0).
@@ -123,6 +142,8 @@ pub struct ControlPlane {
     pub apiservers: Mutex<Vec<ApiServer>>,
     /// One URL for several apiservers (None with a single one).
     pub front: Option<Front>,
+    /// kube-controller-manager, when the plane runs one.
+    pub controller_manager: Mutex<Option<ControllerManager>>,
     pub kubeconfig: Kubeconfig,
     pub kubeconfig_path: PathBuf,
     /// `gitVersion` the apiserver reports.
@@ -236,7 +257,7 @@ impl ControlPlane {
     /// Starts an attached plane in a fresh temporary directory, building the
     /// binaries first if needed.
     pub async fn start(opts: &PlaneOptions) -> Result<ControlPlane> {
-        let bins = install_blocking(&opts.k8s_version).await?;
+        let bins = opts.binaries().await?;
         let mut retried = false;
         loop {
             let dir = tempfile::Builder::new()
@@ -384,6 +405,7 @@ impl ControlPlane {
             etcd: Mutex::new(etcd),
             apiservers: Mutex::new(apiservers),
             front,
+            controller_manager: Mutex::new(None),
             kubeconfig: kc,
             kubeconfig_path,
             version: String::new(),
@@ -410,7 +432,84 @@ impl ControlPlane {
         if opts.install_crd {
             install_crd(&client).await?;
         }
+        if opts.controller_manager {
+            let bin = bins
+                .kube_controller_manager
+                .clone()
+                .context("no kube-controller-manager binary (PlaneOptions::binaries)")?;
+            let kubeconfig = plane.dir.join("kube-controller-manager.kubeconfig");
+            kubeconfig::write(
+                &kubeconfig,
+                &kubeconfig::build(
+                    "ctrlbench",
+                    &url,
+                    &pems.ca_cert,
+                    Credentials::Cert {
+                        cert: &pems.controller_manager_cert,
+                        key: &pems.controller_manager_key,
+                    },
+                    None,
+                ),
+            )?;
+            let kcm = ControllerManager::start(
+                ControllerManagerConfig {
+                    bin,
+                    kubeconfig,
+                    extra_args: Vec::new(),
+                },
+                &plane.dir.join("kube-controller-manager.log"),
+                detached,
+            )?;
+            *plane
+                .controller_manager
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(kcm);
+            plane
+                .wait_controller_manager(&client, opts.startup_timeout)
+                .await?;
+        }
         Ok(plane)
+    }
+
+    /// Waits until kube-controller-manager has made its controllers'
+    /// service accounts: it runs them from then on.
+    async fn wait_controller_manager(
+        &self,
+        client: &kube::Client,
+        timeout: Duration,
+    ) -> Result<()> {
+        use k8s_openapi::api::core::v1::ServiceAccount;
+        let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "kube-system");
+        let t0 = Instant::now();
+        loop {
+            if let Some(kcm) = self
+                .controller_manager
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut()
+                && !kcm.process.is_running()
+            {
+                bail!(
+                    "kube-controller-manager exited during start-up: {}",
+                    kcm.process.log_summary()
+                );
+            }
+            let mut have = 0;
+            for name in controller_manager::SERVICE_ACCOUNTS {
+                if sas.get_opt(name).await?.is_some() {
+                    have += 1;
+                }
+            }
+            if have == controller_manager::SERVICE_ACCOUNTS.len() {
+                return Ok(());
+            }
+            if t0.elapsed() > timeout {
+                bail!(
+                    "kube-controller-manager did not start its controllers within {timeout:?} (see kube-controller-manager.log in the plane directory)"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// A new admin client (one per tokio runtime: a client is bound to the
@@ -435,6 +534,13 @@ impl ControlPlane {
         for a in self.apiservers.get_mut().unwrap_or_else(|e| e.into_inner()) {
             a.process.release();
         }
+        if let Some(c) = self
+            .controller_manager
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+        {
+            c.process.release();
+        }
         self.released = true;
     }
 
@@ -450,8 +556,16 @@ impl ControlPlane {
         self.stop_processes(grace);
     }
 
-    /// Stops the front, the apiservers, then the etcd members.
+    /// Stops the controller-manager, the front, the apiservers, then the etcd members.
     fn stop_processes(&mut self, grace: Duration) {
+        if let Some(mut c) = self
+            .controller_manager
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            c.process.stop(grace);
+        }
         self.front.take();
         for a in self.apiservers.get_mut().unwrap_or_else(|e| e.into_inner()) {
             a.process.stop(grace);

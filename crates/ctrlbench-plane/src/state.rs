@@ -44,6 +44,9 @@ pub struct PlaneState {
     /// which lives in the supervisor.
     #[serde(alias = "apiserver", deserialize_with = "one_or_many")]
     pub apiservers: Vec<ProcessRecord>,
+    /// kube-controller-manager, when the plane runs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller_manager: Option<ProcessRecord>,
     /// The process that started the plane and reaps its processes
     /// (`cluster up --foreground`, detached by a plain `cluster up`).
     pub supervisor: ProcessRecord,
@@ -120,6 +123,12 @@ impl PlaneState {
             feature_gates: feature_gates.to_vec(),
             etcd: plane.etcd().iter().map(|e| rec(&e.process)).collect(),
             apiservers: plane.apiservers().iter().map(|a| rec(&a.process)).collect(),
+            controller_manager: plane
+                .controller_manager
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .map(|c| rec(&c.process)),
             supervisor: ProcessRecord {
                 pid: me,
                 start_time: super::process::start_time(me).unwrap_or(0),
@@ -198,8 +207,20 @@ impl PlaneState {
     pub fn stop_and_remove(&self, timeout: Duration) -> Result<()> {
         let (mut sup, mut a, mut e) = self.processes();
         // It stops each process, each with `timeout`, before it exits.
-        sup.stop(timeout * (a.len() + e.len()) as u32 + Duration::from_secs(5));
-        for p in a.iter_mut().chain(e.iter_mut()) {
+        sup.stop(timeout * (a.len() + e.len() + 1) as u32 + Duration::from_secs(5));
+        let mut kcm: Vec<Process> = self
+            .controller_manager
+            .iter()
+            .map(|r| {
+                Process::recorded(
+                    "kube-controller-manager",
+                    r.pid,
+                    r.start_time,
+                    r.log.clone(),
+                )
+            })
+            .collect();
+        for p in kcm.iter_mut().chain(a.iter_mut()).chain(e.iter_mut()) {
             p.stop(timeout);
         }
         remove_plane_dir(&self.dir)
@@ -320,6 +341,14 @@ impl std::fmt::Display for PlaneState {
                 "  pid={} etcd {k} (metrics {})",
                 r.pid,
                 m.unwrap_or(&self.etcd_metrics_url)
+            )?;
+        }
+        if let Some(r) = &self.controller_manager {
+            writeln!(
+                f,
+                "  pid={} kube-controller-manager (namespace and garbage-collector controllers; log {})",
+                r.pid,
+                r.log.display()
             )?;
         }
         if self.apiservers.len() > 1 {

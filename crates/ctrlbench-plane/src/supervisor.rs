@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use anyhow::{Result, bail};
 
 use crate::bench::on_off;
-use crate::plane::install_blocking;
 use rustix::process::Signal;
 
 use crate::process::{Lifetime, STOP_TIMEOUT, own, signal};
@@ -29,7 +28,7 @@ static SUPERVISOR: AtomicU32 = AtomicU32::new(0);
 /// future is dropped (Ctrl-C); otherwise a detached supervisor keeps it.
 pub async fn up(name: &str, opts: &PlaneOptions, foreground: bool) -> Result<()> {
     state::check_name(name)?;
-    let bins = install_blocking(&opts.k8s_version).await?;
+    let bins = opts.binaries().await?;
     if !foreground {
         // The supervisor takes the name and does the rest.
         let name = name.to_string();
@@ -65,6 +64,9 @@ pub async fn up(name: &str, opts: &PlaneOptions, foreground: bool) -> Result<()>
     }
     for r in &st.apiservers {
         println!("pid={} kube-apiserver", r.pid);
+    }
+    if let Some(r) = &st.controller_manager {
+        println!("pid={} kube-controller-manager", r.pid);
     }
     if st.apiservers.len() > 1 {
         println!(

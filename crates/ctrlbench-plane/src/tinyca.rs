@@ -7,6 +7,9 @@
 //! server/peer certificate per etcd member, all from the same CA and all for
 //! 127.0.0.1 and localhost (the front passes TLS through, so whichever
 //! apiserver answers presents a certificate the client accepts).
+//! kube-controller-manager, when a plane runs one, authenticates as
+//! `system:kube-controller-manager` (the bootstrap RBAC role of that name: it
+//! may only mint the per-controller service-account tokens it then uses).
 //! Everything is written as PEM files, private keys 0600.
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -64,6 +67,9 @@ pub struct Pems {
     pub ca_cert: String,
     pub admin_cert: String,
     pub admin_key: String,
+    /// kube-controller-manager's client pair (`system:kube-controller-manager`).
+    pub controller_manager_cert: String,
+    pub controller_manager_key: String,
 }
 
 /// Creates the CA and every certificate and key under `dir` (private keys
@@ -104,6 +110,13 @@ pub fn generate(dir: &Path, etcd_members: usize, apiservers: usize) -> Result<(C
     admin.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     let admin_key = KeyPair::generate()?;
     let admin_cert = admin.signed_by(&admin_key, &ca)?;
+
+    let mut kcm = CertificateParams::new(Vec::<String>::new())?;
+    kcm.distinguished_name
+        .push(DnType::CommonName, "system:kube-controller-manager");
+    kcm.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let kcm_key = KeyPair::generate()?;
+    let kcm_cert = kcm.signed_by(&kcm_key, &ca)?;
 
     let sa_key = KeyPair::generate()?;
 
@@ -192,6 +205,8 @@ pub fn generate(dir: &Path, etcd_members: usize, apiservers: usize) -> Result<(C
         ca_cert: ca.pem(),
         admin_cert: admin_cert.pem(),
         admin_key: admin_key.serialize_pem(),
+        controller_manager_cert: kcm_cert.pem(),
+        controller_manager_key: kcm_key.serialize_pem(),
     };
     Ok((certs, pems))
 }

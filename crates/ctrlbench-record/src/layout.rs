@@ -139,25 +139,22 @@ impl RunDir {
         self.path.join(etcd::member_file_name(k))
     }
 
-    /// apiserver.csv, else the first apiserver's file of several (what the
-    /// report's per-run apiserver figures read).
-    pub fn apiserver_or_first(&self) -> PathBuf {
-        let one = self.apiserver();
-        if one.is_file() || !self.apiserver_member(0).is_file() {
-            one
-        } else {
-            self.apiserver_member(0)
-        }
+    /// apiserver.csv, or every apiserver's file of several (the report
+    /// merges them: see [`crate::series::Series::merge`]).
+    pub fn apiserver_files(&self) -> Vec<PathBuf> {
+        Self::one_or_members(self.apiserver(), |k| self.apiserver_member(k))
     }
 
-    /// etcd.csv, else the first member's file of several.
-    pub fn etcd_or_first(&self) -> PathBuf {
-        let one = self.etcd();
-        if one.is_file() || !self.etcd_member(0).is_file() {
-            one
-        } else {
-            self.etcd_member(0)
+    /// etcd.csv, or every member's file of several.
+    pub fn etcd_files(&self) -> Vec<PathBuf> {
+        Self::one_or_members(self.etcd(), |k| self.etcd_member(k))
+    }
+
+    fn one_or_members(one: PathBuf, member: impl Fn(usize) -> PathBuf) -> Vec<PathBuf> {
+        if one.is_file() {
+            return vec![one];
         }
+        (0..).map(member).take_while(|p| p.is_file()).collect()
     }
 
     pub fn faults(&self) -> PathBuf {

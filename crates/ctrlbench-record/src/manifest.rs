@@ -67,6 +67,10 @@ pub struct Manifest {
     pub kubernetes_version: String,
     pub etcd_version: String,
     pub local_plane: bool,
+    /// The local plane ran kube-controller-manager (namespace deletion and
+    /// garbage collection natively); absent: it did not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub controller_manager: bool,
     pub machine: Machine,
     pub harness_cpu_seconds: f64,
     pub probe: Option<Vec<ProbeRow>>,

@@ -160,6 +160,97 @@ impl Series {
     }
 }
 
+impl Series {
+    /// Every file in `paths` read and merged (None when there is none).
+    pub fn read_merged(paths: &[std::path::PathBuf]) -> Result<Option<Series>> {
+        let mut members = Vec::new();
+        for p in paths {
+            members.extend(Series::read(p)?);
+        }
+        Ok(Series::merge(members))
+    }
+
+    /// Several processes of one kind (apiservers, etcd members), scraped at
+    /// the same ticks, as one series: a counter column (`_total`, `_sum`,
+    /// `_count`, `cpu_seconds`, histogram buckets) is the sum of each
+    /// member's increase since its own first good row, resets handled as
+    /// [`increase`] does, so deltas over the merged series are the sums of
+    /// the members' deltas and a killed or restarted member neither loses
+    /// nor double-counts; any other column (a gauge) is the sum of the
+    /// members' last good values. A row is good when any member's is; its
+    /// time is the latest member's. Rows pair up by position (the sampler
+    /// writes one row per member per tick); extra rows of a longer file are
+    /// dropped.
+    pub fn merge(mut members: Vec<Series>) -> Option<Series> {
+        if members.len() <= 1 {
+            return members.pop();
+        }
+        let first = &members[0];
+        let header: Vec<(String, usize)> = {
+            let mut h: Vec<(String, usize)> =
+                first.index.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            h.sort_by_key(|(_, i)| *i);
+            h
+        };
+        let width = header.iter().map(|(_, i)| i + 1).max().unwrap_or(0);
+        let bucket_cols: std::collections::HashSet<usize> =
+            first.buckets.iter().map(|(_, _, i)| *i).collect();
+        let counter = |name: &str, i: usize| {
+            bucket_cols.contains(&i)
+                || name.ends_with("_total")
+                || name.ends_with("_sum")
+                || name.ends_with("_count")
+                || name == "cpu_seconds"
+        };
+        let len = members.iter().map(|m| m.rows.len()).min().unwrap_or(0);
+        // Per member and column: (first good value, reset-adjusted last good value).
+        let mut state: Vec<Vec<Option<(f64, f64, f64)>>> = vec![vec![None; width]; members.len()];
+        let mut rows = Vec::with_capacity(len);
+        for r in 0..len {
+            let mut cells = vec![None; width];
+            let mut ok = false;
+            let mut t = f64::MIN;
+            for (k, m) in members.iter().enumerate() {
+                let row = &m.rows[r];
+                t = t.max(row.t);
+                ok |= row.ok;
+                for (name, i) in &header {
+                    let Some(&mi) = m.index.get(name) else {
+                        continue;
+                    };
+                    if row.ok
+                        && let Some(v) = row.cells.get(mi).copied().flatten()
+                    {
+                        // (first, adjusted, raw last)
+                        state[k][*i] = Some(match state[k][*i] {
+                            None => (v, v, v),
+                            Some((f, adj, last)) if v < last => (f, adj + v, v),
+                            Some((f, adj, last)) => (f, adj + v - last, v),
+                        });
+                    }
+                    if let Some((f, adj, last)) = state[k][*i] {
+                        let add = if counter(name, *i) { adj - f } else { last };
+                        *cells.get_mut(*i).expect("width") = Some(cells[*i].unwrap_or(0.0) + add);
+                    }
+                }
+            }
+            if let Some(&i) = first.index.get("timestamp") {
+                cells[i] = Some(t);
+            }
+            if let Some(&i) = first.index.get("scrape_ok") {
+                cells[i] = Some(if ok { 1.0 } else { 0.0 });
+            }
+            rows.push(Row { t, ok, cells });
+        }
+        let Series { index, buckets, .. } = members.swap_remove(0);
+        Some(Series {
+            index,
+            buckets,
+            rows,
+        })
+    }
+}
+
 /// A counter's increase over its samples, as Prometheus's `increase()`
 /// takes it: a sample lower than the one before is a reset (the process
 /// restarted), and counts from 0. None without samples.
@@ -187,6 +278,61 @@ mod tests {
         // Restarted after 10: 10-5 before, then 0→3→4 after.
         assert_eq!(increase(&[5.0, 10.0, 3.0, 4.0]), Some(9.0));
     }
+    fn series(dir: &Path, name: &str, text: &str) -> Series {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        Series::read(&p).unwrap().unwrap()
+    }
+
+    /// Two apiservers: the second killed after the first row and restarted
+    /// (its counter resets); the merged deltas are the members' own sums,
+    /// worked out by hand.
+    #[test]
+    fn members_merge_into_one_series_of_summed_increases() {
+        let d = tempfile::tempdir().unwrap();
+        let h = "timestamp,scrape_ok,requests_total,inflight_requests,lat_le_1,lat_le_+Inf\n";
+        let a = series(
+            d.path(),
+            "a.csv",
+            &format!(
+                "{h}2026-01-01T00:00:00Z,1,100,2,1,1\n2026-01-01T00:00:01Z,1,110,3,2,3\n2026-01-01T00:00:02Z,1,130,1,4,6\n"
+            ),
+        );
+        let b = series(
+            d.path(),
+            "b.csv",
+            &format!(
+                "{h}2026-01-01T00:00:00.2Z,1,50,5,0,0\n2026-01-01T00:00:01.2Z,0,,,,\n2026-01-01T00:00:02.2Z,1,7,4,1,2\n"
+            ),
+        );
+        let m = Series::merge(vec![a, b]).unwrap();
+        assert_eq!(m.rows.len(), 3);
+        assert!(m.rows.iter().all(|r| r.ok));
+        // a: 130-100 = 30; b: 50 → reset → 7, so 7 more.
+        assert_eq!(m.delta("requests_total"), Some(37.0));
+        // Buckets: a +3/+5, b +1/+2.
+        assert_eq!(
+            m.bucket_delta("lat"),
+            vec![(1.0, 4.0), (f64::INFINITY, 7.0)]
+        );
+        // A gauge: the members' last good values summed (b's 5 carried while it was down).
+        let g: Vec<f64> = m
+            .good()
+            .map(|r| m.get(r, "inflight_requests").unwrap())
+            .collect();
+        assert_eq!(g, vec![7.0, 8.0, 5.0]);
+        // Each row at the later member's time.
+        assert!((m.rows[0].t - m.rows[0].t.floor() - 0.2).abs() < 1e-6);
+        // One file stays as it was.
+        let one = series(
+            d.path(),
+            "c.csv",
+            &format!("{h}2026-01-01T00:00:00Z,1,1,1,1,1\n"),
+        );
+        assert_eq!(Series::merge(vec![one]).unwrap().rows.len(), 1);
+        assert!(Series::merge(Vec::new()).is_none());
+    }
+
     use crate::columns::controller::CATALOGUE;
     use crate::prom::Page;
     use crate::table::Table;

@@ -4,7 +4,10 @@
 //! grew, a restarted controller's reset counting from 0), until Ready growth
 //! resumed (the next object to turn Ready), until the queue drained (the
 //! first scrape after reconciles resumed with depth 0), and the objects lost:
-//! created but not Ready when the run ended.
+//! created but not Ready when the run ended, counted only against a
+//! fault-free run of the same controller (same implementation, settings and
+//! scale; a variant with `faults = false`) that reached N — without one, a
+//! slow controller would look lossy.
 
 use crate::load::{Results, Run};
 use crate::{Block, Table};
@@ -16,13 +19,13 @@ pub struct Recovery {
     pub ready_resumes: Option<f64>,
     pub queue_drained: Option<f64>,
     /// Objects created but never Ready (the whole run's).
-    pub lost: usize,
+    pub not_ready: usize,
 }
 
 /// How the run recovered from a fault that fired at `t` (Unix seconds).
 pub fn recovery(run: &Run, t: f64) -> Recovery {
     let mut r = Recovery {
-        lost: run
+        not_ready: run
             .objects
             .iter()
             .filter(|o| o.created.is_some() && o.ready.is_none())
@@ -67,6 +70,47 @@ pub fn recovery(run: &Run, t: f64) -> Recovery {
         }
     }
     r
+}
+
+/// The fault-free runs of the same controller as `run`: no faults.csv rows,
+/// same implementation, settings and scale.
+fn baselines<'a>(run: &Run, results: &'a Results) -> Vec<&'a Run> {
+    let key = |r: &Run| {
+        r.summary
+            .as_ref()
+            .map(|s| (s.implementation.clone(), s.settings.clone(), s.scale))
+    };
+    let Some(k) = key(run) else {
+        return Vec::new();
+    };
+    results
+        .runs
+        .iter()
+        .filter(|b| b.faults.is_empty() && key(b).as_ref() == Some(&k))
+        .collect()
+}
+
+/// The lost cell: created-but-not-Ready when every fault-free run of the
+/// same controller reached N, otherwise why it cannot be said.
+fn lost_cell(run: &Run, not_ready: usize, results: &Results) -> String {
+    let base = baselines(run, results);
+    if base.is_empty() {
+        return format!("— (no fault-free run; {not_ready} not Ready)");
+    }
+    let short: Vec<String> = base
+        .iter()
+        .filter_map(|b| b.summary.as_ref())
+        .filter(|s| s.ready < s.scale)
+        .map(|s| format!("{}/{}", s.ready, s.scale))
+        .collect();
+    if short.is_empty() {
+        not_ready.to_string()
+    } else {
+        format!(
+            "— (fault-free run reached only {}; {not_ready} not Ready)",
+            short.join(", ")
+        )
+    }
 }
 
 /// Slack after a fault's planned downtime for the process to answer again.
@@ -120,7 +164,7 @@ pub fn section(results: &Results) -> Vec<Block> {
                 secs(rec.reconciles_resume),
                 secs(rec.ready_resumes),
                 secs(rec.queue_drained),
-                rec.lost.to_string(),
+                lost_cell(run, rec.not_ready, results),
             ]);
         }
     }
@@ -130,7 +174,7 @@ pub fn section(results: &Results) -> Vec<Block> {
     vec![
         Block::Heading(2, "Faults".into()),
         Block::Para(
-            "Per fault (faults.csv), seconds after it fired: until the controller's reconcile count grew again, until the next object turned Ready (— : none did after it), until the queue was empty again; lost = objects created but not Ready when the run ended.".into(),
+            "Per fault (faults.csv), seconds after it fired: until the controller's reconcile count grew again, until the next object turned Ready (— : none did after it), until the queue was empty again; lost = objects created but not Ready when the run ended, counted when a fault-free run of the same controller (same implementation, settings and scale: a variant with `faults = false`) reached N.".into(),
         ),
         Block::Table(Table {
             head: [

@@ -28,6 +28,8 @@ pub struct Run {
     /// Why summary.json could not be read (torn, not JSON), if it exists.
     pub summary_error: Option<String>,
     pub metrics: Option<Series>,
+    /// apiserver.csv, or all apiservers' files merged (counters summed:
+    /// [`Series::merge`]); the same for etcd.
     pub apiserver: Option<Series>,
     pub etcd: Option<Series>,
     pub objects: Vec<Object>,
@@ -134,8 +136,8 @@ impl Run {
         let audit = audit::read(&dir.audit())?;
         let (mut metrics, mut apiserver, mut etcd) = (
             Series::read(&dir.metrics())?,
-            Series::read(&dir.apiserver_or_first())?,
-            Series::read(&dir.etcd_or_first())?,
+            Series::read_merged(&dir.apiserver_files())?,
+            Series::read_merged(&dir.etcd_files())?,
         );
         let first_phase = summary
             .as_ref()
@@ -144,7 +146,7 @@ impl Run {
         let (mut metrics_all, mut apiserver_all) = (None, None);
         if let Some(cut) = first_phase {
             metrics_all = Series::read(&dir.metrics())?;
-            apiserver_all = Series::read(&dir.apiserver_or_first())?;
+            apiserver_all = Series::read_merged(&dir.apiserver_files())?;
             for s in [&mut metrics, &mut apiserver, &mut etcd]
                 .into_iter()
                 .flatten()

@@ -221,7 +221,9 @@ fn header(r: &Results) -> Vec<Block> {
             m.finished_at.as_deref().unwrap_or("never"),
             s(&m.kubernetes_version),
             s(&m.etcd_version),
-            if m.local_plane {
+            if m.local_plane && m.controller_manager {
+                "local control plane with kube-controller-manager (namespace and garbage-collector controllers)"
+            } else if m.local_plane {
                 "local control plane"
             } else {
                 "existing cluster"

@@ -138,6 +138,13 @@ pub struct RunArgs {
     /// cluster-wide cache holds besides the run's objects.
     #[arg(long, value_name = "K")]
     pub background_objects: Option<u64>,
+    /// Run kube-controller-manager's namespace and garbage-collector
+    /// controllers on the local plane (replaces the file's [cluster]
+    /// controller_manager): deleted namespaces are emptied and finalized,
+    /// and owner references collected, as in a real cluster. Built from the
+    /// k8s.io/kubernetes module on first use and cached.
+    #[arg(long)]
+    pub controller_manager: bool,
     /// Plain progress lines instead of bars.
     #[arg(long)]
     pub no_progress: bool,
@@ -167,6 +174,9 @@ pub enum ClusterCmd {
         /// Kubernetes version to build (MAJOR.MINOR.PATCH).
         #[arg(long, default_value = DEFAULT_K8S_VERSION)]
         k8s_version: String,
+        /// Also build kube-controller-manager (for `--controller-manager`).
+        #[arg(long)]
+        controller_manager: bool,
     },
     /// Start a named plane on free 127.0.0.1 ports and print `export KUBECONFIG=...`.
     ///
@@ -273,6 +283,13 @@ pub struct PlaneArgs {
     /// connections over the apiservers that answer /readyz (checked every 500 ms).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub apiservers: usize,
+    /// Also run kube-controller-manager (only its namespace and
+    /// garbage-collector controllers, as its own identity, no listener):
+    /// deleted namespaces are emptied and finalized, and owner references
+    /// collected, natively. Built from the same k8s.io/kubernetes module on
+    /// first use and cached beside kube-apiserver.
+    #[arg(long)]
+    pub controller_manager: bool,
 }
 
 impl TryFrom<&PlaneArgs> for PlaneOptions {
@@ -288,6 +305,7 @@ impl TryFrom<&PlaneArgs> for PlaneOptions {
             audit_log: a.audit_log == OnOff::On,
             etcd_members: a.etcd_members,
             apiservers: a.apiservers,
+            controller_manager: a.controller_manager,
             ..PlaneOptions::default()
         };
         o.check()?;
@@ -310,6 +328,7 @@ impl RunArgs {
             repeats: self.repeats,
             variants: self.variants.clone(),
             background_objects: self.background_objects,
+            controller_manager: self.controller_manager,
         }
     }
 }

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use crate::cli::{ClusterCmd, Command, ControllersCmd, RunArgs};
-use crate::cluster::plane::install_blocking;
 use crate::cluster::{PlaneOptions, bench, binaries, supervisor};
 
 /// An error as one line: each cause's first line, joined by ": " (some
@@ -266,10 +265,21 @@ fn confirm_target(exp: &crate::experiment::Experiment, a: &RunArgs) -> Result<()
 
 async fn cluster(cmd: ClusterCmd) -> Result<()> {
     match cmd {
-        ClusterCmd::Install { k8s_version } => {
-            let b = install_blocking(&binaries::normalize_version(&k8s_version)?).await?;
+        ClusterCmd::Install {
+            k8s_version,
+            controller_manager,
+        } => {
+            let opts = PlaneOptions {
+                k8s_version: binaries::normalize_version(&k8s_version)?,
+                controller_manager,
+                ..PlaneOptions::default()
+            };
+            let b = opts.binaries().await?;
             emit(&format!("etcd={}\n", b.etcd.display()))?;
             emit(&format!("kube-apiserver={}\n", b.kube_apiserver.display()))?;
+            if let Some(kcm) = &b.kube_controller_manager {
+                emit(&format!("kube-controller-manager={}\n", kcm.display()))?;
+            }
             Ok(())
         }
         ClusterCmd::Up(a) => {

@@ -315,6 +315,99 @@ async fn two_planes_run_at_once() {
     }
 }
 
+/// With kube-controller-manager, a deleted owner's dependents are
+/// collected and a deleted namespace is emptied and finalized by the plane
+/// itself (nothing here finalizes it); stopping the plane stops it too.
+#[tokio::test]
+async fn controller_manager_collects_garbage_and_deletes_namespaces() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let opts = PlaneOptions {
+        etcd_fsync: false,
+        controller_manager: true,
+        ..PlaneOptions::default()
+    };
+    let plane = ControlPlane::start(&opts).await.unwrap();
+    let kcm = plane
+        .controller_manager
+        .lock()
+        .unwrap()
+        .as_ref()
+        .map(|c| c.process.pid)
+        .expect("a kube-controller-manager process");
+    let c = plane.client().await.unwrap();
+    namespace(&c, "gc").await;
+    let widgets: Api<Widget> = Api::namespaced(c.clone(), "gc");
+    let cms: Api<ConfigMap> = Api::namespaced(c.clone(), "gc");
+    let owner = widgets
+        .create(
+            &PostParams::default(),
+            &Widget::new(
+                "owner",
+                widget_api::WidgetSpec {
+                    count: 1,
+                    message: None,
+                },
+            ),
+        )
+        .await
+        .unwrap();
+    let child = |name: &str| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name, "ownerReferences": [{
+            "apiVersion": "benchmark.example.com/v1alpha1", "kind": "Widget",
+            "name": "owner", "uid": owner.metadata.uid.clone().unwrap()}]}}))
+        .unwrap()
+    };
+    cms.create(&PostParams::default(), &child("child"))
+        .await
+        .unwrap();
+    widgets.delete("owner", &Default::default()).await.unwrap();
+    let gone = |f: Result<Option<ConfigMap>, kube::Error>| matches!(f, Ok(None));
+    let t = Instant::now();
+    while !gone(cms.get_opt("child").await) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the dependent was not collected"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A namespace with objects in it: the namespace controller empties it.
+    widgets
+        .create(
+            &PostParams::default(),
+            &Widget::new(
+                "w",
+                widget_api::WidgetSpec {
+                    count: 1,
+                    message: None,
+                },
+            ),
+        )
+        .await
+        .unwrap();
+    cms.create(&PostParams::default(), &child("other"))
+        .await
+        .unwrap();
+    let nss: Api<Namespace> = Api::all(c.clone());
+    nss.delete("gc", &Default::default()).await.unwrap();
+    let t = Instant::now();
+    while nss.get_opt("gc").await.unwrap().is_some() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "namespace gc not deleted"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let dir = plane.dir.clone();
+    tokio::task::spawn_blocking(move || plane.stop())
+        .await
+        .unwrap();
+    assert!(
+        !is_alive(kcm, 0),
+        "kube-controller-manager outlived its plane"
+    );
+    assert!(!dir.exists());
+}
+
 // ---- the CLI, with its plane state in a private directory ----
 
 fn ctrlbench(state: &Path) -> Command {

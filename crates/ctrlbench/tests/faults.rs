@@ -80,12 +80,32 @@ const GOOD: &str = "scales = [200]\nwindow_s = 60\nstop_when_converged = true\n\
 fn a_restarted_controller_converges_and_loses_nothing() {
     let plane = shared_plane();
     let tmp = tempfile::tempdir().unwrap();
+    // "b" is the same controller without the fault: the baseline that lets
+    // the report count objects lost.
     let text = format!(
         "name = \"fault-controller\"\n{GOOD}\
+         [[variant]]\nname = \"b\"\nimpl = \"rust\"\npreset = \"good\"\nwork_ms = 20\nfaults = false\n\
          [[fault]]\nat_s = 1\naction = \"restart\"\ntarget = \"controller\"\nduration_s = 1\n"
     );
     let kc = plane.kubeconfig_path.to_str().unwrap();
-    let (_, s, f) = run(tmp.path(), &text, &["--kubeconfig", kc]);
+    let (run_dir, s, f) = run(tmp.path(), &text, &["--kubeconfig", kc]);
+    // The baseline ran without faults; the report counts g's lost against it.
+    let base = run_dir.parent().unwrap().parent().unwrap().join("b/rep1");
+    assert!(base.join("summary.json").is_file());
+    assert!(
+        faults::read(&base.join("faults.csv"))
+            .unwrap_or_default()
+            .is_empty()
+    );
+    let report =
+        std::fs::read_to_string(run_dir.ancestors().nth(3).unwrap().join("report.md")).unwrap();
+    let faults_section = report.split("## Faults").nth(1).unwrap();
+    let row = faults_section
+        .lines()
+        .find(|l| l.starts_with('|') && l.contains("restart controller"))
+        .unwrap_or_else(|| panic!("no fault row in {faults_section}"));
+    let lost = row.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+    assert_eq!(lost, "0", "{row}");
     assert_eq!(s.ready, 200, "lost {} objects", s.remaining);
     assert!(s.converged);
     // The planned restart is not an early exit: the run is not flagged.
@@ -108,7 +128,7 @@ fn plane_faults_on_an_ha_plane_lose_no_acknowledged_create() {
     // a follow-up still pending then (SIGCONT, restart) runs at the end.
     let text = format!(
         "name = \"fault-plane\"\n{GOOD}\
-         [cluster]\netcd_fsync = false\netcd_members = 3\napiservers = 2\n\
+         [cluster]\netcd_fsync = false\netcd_members = 3\napiservers = 2\ncontroller_manager = true\n\
          [[fault]]\nat_s = 0.5\naction = \"restart\"\ntarget = \"etcd:leader\"\nduration_s = 1\n\
          [[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"apiserver:1\"\n\
          [[fault]]\nat_s = 1.5\naction = \"stop\"\ntarget = \"etcd:follower\"\nduration_s = 1\n\
@@ -147,5 +167,13 @@ fn plane_faults_on_an_ha_plane_lose_no_acknowledged_create() {
     }
     assert!(run.join("apiserver-1.csv").is_file());
     assert!(!run.join("apiserver.csv").exists());
+    // kube-controller-manager ran beside the faults (through the front) and
+    // deleted the run's namespace natively; the results say so.
+    let results = run.ancestors().nth(3).unwrap();
+    let m = ctrlbench::record::Manifest::read(&results.join("manifest.json")).unwrap();
+    assert!(m.controller_manager);
+    assert!(m.not_cleaned.is_empty(), "{:?}", m.not_cleaned);
+    let report = std::fs::read_to_string(results.join("report.md")).unwrap();
+    assert!(report.contains("with kube-controller-manager"), "{report}");
     assert_gone(&[f[0].pid, restarted_pid(&f[0]), f[1].pid]);
 }

@@ -14,6 +14,8 @@ pub struct Overrides {
     /// Keep only these variants (by name).
     pub variants: Vec<String>,
     pub background_objects: Option<u64>,
+    /// `--controller-manager`: `[cluster] controller_manager = true`.
+    pub controller_manager: bool,
 }
 
 impl Overrides {
@@ -38,6 +40,15 @@ impl Overrides {
         if let Some(k) = self.background_objects {
             flag("--background-objects", spec::check_background(k))?;
             *exp.spec.background_objects.get_mut() = k;
+        }
+        if self.controller_manager {
+            let c = &mut exp.spec.cluster;
+            if c.kubeconfig.is_some() || c.context.is_some() {
+                bail!(
+                    "--controller-manager: the experiment names an existing cluster, which runs its own controllers"
+                );
+            }
+            c.controller_manager = Some(true);
         }
         if !self.variants.is_empty() {
             for v in &self.variants {
@@ -80,9 +91,11 @@ mod tests {
             repeats: Some(2),
             variants: vec!["b".into()],
             background_objects: Some(300),
+            controller_manager: true,
         }
         .apply(&mut e)
         .unwrap();
+        assert_eq!(e.spec.cluster.controller_manager, Some(true));
         assert_eq!(e.scales(), &[5, 50]);
         assert_eq!((e.window_s(), e.repeats(), e.variants.len()), (3.0, 2, 1));
         assert_eq!(*e.spec.background_objects.get_ref(), 300);

@@ -188,9 +188,14 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
             ),
             _ => v.flags().join(" "),
         };
+        let baseline = if v.spec.faults.as_ref().is_some_and(|f| !*f.get_ref()) {
+            "  (no faults: the baseline)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             s,
-            "  {:<20} {:<10} {}",
+            "  {:<20} {:<10} {}{baseline}",
             v.name,
             v.implementation.to_string(),
             what

@@ -170,6 +170,9 @@ pub struct ClusterSpec {
     pub etcd_members: Option<Spanned<u32>>,
     /// kube-apiservers behind the front (local plane; default 1).
     pub apiservers: Option<Spanned<u32>>,
+    /// kube-controller-manager's namespace and garbage-collector controllers
+    /// on the local plane (default off: ctrlbench finalizes namespaces itself).
+    pub controller_manager: Option<bool>,
     pub kubeconfig: Option<Spanned<String>>,
     pub context: Option<Spanned<String>>,
 }
@@ -185,6 +188,7 @@ impl Default for ClusterSpec {
             audit_log: None,
             etcd_members: None,
             apiservers: None,
+            controller_manager: None,
             kubeconfig: None,
             context: None,
         }
@@ -242,6 +246,9 @@ pub struct VariantSpec {
     /// impl = "external": the namespace the running controller watches
     /// (used as is; created and deleted by ctrlbench only if it was missing).
     pub namespace: Option<Spanned<String>>,
+    /// `false`: this variant's runs skip the `[[fault]]` schedule — the
+    /// fault-free baseline against which the report counts objects lost.
+    pub faults: Option<Spanned<bool>>,
 }
 
 /// One RBAC rule of a command controller's Role or ClusterRole.
@@ -611,12 +618,13 @@ pub fn parse_with(
             || c.etcd_fsync.is_some()
             || c.audit_log.is_some()
             || c.etcd_members.is_some()
-            || c.apiservers.is_some())
+            || c.apiservers.is_some()
+            || c.controller_manager.is_some())
     {
         return Err(err(
             "cluster",
             kc.span(),
-            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync, audit_log, etcd_members, apiservers)".into(),
+            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync, audit_log, etcd_members, apiservers, controller_manager)".into(),
         ));
     }
     for (key, v, max) in [
@@ -945,6 +953,20 @@ pub fn parse_with(
                 return Err(err("k8s_version", k.span(), m));
             }
         }
+        if let Some(f) = &v.faults {
+            let why = if spec.faults.is_empty() {
+                Some("there is no [[fault]] schedule to opt out of")
+            } else if spec.schedule == Schedule::Concurrent {
+                Some(
+                    "needs schedule = \"isolated\" (plane faults hit every variant of a concurrent run)",
+                )
+            } else {
+                None
+            };
+            if let Some(m) = why {
+                return Err(err("faults", f.span(), m.to_string()));
+            }
+        }
         // Variants that run together share one loader phase: they start alike.
         if spec.schedule == Schedule::Concurrent
             && let Some(first) = variants.first()
@@ -1253,6 +1275,17 @@ impl Experiment {
             .k8s_version
             .as_ref()
             .and_then(|v| ctrlbench_plane::binaries::normalize_version(v.get_ref()).ok())
+    }
+
+    /// The `[[fault]]` schedule `variant`'s runs get: none for a variant
+    /// with `faults = false` (the fault-free baseline).
+    pub fn faults_for(&self, variant: usize) -> &[FaultSpec] {
+        let off = self.variants[variant]
+            .spec
+            .faults
+            .as_ref()
+            .is_some_and(|f| !*f.get_ref());
+        if off { &[] } else { &self.spec.faults }
     }
 
     /// This experiment on a plane of `version` (for variants that name one).
@@ -1801,6 +1834,28 @@ preset = "good"
             "[cluster]\ncontext = \"x\"\n[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:leader\"\n",
         ));
         assert_eq!(e.key, "target");
+    }
+
+    #[test]
+    fn a_fault_free_baseline_variant_is_validated() {
+        let fault =
+            "[[fault]]\nat_s = 1\naction = \"restart\"\ntarget = \"controller\"\nduration_s = 1\n";
+        let base = "[[variant]]\nname = \"b\"\npreset = \"good\"\nfaults = false\n";
+        let e = parse(Path::new("exp.toml"), &format!("{GOOD}{base}{fault}")).unwrap();
+        assert_eq!(e.faults_for(0).len(), 1);
+        assert!(e.faults_for(1).is_empty());
+        // Nothing to opt out of.
+        let e = err(&format!("{GOOD}{base}"));
+        assert_eq!((e.line, e.key.as_str()), (11, "faults"), "{e}");
+        assert!(e.message.contains("no [[fault]]"), "{e}");
+        // A concurrent run shares its plane, and so its plane faults.
+        let text = format!("{GOOD}{base}{fault}").replace(
+            "window_s = 10\n",
+            "window_s = 10\nschedule = \"concurrent\"\n",
+        );
+        let e = err(&text);
+        assert_eq!(e.key, "faults", "{e}");
+        assert!(e.message.contains("isolated"), "{e}");
     }
 
     #[test]

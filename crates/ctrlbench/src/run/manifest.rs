@@ -37,6 +37,7 @@ pub fn new(exp: &Experiment) -> Manifest {
         )
         .into(),
         local_plane: exp.is_local(),
+        controller_manager: exp.is_local() && exp.spec.cluster.controller_manager == Some(true),
         machine: Machine::this(),
         harness_cpu_seconds: 0.0,
         probe: None,

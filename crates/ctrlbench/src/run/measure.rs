@@ -142,7 +142,11 @@ pub async fn run(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
-    let mut faults = Faults::new(&exp.spec.faults);
+    // Faulted and fault-free variants never share a run (spec validation).
+    let fault_specs = members
+        .first()
+        .map_or(&[][..], |m| exp.faults_for(m.variant));
+    let mut faults = Faults::new(fault_specs);
     let plane = ctx.cluster.plane.as_ref();
     if !after_load {
         load_start = Instant::now();
@@ -172,9 +176,7 @@ pub async fn run(
     // Controllers that stopped by themselves during the window.
     let mut exited_early = vec![false; members.len()];
     // A controller the fault schedule kills or restarts exits on purpose.
-    let controller_faults = exp
-        .spec
-        .faults
+    let controller_faults = fault_specs
         .iter()
         .any(|f| f.target.get_ref() == "controller");
     let stop_reason = loop {

@@ -65,6 +65,7 @@ pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
         audit_log: c.audit_log.unwrap_or(false),
         etcd_members: c.etcd_members.as_ref().map_or(1, |v| *v.get_ref() as usize),
         apiservers: c.apiservers.as_ref().map_or(1, |v| *v.get_ref() as usize),
+        controller_manager: c.controller_manager.unwrap_or(false),
         ..PlaneOptions::default()
     };
     Cluster::connect(popts, kubeconfig_path, context).await
@@ -96,7 +97,8 @@ impl Cluster {
                 plane: Some(plane),
                 crd_installed_by_us: false,
                 installed_workloads: Vec::new(),
-                no_namespace_controller: true,
+                // kube-controller-manager finalizes namespaces when it runs.
+                no_namespace_controller: !popts.controller_manager,
             });
         }
         let mut kc = match &kubeconfig_path {
