@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -198,6 +199,20 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("creating controller: %w", err)
 	}
+	// The informer the controller's source uses (the same object type, so
+	// the cache hands out the same one): its HasSynced marks the end of the
+	// initial list.
+	var watched client.Object = &Widget{}
+	if o.Cache == cacheMetadata {
+		pm := &metav1.PartialObjectMetadata{}
+		pm.SetGroupVersionKind(groupVersion.WithKind("Widget"))
+		watched = pm
+	}
+	informer, err := mgr.GetCache().GetInformer(ctx, watched)
+	if err != nil {
+		return fmt.Errorf("getting the widget informer: %w", err)
+	}
+	initialList.Set(0)
 
 	log.Info("starting", "namespace", o.Namespace, "preset", o.Preset, "workers", o.Workers,
 		"predicate", o.Predicate, "statusWrite", o.StatusWrite, "annotate", o.Annotate,
@@ -219,6 +234,16 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()
+	go func() {
+		for !informer.HasSynced() {
+			select {
+			case <-mctx.Done():
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		initialList.Set(time.Since(processStart).Seconds())
+	}()
 	var serveErr <-chan error
 	if ms != nil {
 		serveErr = ms.Errors()

@@ -46,6 +46,18 @@ var requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 	Buckets: []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60},
 }, []string{"verb"})
 
+// processStart is when this process began (package initialisation).
+var processStart = time.Now()
+
+// initialList is the start-up figure for a controller that meets many
+// existing objects: seconds from process start until the widget informer
+// first held the complete list (HasSynced), 0 until then. The Rust
+// controller exports the same name (kube-runtime's first InitDone).
+var initialList = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "ctrlbench_initial_list_seconds",
+	Help: "Seconds from process start until the watch cache first held the complete initial list (0 until then)",
+})
+
 type verbLatency struct{ h *prometheus.HistogramVec }
 
 func (r verbLatency) Observe(_ context.Context, verb string, _ url.URL, latency time.Duration) {
@@ -58,7 +70,7 @@ var installOnce sync.Once
 // client-go. Call before any client is created.
 func installClientMetrics() {
 	installOnce.Do(func() {
-		metrics.Registry.MustRegister(rateLimiterWait, requestDuration)
+		metrics.Registry.MustRegister(rateLimiterWait, requestDuration, initialList)
 		for _, v := range knownVerbs {
 			rateLimiterWait.WithLabelValues(v)
 			requestDuration.WithLabelValues(v)

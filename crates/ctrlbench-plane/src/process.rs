@@ -316,6 +316,20 @@ pub fn own_cpu_seconds() -> f64 {
     (f(11) + f(12)) / ticks
 }
 
+/// This process's peak resident set (VmHWM in /proc/self/status), in bytes.
+pub fn own_peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
 /// True if `pid` runs and is the same process that was recorded.
 pub fn is_alive(pid: u32, recorded_start: u64) -> bool {
     match start_time(pid) {

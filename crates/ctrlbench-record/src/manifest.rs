@@ -73,6 +73,9 @@ pub struct Manifest {
     pub controller_manager: bool,
     pub machine: Machine,
     pub harness_cpu_seconds: f64,
+    /// ctrlbench's own peak resident set over the whole experiment (VmHWM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_peak_rss_bytes: Option<u64>,
     pub probe: Option<Vec<ProbeRow>>,
     pub runs: Vec<Summary>,
     pub errors: Vec<String>,

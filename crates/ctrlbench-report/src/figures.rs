@@ -41,6 +41,9 @@ pub enum Metric {
     OwnUpdates,
     OwnUpdateP50,
     OwnUpdateP99,
+    /// Controller start → the end of its initial list (its own
+    /// ctrlbench_initial_list_seconds gauge, metrics-<variant>.csv).
+    StartInitialList,
     /// Controller start → first object written (summary.json's start).
     StartFirstWrite,
     /// Controller start → Ready == N.
@@ -60,7 +63,7 @@ enum Unit {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 31] = [
+    pub const ALL: [Metric; 32] = [
         Metric::Ready,
         Metric::Coverage,
         Metric::Convergence,
@@ -88,6 +91,7 @@ impl Metric {
         Metric::OwnUpdates,
         Metric::OwnUpdateP50,
         Metric::OwnUpdateP99,
+        Metric::StartInitialList,
         Metric::StartFirstWrite,
         Metric::StartAllReady,
         Metric::CpuPerReconcile,
@@ -123,6 +127,7 @@ impl Metric {
             Metric::OwnUpdates => "own updates (server-side)",
             Metric::OwnUpdateP50 => "own update p50 (server-side)",
             Metric::OwnUpdateP99 => "own update p99 (server-side)",
+            Metric::StartInitialList => "start → initial list",
             Metric::StartFirstWrite => "start → first write",
             Metric::StartAllReady => "start → Ready==N",
             Metric::CpuPerReconcile => "CPU per reconcile",
@@ -368,6 +373,15 @@ pub fn run_figures(run: &Run) -> RunFigures {
     }
     if let Some(st) = run.summary.as_ref().and_then(|s| s.start.as_ref()) {
         f.set(Metric::StartFirstWrite, st.first_write_s);
+        // The gauge is set once, when the list completes (0 before).
+        f.set(
+            Metric::StartInitialList,
+            run.metrics_all
+                .as_ref()
+                .or(run.metrics.as_ref())
+                .and_then(|m| m.max("initial_list_s"))
+                .filter(|v| *v > 0.0),
+        );
         f.set(Metric::StartAllReady, st.all_ready_s);
     }
     if let Some(a) = &run.apiserver {

@@ -50,6 +50,9 @@ pub const GOALS: [Goal; 3] = [
 pub const OVERHEAD_TARGET: f64 = 0.85;
 /// P2 loader: create rate alone ≥ 95 % of the probe's at the same concurrency.
 pub const LOADER_TARGET: f64 = 0.95;
+/// Scale: at N ≥ 100 000 the harness's own peak RSS stays ≤ 300 MiB.
+pub const SCALE_N: u64 = 100_000;
+pub const HARNESS_RSS_TARGET_MIB: f64 = 300.0;
 
 /// met / not met / within noise of the target, from the ratio's interval
 /// (one sample: the point estimate only, and says so).
@@ -211,6 +214,26 @@ pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
                 plain_verdict(m, LOADER_TARGET, alone.len()).into(),
             ]);
         }
+    }
+    let max_scale = r.runs.iter().map(|x| x.scale).max().unwrap_or(0);
+    if max_scale >= SCALE_N
+        && let Some(rss) = r.manifest.harness_peak_rss_bytes
+    {
+        let mib = rss as f64 / f64::from(1u32 << 20);
+        probe_rows.push(vec![
+            max_scale.to_string(),
+            "ctrlbench itself (manifest.json harness_peak_rss_bytes)".into(),
+            "Scale: the harness's peak RSS over the whole experiment".into(),
+            format!("≤ {HARNESS_RSS_TARGET_MIB} MiB"),
+            format!("{mib:.0} MiB"),
+            "—".into(),
+            if mib <= HARNESS_RSS_TARGET_MIB {
+                "met"
+            } else {
+                "not met"
+            }
+            .into(),
+        ]);
     }
     if rows.is_empty() && probe_rows.is_empty() {
         return Vec::new();

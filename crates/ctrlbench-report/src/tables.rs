@@ -515,7 +515,9 @@ fn start_section(groups: &[Group]) -> Vec<Block> {
     vec![
         Block::Heading(2, "Controller start".into()),
         Block::Para(
-            "From the controller process's start (summary.json's start): the first object \
+            "From the controller process's start (summary.json's start): the end of its \
+             initial list (its own ctrlbench_initial_list_seconds gauge: the watch cache first \
+             held the whole list; our Rust and Go controllers export it), the first object \
              our own watch saw written by it (its first reconcile's write), and the last of N \
              first seen Ready. start = \"after-load\" starts the controller once all N objects \
              exist (its Ready/s is counted from its start); \"before-load\" before the loader \
@@ -528,6 +530,7 @@ fn start_section(groups: &[Group]) -> Vec<Block> {
             groups,
             &[
                 "start",
+                "start → initial list",
                 "start → first write",
                 "start → Ready==N",
                 "Ready/s",
@@ -544,6 +547,7 @@ fn start_section(groups: &[Group]) -> Vec<Block> {
                 let mut v = vec![mode];
                 v.extend(
                     [
+                        Metric::StartInitialList,
                         Metric::StartFirstWrite,
                         Metric::StartAllReady,
                         Metric::ReadyPerS,

@@ -574,8 +574,8 @@ async fn watch_list_works_on_the_default_plane() {
     wait_ready(&client, ns, 5, Duration::from_secs(30)).await;
 }
 
-/// DESIGN §4's names (histograms by their _bucket series).
-const DESIGN_NAMES: [&str; 14] = [
+/// DESIGN §4's names (histograms by their _bucket series), and our start-up gauge.
+const DESIGN_NAMES: [&str; 15] = [
     "workqueue_depth",
     "workqueue_adds_total",
     "workqueue_retries_total",
@@ -590,6 +590,7 @@ const DESIGN_NAMES: [&str; 14] = [
     "rest_client_request_duration_seconds",
     "process_cpu_seconds_total",
     "process_resident_memory_bytes",
+    "ctrlbench_initial_list_seconds",
 ];
 
 /// Starts a controller binary (Rust or Go: same flags) with a ServiceAccount
@@ -700,6 +701,9 @@ async fn rust_and_go_expose_the_same_design_names() {
             "{label}"
         );
         assert!(sum(&m, RECONCILES, &["result=success"]) >= 3.0, "{label}");
+        // The initial list ended before the objects were Ready, after the start.
+        let list = sum(&m, "ctrlbench_initial_list_seconds", &[]);
+        assert!(list > 0.0 && list < 60.0, "{label}: initial list {list}");
         // client-go's request latency timed each status update (PUT).
         assert!(
             sum(

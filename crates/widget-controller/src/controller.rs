@@ -449,7 +449,13 @@ pub async fn run(
         Cache::Cluster => watcher(Api::<Widget>::all(clients.informer), wc).boxed(),
     };
     let ns = settings.namespace.clone();
+    let m = metrics.clone();
     let objects = events
+        .inspect_ok(move |e| {
+            if matches!(e, watcher::Event::InitDone) {
+                m.record_initial_list();
+            }
+        })
         .default_backoff()
         .reflect(writer)
         .inspect_err(move |e| report_watch_error(e, watch_list, &fatal))

@@ -58,6 +58,10 @@ pub struct Metrics {
     requests: Family<Labels, Counter>,
     rate_limiter_wait: Family<Labels, Histogram>,
     request_latency: Family<Labels, Histogram>,
+    /// ctrlbench_initial_list_seconds: these metrics' creation (right after
+    /// the flags are read, before any client exists) → the watcher's first InitDone.
+    initial_list: F64Gauge,
+    started: std::time::Instant,
 }
 
 /// How a reconcile ended, as controller-runtime labels it.
@@ -195,8 +199,18 @@ impl Metrics {
             "Request latency in seconds. Broken down by verb, and host.",
             request_latency.clone(),
         );
+        // Start-up with many existing objects: when the cache first held the
+        // whole list (0 until then). The Go controller exports the same name.
+        let initial_list = F64Gauge::default();
+        registry.register(
+            "ctrlbench_initial_list_seconds",
+            "Seconds from process start until the watch cache first held the complete initial list (0 until then)",
+            initial_list.clone(),
+        );
         registry.register_collector(Box::new(ProcessCollector::new()));
         Metrics {
+            initial_list,
+            started: std::time::Instant::now(),
             registry,
             queue,
             queue_depth,
@@ -212,6 +226,15 @@ impl Metrics {
             requests,
             rate_limiter_wait,
             request_latency,
+        }
+    }
+
+    /// The watcher's InitDone: the first one sets the gauge, re-lists after
+    /// a broken watch do not.
+    pub fn record_initial_list(&self) {
+        if self.initial_list.get() == 0.0 {
+            self.initial_list
+                .set(self.started.elapsed().as_secs_f64().max(f64::MIN_POSITIVE));
         }
     }
 

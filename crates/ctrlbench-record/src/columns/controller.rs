@@ -91,6 +91,9 @@ const COLUMNS: &[Column] = &[
     ),
     sum("cpu_seconds", "process_cpu_seconds_total", &[]),
     sum("rss_bytes", "process_resident_memory_bytes", &[]),
+    // Both our controllers' start-up gauge: process start → the cache's
+    // first complete list (0 until then; empty for other controllers).
+    sum("initial_list_s", "ctrlbench_initial_list_seconds", &[]),
     sum(
         "queue_wait_s_sum",
         "workqueue_queue_duration_seconds_sum",

@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 15] = [
+pub const BUILTIN: [(&str, &str); 16] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -41,6 +41,7 @@ pub const BUILTIN: [(&str, &str); 15] = [
         include_str!("../../../../experiments/sample-controller.toml"),
     ),
     ("perf", include_str!("../../../../experiments/perf.toml")),
+    ("scale", include_str!("../../../../experiments/scale.toml")),
     (
         "seed-ha",
         include_str!("../../../../experiments/seed-ha.toml"),

@@ -40,6 +40,7 @@ pub fn new(exp: &Experiment) -> Manifest {
         controller_manager: exp.is_local() && exp.spec.cluster.controller_manager == Some(true),
         machine: Machine::this(),
         harness_cpu_seconds: 0.0,
+        harness_peak_rss_bytes: None,
         probe: None,
         runs: vec![],
         errors: vec![],

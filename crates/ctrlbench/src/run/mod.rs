@@ -388,6 +388,7 @@ pub async fn execute(
     manifest.complete = complete && manifest.errors.is_empty();
     manifest.finished_at = Some(now_rfc3339());
     manifest.harness_cpu_seconds = own_cpu_seconds();
+    manifest.harness_peak_rss_bytes = ctrlbench_plane::process::own_peak_rss_bytes();
     manifest.write(&results.manifest())?;
     // After an interrupt the plane is thrown away: no long graceful shutdown.
     cluster.close_within(plane_grace(&cancel)).await?;
