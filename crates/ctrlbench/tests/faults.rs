@@ -6,19 +6,14 @@
 //! leaves no process behind.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ctrlbench::cluster::process::is_alive;
 use ctrlbench::record::faults::{self, FaultRecord};
 use ctrlbench::testing::shared_plane;
 
-fn ctrlbench() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ctrlbench"));
-    let wc = Path::new(env!("CARGO_BIN_EXE_ctrlbench")).with_file_name("widget-controller");
-    c.env("CTRLBENCH_WIDGET_CONTROLLER", wc);
-    c
-}
+mod common;
+use common::ctrlbench;
 
 /// Runs the experiment `text`; (its run directory N<n>/g/rep1, summary, faults).
 fn run(

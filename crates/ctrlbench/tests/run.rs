@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use ctrlbench::cluster::process::{is_alive, start_time};
@@ -12,23 +12,10 @@ use ctrlbench::testing::shared_plane;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
 
+mod common;
+use common::ctrlbench;
+
 const CONTROLLER_HEADER: &str = "timestamp,controller,queue_depth,queue_adds_total,queue_retries_total,reconcile_success_total,reconcile_error_total,reconcile_requeue_total,active_workers,unfinished_work_s,reconcile_latency_sum,reconcile_latency_count";
-
-fn widget_controller() -> PathBuf {
-    let p = Path::new(env!("CARGO_BIN_EXE_ctrlbench")).with_file_name("widget-controller");
-    assert!(
-        p.is_file(),
-        "{} is missing: run the tests with `cargo test --workspace`",
-        p.display()
-    );
-    p
-}
-
-fn ctrlbench() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ctrlbench"));
-    c.env("CTRLBENCH_WIDGET_CONTROLLER", widget_controller());
-    c
-}
 
 fn write_experiment(dir: &Path, window: u32, variants: &[(&str, &str)]) -> PathBuf {
     let mut text = format!("name = \"e2e\"\nscales = [20]\nwindow_s = {window}\n");

@@ -16,24 +16,11 @@ use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams};
 
+mod common;
+use common::{ctrlbench, widget_controller};
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn widget_controller() -> PathBuf {
-    let p = Path::new(env!("CARGO_BIN_EXE_ctrlbench")).with_file_name("widget-controller");
-    assert!(
-        p.is_file(),
-        "{} is missing: run the tests with `cargo test --workspace`",
-        p.display()
-    );
-    p
-}
-
-fn ctrlbench() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ctrlbench"));
-    c.env("CTRLBENCH_WIDGET_CONTROLLER", widget_controller());
-    c
 }
 
 /// Runs experiment `exp` (a file or a built-in name) with `extra` arguments
