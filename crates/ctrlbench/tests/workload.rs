@@ -424,3 +424,51 @@ fn a_command_that_dies_mid_run_flags_the_run() {
     );
     assert!(leftovers("cb-dier").is_empty());
 }
+
+/// A command controller honours start = "after-load": it starts once every
+/// object exists, so no object was written before the last create. (The
+/// command is our own widget-controller, run as any user's program.)
+#[test]
+fn a_command_controller_starts_after_the_load_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = widget_experiment(
+        tmp.path(),
+        "late",
+        "{ jsonpath = \"{.status.phase}\", equals = \"Ready\" }",
+        40,
+        &format!(
+            "[[variant]]\nname = \"late\"\nimpl = \"command\"\nstart = \"after-load\"\n\
+             command = [{:?}, \"--namespace\", \"{{namespace}}\", \"--preset\", \"good\", \"--metrics-bind-address\", \"127.0.0.1:{{port}}\"]\n\
+             metrics = \"http://127.0.0.1:{{port}}/metrics\"\n\
+             rbac = [{{ api_groups = [\"benchmark.example.com\"], resources = [\"widgets\", \"widgets/status\"], verbs = [\"get\", \"list\", \"watch\", \"update\", \"patch\"] }}]\n",
+            widget_controller().display().to_string()
+        ),
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = only_results_dir(&results);
+    let run = dir.join("N20/late/rep1");
+    let s = json(&run.join("summary.json"));
+    assert_eq!(s["ready"].as_u64(), Some(20), "{s:#}");
+    assert_eq!(s["start"]["mode"], "after-load", "{s:#}");
+    assert!(
+        s["start"]["controller_started_s"].as_f64().unwrap() > 0.0,
+        "{s:#}"
+    );
+    let rows = ctrlbench::record::objects::read(&run.join("objects.csv")).unwrap();
+    assert_eq!(rows.len(), 20);
+    let last_create = rows
+        .iter()
+        .filter_map(|o| o.created_at.clone())
+        .max()
+        .unwrap();
+    let first_write = rows
+        .iter()
+        .map(|o| o.first_write_at.clone().expect("written"))
+        .min()
+        .unwrap();
+    // RFC 3339 UTC stamps of one format compare as text.
+    assert!(first_write > last_create, "{first_write} ≤ {last_create}");
+    assert!(leftovers("cb-late").is_empty());
+}

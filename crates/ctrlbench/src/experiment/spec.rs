@@ -1167,6 +1167,16 @@ fn check_foreign(
                 ));
             }
         }
+        if let Some(st) = &v.start
+            && *st.get_ref() == StartMode::AfterLoad
+        {
+            return Err(err(
+                "start",
+                st.span(),
+                "impl = \"external\" is already running: ctrlbench cannot start it after the load"
+                    .into(),
+            ));
+        }
         if !v.env.get_ref().is_empty() {
             return Err(err(
                 "env",
@@ -1654,6 +1664,12 @@ preset = "good"
                 6,
                 "namespace",
                 "not a namespace a run may use",
+            ),
+            (
+                "impl = \"external\"\nstart = \"after-load\"\n",
+                6,
+                "start",
+                "already running",
             ),
             ("impl = \"rust\"\n", 4, "preset", "missing field `preset`"),
             (

@@ -120,10 +120,16 @@ impl ControllerProcess {
         args: &[String],
         env: &[(String, String)],
         log: &Path,
+        append: bool,
         metrics_url: Option<&str>,
         timeout: Duration,
     ) -> Result<ControllerProcess> {
-        let log_file = std::fs::File::create(log)?;
+        // A restarted command keeps one log.
+        let log_file = if append {
+            std::fs::OpenOptions::new().append(true).open(log)?
+        } else {
+            std::fs::File::create(log)?
+        };
         let mut cmd = Command::new(program);
         cmd.args(args)
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))

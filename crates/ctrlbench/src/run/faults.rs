@@ -16,15 +16,11 @@ use anyhow::Result;
 use ctrlbench_record::faults::{self, FaultRecord};
 use ctrlbench_record::time::now_rfc3339;
 
-use super::controller::ControllerProcess;
 use super::member::Member;
 use super::sampler::Sampler;
 use crate::cluster::process::Signal;
 use crate::cluster::{ControlPlane, Member as PlaneMember};
 use crate::experiment::spec::{FaultAction, FaultSpec, FaultTarget};
-
-/// How long a restarted controller gets to print its metrics address.
-const CONTROLLER_START: Duration = Duration::from_secs(30);
 
 /// One scheduled fault.
 struct Planned {
@@ -298,20 +294,11 @@ impl Faults {
             (FaultAction::Restart, Hit::Controller(i)) => {
                 let m = &mut members[i];
                 match &m.launch {
-                    Some(l) => match ControllerProcess::restart(
-                        &l.bin,
-                        &l.args,
-                        &l.env,
-                        &m.dir.controller_log(),
-                        CONTROLLER_START,
-                    )
-                    .await
-                    {
-                        Ok(p) => {
+                    Some(l) => match l.spawn(&m.dir.controller_log(), true).await {
+                        Ok((p, url)) => {
                             let s = format!("ok, restarted as pid {}", p.pid);
-                            sampler.controllers[i].url =
-                                Some(format!("http://{}/metrics", p.metrics_addr));
-                            m.metrics_url = sampler.controllers[i].url.clone();
+                            sampler.controllers[i].url = url.clone();
+                            m.metrics_url = url;
                             m.process = Some(p);
                             s
                         }

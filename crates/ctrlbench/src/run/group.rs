@@ -11,8 +11,7 @@ use anyhow::Result;
 use ctrlbench_record::summary::QuietWait;
 use ctrlbench_record::{Settings, Summary};
 
-use super::controller::ControllerProcess;
-use super::member::{Launch, Member};
+use super::member::{Launch, LaunchKind, Member};
 use super::watch::Objects;
 use super::{Ctx, identity, measure, namespace};
 use crate::experiment::Impl;
@@ -205,6 +204,7 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
         bin: bin.clone(),
         args,
         env,
+        kind: LaunchKind::Own,
     });
     m.pending = true;
     // after-load: measure starts it once every object exists.
@@ -213,9 +213,6 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
     }
     Ok(())
 }
-
-/// How long a command's metrics URL gets to answer after its start.
-const COMMAND_METRICS_WAIT: Duration = Duration::from_secs(20);
 
 /// A user's command: its identity (the file's rbac / cluster_rbac), a free
 /// port, the placeholders, the process.
@@ -260,17 +257,20 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
             .iter()
             .map(|(k, v)| (k.clone(), fill(v))),
     );
-    m.process = Some(
-        ControllerProcess::start_command(
-            &ctx.programs[&vi],
-            &args,
-            &env,
-            &m.dir.controller_log(),
-            m.metrics_url.as_deref(),
-            COMMAND_METRICS_WAIT,
-        )
-        .await?,
-    );
+    // Kept to start it again the same way (a restart fault).
+    m.launch = Some(Launch {
+        bin: ctx.programs[&vi].clone(),
+        args,
+        env,
+        kind: LaunchKind::Command {
+            metrics_url: m.metrics_url.clone(),
+        },
+    });
+    m.pending = true;
+    // after-load: measure starts it once every object exists.
+    if v.start() == StartMode::BeforeLoad {
+        m.start_controller().await?;
+    }
     Ok(())
 }
 

@@ -49,6 +49,63 @@ pub struct Launch {
     pub bin: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    pub kind: LaunchKind,
+}
+
+/// Whose controller: ours prints its metrics address; a user's command
+/// has the metrics URL its variant names (or none).
+#[derive(Clone, Debug)]
+pub enum LaunchKind {
+    Own,
+    Command { metrics_url: Option<String> },
+}
+
+/// How long a command's metrics URL gets to answer after its start.
+pub const COMMAND_METRICS_WAIT: Duration = Duration::from_secs(20);
+/// How long our controllers get to print their metrics address.
+pub const OWN_START_WAIT: Duration = Duration::from_secs(30);
+
+impl Launch {
+    /// Starts the process, appending to `log` when it starts `again` (a
+    /// restart fault); returns it with its metrics URL.
+    pub async fn spawn(
+        &self,
+        log: &std::path::Path,
+        again: bool,
+    ) -> Result<(ControllerProcess, Option<String>)> {
+        match &self.kind {
+            LaunchKind::Own => {
+                let p = if again {
+                    ControllerProcess::restart(
+                        &self.bin,
+                        &self.args,
+                        &self.env,
+                        log,
+                        OWN_START_WAIT,
+                    )
+                    .await?
+                } else {
+                    ControllerProcess::start(&self.bin, &self.args, &self.env, log, OWN_START_WAIT)
+                        .await?
+                };
+                let url = format!("http://{}/metrics", p.metrics_addr);
+                Ok((p, Some(url)))
+            }
+            LaunchKind::Command { metrics_url } => {
+                let p = ControllerProcess::start_command(
+                    &self.bin,
+                    &self.args,
+                    &self.env,
+                    log,
+                    again,
+                    metrics_url.as_deref(),
+                    COMMAND_METRICS_WAIT,
+                )
+                .await?;
+                Ok((p, metrics_url.clone()))
+            }
+        }
+    }
 }
 
 impl Member {
@@ -61,15 +118,8 @@ impl Member {
             return Ok(());
         };
         self.started_at = Some(Instant::now());
-        let process = ControllerProcess::start(
-            &p.bin,
-            &p.args,
-            &p.env,
-            &self.dir.controller_log(),
-            Duration::from_secs(30),
-        )
-        .await?;
-        self.metrics_url = Some(format!("http://{}/metrics", process.metrics_addr));
+        let (process, url) = p.spawn(&self.dir.controller_log(), false).await?;
+        self.metrics_url = url;
         self.process = Some(process);
         Ok(())
     }
