@@ -157,12 +157,7 @@ pub fn install(version: &str) -> Result<Binaries> {
     }
     let go = which_go()?;
     let cache = cache_dir(&version)?;
-    std::fs::create_dir_all(&cache)
-        .with_context(|| format!("cannot create {}", cache.display()))?;
-    let work = tempfile::Builder::new()
-        .prefix(".build-")
-        .tempdir_in(&cache)
-        .context("cannot create a build directory in the cache")?;
+    let work = build_dir(&cache)?;
 
     let etcd_release = etcd_version(&version);
     let etcd = cache.join("etcd");
@@ -222,12 +217,7 @@ pub fn install_controller_manager(version: &str) -> Result<PathBuf> {
         return Ok(bin);
     }
     let go = which_go()?;
-    std::fs::create_dir_all(&cache)
-        .with_context(|| format!("cannot create {}", cache.display()))?;
-    let work = tempfile::Builder::new()
-        .prefix(".build-")
-        .tempdir_in(&cache)
-        .context("cannot create a build directory in the cache")?;
+    let work = build_dir(&cache)?;
     build_k8s(&go, work.path(), &version, NAME, &bin)?;
     Ok(bin)
 }
@@ -250,6 +240,17 @@ fn build_k8s(go: &Path, work: &Path, version: &str, cmd: &str, out: &Path) -> Re
         out,
         &format!("{cmd} v{version}"),
     )
+}
+
+/// A temporary build directory inside the version's cache directory (the
+/// same file system, so a finished binary is renamed into place).
+fn build_dir(cache: &Path) -> Result<tempfile::TempDir> {
+    std::fs::create_dir_all(cache)
+        .with_context(|| format!("cannot create {}", cache.display()))?;
+    tempfile::Builder::new()
+        .prefix(".build-")
+        .tempdir_in(cache)
+        .context("cannot create a build directory in the cache")
 }
 
 fn which_go() -> Result<PathBuf> {
