@@ -245,8 +245,7 @@ fn build_k8s(go: &Path, work: &Path, version: &str, cmd: &str, out: &Path) -> Re
 /// A temporary build directory inside the version's cache directory (the
 /// same file system, so a finished binary is renamed into place).
 fn build_dir(cache: &Path) -> Result<tempfile::TempDir> {
-    std::fs::create_dir_all(cache)
-        .with_context(|| format!("cannot create {}", cache.display()))?;
+    std::fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
     tempfile::Builder::new()
         .prefix(".build-")
         .tempdir_in(cache)

@@ -23,6 +23,10 @@ use crate::cluster::process::own_cpu_seconds;
 use crate::cluster::progress::Progress;
 use crate::experiment::plan::Run;
 
+/// How long our watch gets to list a run's existing objects before the
+/// controller starts anyway (100 000 objects list in a few seconds).
+const WATCH_LIST_WAIT: Duration = Duration::from_secs(120);
+
 /// How often objects.csv is rewritten during a run.
 const OBJECTS_EVERY: Duration = Duration::from_secs(5);
 
@@ -38,16 +42,37 @@ pub async fn run(
     let stop = cancel.child_token();
     let workload = Arc::new(exp.workload.clone());
     let mut watches = Vec::new();
-    for m in members.iter() {
-        m.objects.expected.store(run.scale, Ordering::SeqCst);
-        watches.push(tokio::spawn(watch::watch_ready(
-            client.clone(),
-            workload.clone(),
-            m.ns.clone(),
-            m.run_id.clone(),
-            m.objects.clone(),
-            stop.clone(),
-        )));
+    // Our own watch of each member's objects; returns when every watch has
+    // listed what exists.
+    let start_watches = |members: &[Member], watches: &mut Vec<_>| {
+        let mut listed = Vec::new();
+        for m in members.iter() {
+            m.objects.expected.store(run.scale, Ordering::SeqCst);
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            listed.push(rx);
+            watches.push(tokio::spawn(watch::watch_ready(
+                client.clone(),
+                workload.clone(),
+                m.ns.clone(),
+                m.run_id.clone(),
+                m.objects.clone(),
+                tx,
+                stop.clone(),
+            )));
+        }
+        async move {
+            for rx in listed {
+                let _ = tokio::time::timeout(WATCH_LIST_WAIT, rx).await;
+            }
+        }
+    };
+    // start = "after-load" leaves nothing to see until the controller
+    // starts: the watch begins after the load, so the loader runs alone
+    // (the probe's conditions), and its initial list is complete before
+    // the controller's first write.
+    let after_load = members.iter().any(|m| m.pending);
+    if !after_load {
+        start_watches(members, &mut watches).await;
     }
     let spawn_loads = |members: &[Member]| {
         members
@@ -67,7 +92,6 @@ pub async fn run(
             .collect::<Vec<_>>()
     };
     // start = "after-load": all N objects first, then the controllers.
-    let after_load = members.iter().any(|m| m.pending);
     let mut loads = Vec::new();
     let mut load_start = Instant::now();
     if after_load {
@@ -79,6 +103,7 @@ pub async fn run(
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        start_watches(members, &mut watches).await;
         for m in members.iter_mut() {
             m.start_controller().await?;
         }

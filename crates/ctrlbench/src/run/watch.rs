@@ -115,24 +115,34 @@ impl Objects {
 
 /// Watches run `run`'s objects in `ns` until cancelled, recording each
 /// object's first time ready (the workload's rule) and first write by others.
+/// `listed` is told when the watch's first initial list is complete (every
+/// object that existed then has been looked at).
 pub async fn watch_ready(
     client: kube::Client,
     workload: std::sync::Arc<Workload>,
     ns: String,
     run: String,
     objects: std::sync::Arc<Objects>,
+    listed: tokio::sync::oneshot::Sender<()>,
     cancel: CancellationToken,
 ) {
     let api = super::workload::api(&client, &ns, &workload);
     let config =
         watcher::Config::default().labels(&format!("{}={run}", super::workload::RUN_LABEL));
-    let stream = watcher(api, config).default_backoff().applied_objects();
+    let stream = watcher(api, config).default_backoff();
     let mut stream = std::pin::pin!(stream);
+    let mut listed = Some(listed);
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
             item = stream.try_next() => match item {
-                Ok(Some(w)) => {
+                Ok(Some(watcher::Event::InitDone)) => {
+                    if let Some(tx) = listed.take() {
+                        let _ = tx.send(());
+                    }
+                }
+                Ok(Some(watcher::Event::Init | watcher::Event::Delete(_))) => {}
+                Ok(Some(watcher::Event::Apply(w) | watcher::Event::InitApply(w))) => {
                     let name = w.metadata.name.as_deref().unwrap_or_default();
                     if written_by_others(&w) && w.metadata.deletion_timestamp.is_none() {
                         objects.seen_written(name);
