@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use kube::core::{ApiResource, GroupVersionKind};
+use kube::core::{ApiResource, GroupVersionKind, Resource};
 use serde_json::json;
 use widget_api::Widget;
 
@@ -81,6 +81,45 @@ const COMMON_KINDS: [(&str, &str, &str, &str); 8] = [
     ("coordination.k8s.io", "v1", "Lease", "leases"),
 ];
 
+/// Names of the objects of `api` that carry finalizers, listed as metadata
+/// in pages of 500.
+async fn with_finalizers(api: &Api<DynamicObject>) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut lp = ListParams::default().limit(500);
+    loop {
+        let Ok(page) = api.list_metadata(&lp).await else {
+            return names;
+        };
+        names.extend(
+            page.items
+                .iter()
+                .filter(|o| {
+                    o.metadata
+                        .finalizers
+                        .as_ref()
+                        .is_some_and(|f| !f.is_empty())
+                })
+                .filter_map(|o| o.metadata.name.clone()),
+        );
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(c) => lp = lp.continue_token(&c),
+            None => return names,
+        }
+    }
+}
+
+/// DELETE of a whole collection whose response — every deleted object,
+/// hundreds of megabytes at 100 000 widgets — is never read: the body is
+/// dropped unread (best effort, like the rest of the clean-up).
+async fn delete_all(client: &kube::Client, url_path: &str) {
+    let Ok(req) = kube::core::Request::new(url_path)
+        .delete_collection(&DeleteParams::default(), &ListParams::default())
+    else {
+        return;
+    };
+    let _ = client.send(req.map(kube::client::Body::from)).await;
+}
+
 /// What the namespace controller would do for the objects a run creates:
 /// the widgets, `kinds` (the workload's), the common kinds, the identity.
 async fn empty_and_finalize(
@@ -94,32 +133,22 @@ async fn empty_and_finalize(
     for ar in std::iter::once(&widget).chain(kinds) {
         let api = Api::<DynamicObject>::namespaced_with(client.clone(), name, ar);
         // The controller is stopped by now: drop the finalizers it added
-        // (e.g. the finalizer preset) so that the objects can go.
-        if let Ok(list) = api.list(&lp).await {
-            for w in list.items.iter().filter(|w| {
-                w.metadata
-                    .finalizers
-                    .as_ref()
-                    .is_some_and(|f| !f.is_empty())
-            }) {
-                if let Some(n) = w.metadata.name.as_deref() {
-                    let _ = api
-                        .patch(
-                            n,
-                            &PatchParams::default(),
-                            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-                        )
-                        .await;
-                }
-            }
+        // (e.g. the finalizer preset) so that the objects can go. Metadata
+        // only, a page at a time: a run may hold 100 000 objects.
+        for n in with_finalizers(&api).await {
+            let _ = api
+                .patch(
+                    &n,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+                )
+                .await;
         }
-        let _ = api.delete_collection(&dp, &lp).await;
+        delete_all(client, &DynamicObject::url_path(ar, Some(name))).await;
     }
     for (g, v, k, p) in COMMON_KINDS {
         let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(g, v, k), p);
-        let _ = Api::<DynamicObject>::namespaced_with(client.clone(), name, &ar)
-            .delete_collection(&dp, &lp)
-            .await;
+        delete_all(client, &DynamicObject::url_path(&ar, Some(name))).await;
     }
     let _ = Api::<RoleBinding>::namespaced(client.clone(), name)
         .delete_collection(&dp, &lp)
