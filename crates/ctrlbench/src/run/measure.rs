@@ -60,9 +60,13 @@ pub async fn run(
                 stop.clone(),
             )));
         }
+        let interrupted = stop.clone();
         async move {
             for rx in listed {
-                let _ = tokio::time::timeout(WATCH_LIST_WAIT, rx).await;
+                tokio::select! {
+                    _ = interrupted.cancelled() => return,
+                    _ = tokio::time::timeout(WATCH_LIST_WAIT, rx) => {}
+                }
             }
         }
     };
