@@ -62,8 +62,11 @@ type options struct {
 	LogLevel           string
 	LogFormat          string
 	// WatchList is nil when --watch-list was not given (environment left as is).
-	WatchList  *bool
-	Kubeconfig string
+	WatchList *bool
+	// StripManagedFields drops managedFields before objects enter the
+	// cache (cache.TransformStripManagedFields).
+	StripManagedFields bool
+	Kubeconfig         string
 	// Queue is nil when --queue was not given (printed as null: the
 	// runtime's own order, client-go's FIFO queue here).
 	Queue *string
@@ -113,6 +116,7 @@ type rawFlags struct {
 	workers, workMS, clientBurst                           int
 	clientQPS                                              float64
 	annotate, watchList, printSettings, priorityQueue      bool
+	stripManagedFields                                     bool
 }
 
 func newFlagSet(r *rawFlags) *flag.FlagSet {
@@ -132,6 +136,7 @@ func newFlagSet(r *rawFlags) *flag.FlagSet {
 	fs.StringVar(&r.logLevel, "log-level", d.LogLevel, "debug|info|error")
 	fs.StringVar(&r.logFormat, "log-format", d.LogFormat, "console|json")
 	fs.BoolVar(&r.watchList, "watch-list", false, "streaming initial list: sets KUBE_FEATURE_WatchListClient in this process (--watch-list=false sets it false)")
+	fs.BoolVar(&r.stripManagedFields, "strip-managed-fields", false, "drop managedFields from every object before it enters the cache (cache.TransformStripManagedFields)")
 	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the seed)")
 	fs.StringVar(&r.queue, "queue", "", "work-queue order: fifo (client-go's work queue, the only one controller-runtime has here and its default; kube is the Rust controller's kube-runtime scheduler)")
 	fs.BoolVar(&r.priorityQueue, "priority-queue", false, "controller-runtime's priority queue (controller.Options.UsePriorityQueue; v0.20 and later; unset = the runtime's default: off in v0.22, on in v0.25)")
@@ -272,6 +277,7 @@ func parseFlags(args []string) (*options, error) {
 		v := r.watchList
 		o.WatchList = &v
 	}
+	o.StripManagedFields = r.stripManagedFields
 	return o, nil
 }
 

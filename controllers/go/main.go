@@ -151,6 +151,10 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 		// cluster-wide list/watch); only ours are reconciled (below).
 		cacheOpts = cache.Options{}
 	}
+	if o.StripManagedFields {
+		// managedFields are never read here: dropped, the cache holds less.
+		cacheOpts.DefaultTransform = cache.TransformStripManagedFields()
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Cache:  cacheOpts,

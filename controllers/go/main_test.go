@@ -908,7 +908,7 @@ func TestPrintSettings(t *testing.T) {
 	want := `{"namespace":"x","preset":"bad-fix","workers":5,"predicate":"none","status_write":"update","annotate":false,` +
 		`"conflict_retry":false,"read":"cache","list_in_reconcile":false,"requeue_after_ms":0,"status_if_changed":false,` +
 		`"finalizer":false,"cache":"namespace","work_ms":10,"client_rate_limit":"token-bucket","client_qps":5,"client_burst":10,` +
-		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false,` +
+		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false,"strip_managed_fields":false,` +
 		`"queue":null,"priority_queue":null,"debounce_ms":0,"effective_client_qps":5,"effective_client_burst":10,` +
 		`"client_buckets":["informer","client","api-reader"],"retry_backoff_base_ms":5,"retry_backoff_cap_s":1000,` +
 		`"retry_overall_qps":10,"retry_overall_burst":100}` + "\n"

@@ -236,6 +236,7 @@ type settings struct {
 	LogLevel           string   `json:"log_level"`
 	LogFormat          string   `json:"log_format"`
 	WatchList          bool     `json:"watch_list"`
+	StripManagedFields bool     `json:"strip_managed_fields"`
 	Queue              *string  `json:"queue"`
 	// PriorityQueue: controller-runtime's priority queue when
 	// --priority-queue is given; null: the runtime's default (the Rust
@@ -275,6 +276,7 @@ func settingsOf(o *options) (settings, error) {
 		LogLevel:           o.LogLevel,
 		LogFormat:          o.LogFormat,
 		WatchList:          o.WatchList != nil && *o.WatchList,
+		StripManagedFields: o.StripManagedFields,
 		Queue:              o.Queue,
 		PriorityQueue:      o.PriorityQueue,
 		ClientBuckets:      clientBuckets,

@@ -121,6 +121,9 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_queue: Option<bool>,
     pub watch_list: bool,
+    /// managedFields dropped before the cache (absent in older results: false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strip_managed_fields: bool,
     /// kube-runtime's debounce (Rust only; 0 = none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debounce_ms: Option<u64>,

@@ -117,6 +117,7 @@ fn like_for_like(s: &Settings) -> impl PartialEq + use<> {
         s.priority_queue,
         s.debounce_ms,
         s.watch_list,
+        s.strip_managed_fields,
     )
 }
 

@@ -730,3 +730,29 @@ async fn rust_and_go_expose_the_same_design_names() {
         );
     }
 }
+
+/// `--strip-managed-fields` (both runtimes' documented cache pruning) leaves
+/// reconciling as it was: Rust and Go bring every widget to Ready with it.
+#[tokio::test]
+async fn stripping_managed_fields_still_converges_in_both() {
+    use ctrlbench::experiment::Impl;
+    let go = tokio::task::spawn_blocking(|| {
+        ctrlbench::controllers::binary(&Impl::Go("v0.22".to_string()))
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let rust = tokio::task::spawn_blocking(rust_bin).await.unwrap();
+    for (label, bin) in [("rust", rust), ("go", go)] {
+        let ns = format!("strip-{label}");
+        let client = setup(&ns, 5).await;
+        let _ctl = start_bin(
+            &bin,
+            &client,
+            &ns,
+            &["--preset", "good", "--strip-managed-fields"],
+        )
+        .await;
+        wait_ready(&client, &ns, 5, Duration::from_secs(60)).await;
+    }
+}

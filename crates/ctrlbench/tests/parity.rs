@@ -20,7 +20,7 @@ use ctrlbench::experiment::Impl;
 use serde_json::Value;
 
 /// Overrides applied to every preset.
-const OVERRIDES: [&[&str]; 15] = [
+const OVERRIDES: [&[&str]; 16] = [
     &[],
     &["--queue", "fifo"],
     &["--workers", "3"],
@@ -36,6 +36,7 @@ const OVERRIDES: [&[&str]; 15] = [
     &["--client-qps", "-1"],
     &["--metrics-bind-address", "127.0.0.1:9091"],
     &["--watch-list"],
+    &["--strip-managed-fields"],
 ];
 
 /// Further single command lines (on the default preset unless they name one).

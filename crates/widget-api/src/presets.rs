@@ -297,6 +297,7 @@ pub struct Flags {
     pub log_level: Option<LogLevel>,
     pub log_format: Option<LogFormat>,
     pub watch_list: Option<bool>,
+    pub strip_managed_fields: bool,
     pub queue: Option<Queue>,
     pub debounce_ms: Option<i64>,
 }
@@ -334,6 +335,11 @@ pub struct Settings {
     pub log_level: LogLevel,
     pub log_format: LogFormat,
     pub watch_list: bool,
+    /// managedFields dropped before objects enter the cache (kube-rs:
+    /// `managed_fields` cleared in the watch stream; controller-runtime:
+    /// `cache.TransformStripManagedFields`): what the cache costs per object.
+    #[serde(default)]
+    pub strip_managed_fields: bool,
     /// The work queue's order when --queue is given; null: the runtime's own
     /// (kube-runtime's scheduler in Rust, client-go's FIFO queue in Go), so
     /// that both controllers print the same settings for the same flags.
@@ -538,6 +544,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         log_level: f.log_level.unwrap_or(d.log_level),
         log_format: f.log_format.unwrap_or(d.log_format),
         watch_list: f.watch_list.unwrap_or(false),
+        strip_managed_fields: f.strip_managed_fields,
         queue,
         priority_queue: None,
         debounce_ms,
@@ -867,6 +874,7 @@ mod tests {
             "log_level",
             "log_format",
             "watch_list",
+            "strip_managed_fields",
             "read",
             "list_in_reconcile",
             "requeue_after_ms",

@@ -406,6 +406,11 @@ impl Debouncer {
     }
 }
 
+fn without_managed_fields(mut w: Widget) -> Widget {
+    w.metadata.managed_fields = None;
+    w
+}
+
 /// Runs the controller until `shutdown` resolves; in-flight reconciles finish.
 pub async fn run(
     clients: Clients,
@@ -447,6 +452,20 @@ pub async fn run(
         // Every namespace's widgets are listed, watched and cached; only
         // our namespace's are reconciled (below).
         Cache::Cluster => watcher(Api::<Widget>::all(clients.informer), wc).boxed(),
+    };
+    // managedFields are never read here: dropped, the cache holds less.
+    let events: Events = if settings.strip_managed_fields {
+        events
+            .map_ok(|e| match e {
+                watcher::Event::Apply(w) => watcher::Event::Apply(without_managed_fields(w)),
+                watcher::Event::InitApply(w) => {
+                    watcher::Event::InitApply(without_managed_fields(w))
+                }
+                other => other,
+            })
+            .boxed()
+    } else {
+        events
     };
     let ns = settings.namespace.clone();
     let m = metrics.clone();

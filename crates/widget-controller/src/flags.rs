@@ -66,6 +66,10 @@ pub struct Flags {
     /// Initial list as a watch stream (the WatchList protocol); --watch-list=false turns it off.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub watch_list: Option<bool>,
+    /// Drop managedFields from every object before it enters the cache
+    /// (what a kube-rs user does with `.modify()` on the watch stream).
+    #[arg(long)]
+    pub strip_managed_fields: bool,
     /// Work-queue order: kube (kube-runtime's scheduler, hash order when workers are busy;
     /// the default) or fifo (client-go's work queue, as controller-runtime has).
     #[arg(long, value_parser = enum_of::<Queue>(Queue::NAMES))]
@@ -96,6 +100,7 @@ impl Flags {
             log_level: self.log_level,
             log_format: self.log_format,
             watch_list: self.watch_list,
+            strip_managed_fields: self.strip_managed_fields,
             queue: self.queue,
             debounce_ms: self.debounce_ms,
         })

@@ -213,6 +213,10 @@ pub struct VariantSpec {
     pub client_burst: Option<Spanned<i64>>,
     #[serde(default)]
     pub watch_list: bool,
+    /// managedFields dropped before objects enter the controller's cache
+    /// (both runtimes' documented way to shrink it).
+    #[serde(default)]
+    pub strip_managed_fields: bool,
     pub log_level: Option<LogLevel>,
     pub conflict_reread: Option<ConflictReread>,
     /// Work-queue order: kube (kube-runtime's scheduler; Rust only, its
@@ -1058,6 +1062,7 @@ fn own_controller_keys(v: &VariantSpec) -> Vec<(&'static str, std::ops::Range<us
         (v.work_ms.is_some(), "work_ms"),
         (v.client_qps.is_some(), "client_qps"),
         (v.watch_list, "watch_list"),
+        (v.strip_managed_fields, "strip_managed_fields"),
         (v.log_level.is_some(), "log_level"),
         (v.conflict_reread.is_some(), "conflict_reread"),
     ] {
@@ -1341,6 +1346,9 @@ impl VariantSpec {
         }
         if self.watch_list {
             f.push("--watch-list".to_string());
+        }
+        if self.strip_managed_fields {
+            f.push("--strip-managed-fields".to_string());
         }
         if let Some(d) = &self.debounce_ms {
             f.push(format!("--debounce-ms={}", d.get_ref()));
