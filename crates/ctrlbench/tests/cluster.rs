@@ -416,6 +416,28 @@ fn ctrlbench(state: &Path) -> Command {
     c
 }
 
+/// `cluster up` with `args`, which must succeed: (its stdout, the kubeconfig
+/// path of its `export KUBECONFIG=` line).
+fn up(state: &Path, args: &[&str]) -> (String, String) {
+    let out = ctrlbench(state)
+        .args(["cluster", "up"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let kc = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("export KUBECONFIG="))
+        .expect("export line")
+        .to_string();
+    (stdout, kc)
+}
+
 /// Pids of processes whose command line mentions `needle`.
 fn processes_mentioning(needle: &str) -> Vec<u32> {
     let mut out = vec![];
@@ -527,21 +549,7 @@ fn sigkill_of_the_starter_leaves_no_process() {
 #[test]
 fn up_status_kubeconfig_down_from_other_processes() {
     let state = tempfile::tempdir().unwrap();
-    let up = ctrlbench(state.path())
-        .args(["cluster", "up", "--name", "life", "--etcd-fsync", "off"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&up.stdout).to_string();
-    assert!(
-        up.status.success(),
-        "{}",
-        String::from_utf8_lossy(&up.stderr)
-    );
-    let kc = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("export KUBECONFIG="))
-        .expect("export line")
-        .to_string();
+    let (_, kc) = up(state.path(), &["--name", "life", "--etcd-fsync", "off"]);
     let again = ctrlbench(state.path())
         .args(["cluster", "up", "--name", "life"])
         .output()
@@ -736,10 +744,9 @@ async fn the_crd_is_removed_only_if_ours_and_unused() {
 #[test]
 fn ha_plane_survives_an_apiserver_kill_and_down_leaves_nothing() {
     let state = tempfile::tempdir().unwrap();
-    let up = ctrlbench(state.path())
-        .args([
-            "cluster",
-            "up",
+    let (_, kc) = up(
+        state.path(),
+        &[
             "--name",
             "ha",
             "--etcd-fsync",
@@ -748,20 +755,8 @@ fn ha_plane_survives_an_apiserver_kill_and_down_leaves_nothing() {
             "3",
             "--apiservers",
             "2",
-        ])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&up.stdout).to_string();
-    assert!(
-        up.status.success(),
-        "{}",
-        String::from_utf8_lossy(&up.stderr)
+        ],
     );
-    let kc = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("export KUBECONFIG="))
-        .expect("export line")
-        .to_string();
     let dir = state.path().join("ctrlbench/planes/ha");
     let st = ctrlbench(state.path())
         .args(["cluster", "status", "--name", "ha"])

@@ -23,28 +23,28 @@ pub struct ControllerProcess {
     pub metrics_addr: String,
 }
 
+/// A controller's log: new, or appended to (a restart keeps one log).
+fn open_log(log: &Path, append: bool) -> Result<std::fs::File> {
+    Ok(if append {
+        std::fs::OpenOptions::new().append(true).open(log)?
+    } else {
+        std::fs::File::create(log)?
+    })
+}
+
 impl ControllerProcess {
-    /// Starts `bin` with `args` and env; waits for its metrics address.
+    /// Starts `bin` with `args` and env, logging to `log` (appended to when
+    /// `append`: a restarted controller keeps one log); waits for its
+    /// metrics address.
     pub async fn start(
         bin: &Path,
         args: &[String],
         env: &[(String, String)],
         log: &Path,
+        append: bool,
         timeout: Duration,
     ) -> Result<ControllerProcess> {
-        let log_file = std::fs::File::create(log)?;
-        Self::start_logging_to(bin, args, env, log, log_file, timeout).await
-    }
-
-    /// `start`, appending to `log` (a restarted controller keeps one log).
-    pub async fn restart(
-        bin: &Path,
-        args: &[String],
-        env: &[(String, String)],
-        log: &Path,
-        timeout: Duration,
-    ) -> Result<ControllerProcess> {
-        let log_file = std::fs::OpenOptions::new().append(true).open(log)?;
+        let log_file = open_log(log, append)?;
         Self::start_logging_to(bin, args, env, log, log_file, timeout).await
     }
 
@@ -124,12 +124,7 @@ impl ControllerProcess {
         metrics_url: Option<&str>,
         timeout: Duration,
     ) -> Result<ControllerProcess> {
-        // A restarted command keeps one log.
-        let log_file = if append {
-            std::fs::OpenOptions::new().append(true).open(log)?
-        } else {
-            std::fs::File::create(log)?
-        };
+        let log_file = open_log(log, append)?;
         let mut cmd = Command::new(program);
         cmd.args(args)
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))

@@ -75,19 +75,15 @@ impl Launch {
     ) -> Result<(ControllerProcess, Option<String>)> {
         match &self.kind {
             LaunchKind::Own => {
-                let p = if again {
-                    ControllerProcess::restart(
-                        &self.bin,
-                        &self.args,
-                        &self.env,
-                        log,
-                        OWN_START_WAIT,
-                    )
-                    .await?
-                } else {
-                    ControllerProcess::start(&self.bin, &self.args, &self.env, log, OWN_START_WAIT)
-                        .await?
-                };
+                let p = ControllerProcess::start(
+                    &self.bin,
+                    &self.args,
+                    &self.env,
+                    log,
+                    again,
+                    OWN_START_WAIT,
+                )
+                .await?;
                 let url = format!("http://{}/metrics", p.metrics_addr);
                 Ok((p, Some(url)))
             }
