@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Runs the workspace's test binaries in two lanes side by side.
+
+`cargo test --workspace` runs one test binary after another, and the
+end-to-end binaries (each starting real planes) took about six minutes that
+way. They now run in two lanes of about equal length — tests/run.rs,
+cluster.rs and malformed.rs in one, everything else in the other — which
+keeps CI inside its budget on two cores: most of their time is spent
+waiting on planes and controllers, not on the cores. Each binary's output is held back
+and printed whole when it ends, so lanes never interleave. Any failing
+binary fails the script; every binary still runs.
+
+Usage: scripts/test-lanes.py [cargo test args…]  (from the workspace root)
+"""
+
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+# Test targets (by target name) of the first lane; measured alone, run.rs
+# takes about 160 s, cluster.rs 30 s, malformed.rs 15 s, and the rest
+# together about as long as those three.
+ALONE = {"run", "cluster", "malformed"}
+
+
+def test_binaries(extra):
+    """Builds every test binary and returns (name, kind, package dir, path)."""
+    out = subprocess.run(
+        ["cargo", "test", "--workspace", "--no-run", "--message-format=json", *extra],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout
+    found = []
+    for line in out.splitlines():
+        msg = json.loads(line)
+        if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+            continue
+        if not msg["profile"]["test"]:
+            continue
+        t = msg["target"]
+        found.append((t["name"], t["kind"][0], Path(msg["manifest_path"]).parent, msg["executable"]))
+    return found
+
+
+print_lock = threading.Lock()
+
+
+def run_lane(binaries, failures):
+    for name, kind, cwd, exe in binaries:
+        t0 = time.monotonic()
+        with tempfile.TemporaryFile(mode="w+") as log:
+            # cargo test runs each binary from its package's directory.
+            rc = subprocess.run([exe], cwd=cwd, stdout=log, stderr=subprocess.STDOUT).returncode
+            log.seek(0)
+            text = log.read()
+        with print_lock:
+            print(f"---- {cwd.name} {kind} {name} ({time.monotonic() - t0:.0f} s, exit {rc})")
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        if rc != 0:
+            failures.append(f"{cwd.name} {kind} {name}")
+
+
+def main():
+    binaries = test_binaries(sys.argv[1:])
+    alone = [b for b in binaries if b[1] == "test" and b[0] in ALONE]
+    rest = [b for b in binaries if b not in alone]
+    failures = []
+    lanes = [threading.Thread(target=run_lane, args=(lane, failures)) for lane in (alone, rest)]
+    for t in lanes:
+        t.start()
+    for t in lanes:
+        t.join()
+    if failures:
+        print("failed: " + ", ".join(failures))
+        sys.exit(1)
+    print(f"all {len(binaries)} test binaries passed")
+
+
+if __name__ == "__main__":
+    main()
