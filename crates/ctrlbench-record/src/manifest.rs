@@ -48,6 +48,10 @@ pub struct ProbeRow {
     pub objects: u64,
     pub create_per_s: f64,
     pub status_patch_per_s: f64,
+    /// The same patches with one watch on the namespace open and its events
+    /// decoded (a controller's informer); absent in older manifests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watched_status_patch_per_s: Option<f64>,
     pub errors: u64,
 }
 

@@ -185,6 +185,27 @@ pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
                     plain_verdict(m, OVERHEAD_TARGET, v.len()).into(),
                 ]);
             }
+            // Context, not the goal: the same ratio against the probe's pass
+            // with one watch open, the watch every controller holds.
+            if let Some(w) = p1.watched_status_patch_per_s.filter(|w| *w > 0.0) {
+                let v: Vec<f64> = values(g, Metric::WritesPerS)
+                    .iter()
+                    .map(|x| x / w)
+                    .collect();
+                if let Some((m, lo, hi)) = spread(&v) {
+                    probe_rows.push(vec![
+                        g.scale.to_string(),
+                        g.variant.clone(),
+                        "context: status patches/s at 1 worker ÷ probe's 1-writer patch rate \
+                         with one watch open"
+                            .into(),
+                        "—".into(),
+                        format!("{} ÷ {w:.1}/s", g.cell(Metric::WritesPerS)),
+                        format!("{m:.2} [{lo:.2}–{hi:.2}]"),
+                        "—".into(),
+                    ]);
+                }
+            }
         }
     }
     let conc = concurrency(r);

@@ -824,3 +824,32 @@ fn ha_plane_survives_an_apiserver_kill_and_down_leaves_nothing() {
     assert!(left.is_empty(), "processes left: {left:?}");
     assert!(!dir.exists(), "{} left behind", dir.display());
 }
+
+/// `ctrlbench probe` on its own plane: every writer level measures creates,
+/// status patches, and the same patches again with a watch open (the probe's
+/// figure for a controller's informer), without a failed write.
+#[test]
+fn probe_measures_writes_with_and_without_a_watch() {
+    let state = tempfile::tempdir().unwrap();
+    let out = ctrlbench(state.path())
+        .args(["probe", "--objects", "20", "--json", "--etcd-fsync", "off"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let writers: Vec<u64> = rows.iter().filter_map(|r| r["writers"].as_u64()).collect();
+    assert_eq!(writers, [1, 4, 16, 64]);
+    for r in &rows {
+        assert_eq!(r["objects"], 20, "{r}");
+        assert_eq!(r["errors"], 0, "{r}");
+        for k in [
+            "create_per_s",
+            "status_patch_per_s",
+            "watched_status_patch_per_s",
+        ] {
+            assert!(r[k].as_f64().is_some_and(|v| v > 0.0), "{k}: {r}");
+        }
+    }
+    assert_eq!(stderr.matches("with a watch open").count(), 4, "{stderr}");
+}

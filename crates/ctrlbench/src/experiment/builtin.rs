@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 16] = [
+pub const BUILTIN: [(&str, &str); 17] = [
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -42,6 +42,10 @@ pub const BUILTIN: [(&str, &str); 16] = [
     ),
     ("perf", include_str!("../../../../experiments/perf.toml")),
     ("scale", include_str!("../../../../experiments/scale.toml")),
+    (
+        "memory",
+        include_str!("../../../../experiments/memory.toml"),
+    ),
     (
         "seed-ha",
         include_str!("../../../../experiments/seed-ha.toml"),
