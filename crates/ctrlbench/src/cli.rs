@@ -89,7 +89,7 @@ pub enum Command {
     /// with 1, 4, 16 and 64 concurrent writers, no controller.
     Probe {
         /// Widgets per concurrency level.
-        #[arg(long, default_value_t = 500)]
+        #[arg(long, default_value_t = crate::experiment::spec::DEFAULT_PROBE_OBJECTS)]
         objects: u64,
         /// Probe this cluster instead of a fresh local plane.
         #[arg(long)]

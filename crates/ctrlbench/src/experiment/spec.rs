@@ -40,6 +40,11 @@ pub struct Spec {
     /// Run `ctrlbench probe` first and record its figures in the manifest.
     #[serde(default)]
     pub probe: bool,
+    /// Widgets per writer level of that probe. A short burst of 500 is
+    /// faster than a 5000-object load, so a like-for-like P2 sets it to the
+    /// experiment's scale.
+    #[serde(default = "default_probe_objects")]
+    pub probe_objects: Spanned<u64>,
     /// Widgets created once in a namespace of their own before any
     /// controller starts (run/background.rs): what a cluster-wide cache holds
     /// besides the run's own objects.
@@ -140,6 +145,9 @@ fn default_one_f() -> Spanned<f64> {
 }
 fn no_objects() -> Spanned<u64> {
     Spanned::new(0..0, 0)
+}
+fn default_probe_objects() -> Spanned<u64> {
+    Spanned::new(0..0, DEFAULT_PROBE_OBJECTS)
 }
 fn default_concurrency() -> Spanned<u32> {
     Spanned::new(0..0, 16)
@@ -500,6 +508,10 @@ pub fn check_name(name: &str) -> Result<(), String> {
 
 /// The most widgets one run may create.
 pub const MAX_SCALE: u64 = 1_000_000;
+/// `probe_objects` when unset (and `ctrlbench probe --objects`'s default).
+pub const DEFAULT_PROBE_OBJECTS: u64 = 500;
+/// Upper bound of `probe_objects`.
+pub const MAX_PROBE_OBJECTS: u64 = 100_000;
 /// Upper bound of `background_objects`.
 pub const MAX_BACKGROUND: u64 = 1_000_000;
 /// The most creates the loader keeps in flight.
@@ -609,6 +621,13 @@ pub fn parse_with(
             "concurrency",
             spec.concurrency.span(),
             format!("must be from 1 to {MAX_CONCURRENCY}"),
+        ));
+    }
+    if !(1..=MAX_PROBE_OBJECTS).contains(spec.probe_objects.get_ref()) {
+        return Err(err(
+            "probe_objects",
+            spec.probe_objects.span(),
+            format!("must be from 1 to {MAX_PROBE_OBJECTS}"),
         ));
     }
     if let Err(m) = check_background(*spec.background_objects.get_ref()) {
@@ -1565,6 +1584,8 @@ preset = "good"
             ("quiet_s = 1e9\n", "quiet_s"),
             ("scrape_interval_s = 0.001\n", "scrape_interval_s"),
             ("concurrency = 5000\n", "concurrency"),
+            ("probe_objects = 0\n", "probe_objects"),
+            ("probe_objects = 200000\n", "probe_objects"),
         ] {
             let text = format!(
                 "name = \"t\"\nscales = [5]\n{extra}[[variant]]\nname = \"a\"\npreset = \"good\"\n"

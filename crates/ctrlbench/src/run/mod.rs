@@ -38,9 +38,6 @@ use crate::experiment::plan;
 use crate::experiment::{Experiment, Impl};
 pub use target::Cluster;
 
-/// Widgets per concurrency level when an experiment asks for the probe.
-const PROBE_OBJECTS: u64 = 500;
-
 /// Seconds a controller gets after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 /// … after an interrupt, when the user is waiting.
@@ -228,7 +225,7 @@ pub async fn execute(
             manifest.probe = Some(
                 probe::run(
                     &cluster.client,
-                    PROBE_OBJECTS,
+                    *exp.spec.probe_objects.get_ref(),
                     cluster.no_namespace_controller,
                 )
                 .await?,

@@ -54,37 +54,9 @@ pub async fn run(client: &kube::Client, objects: u64, finalize: bool) -> Result<
                 }
             })
             .await;
-            let (patch, e2) = timed(objects, writers, |i| {
-                let api = api.clone();
-                async move {
-                    let p = json!({"status": {"phase": "Ready", "processedCount": i}});
-                    api.patch_status(
-                        &widget_api::object_name(i),
-                        &PatchParams::default(),
-                        &Patch::Merge(p),
-                    )
-                    .await
-                    .is_ok()
-                }
-            })
-            .await;
-            let (watched, e3) = with_watch(&api, || {
-                timed(objects, writers, |i| {
-                    let api = api.clone();
-                    async move {
-                        // Another count than the first pass: every patch changes the object.
-                        let p = json!({"status": {"processedCount": objects + i}});
-                        api.patch_status(
-                            &widget_api::object_name(i),
-                            &PatchParams::default(),
-                            &Patch::Merge(p),
-                        )
-                        .await
-                        .is_ok()
-                    }
-                })
-            })
-            .await;
+            let (patch, e2) = patches(&api, objects, writers, 0).await;
+            // Other counts than the first pass: every patch changes the object.
+            let (watched, e3) = with_watch(&api, || patches(&api, objects, writers, objects)).await;
             ProbeRow {
                 writers,
                 objects,
@@ -113,6 +85,25 @@ pub async fn run(client: &kube::Client, objects: u64, finalize: bool) -> Result<
         .await?;
     }
     Ok(rows)
+}
+
+/// Status merge patches on widgets 1..=objects (`processedCount` = i + `offset`)
+/// by `writers` concurrent writers: (patches/s, failed patches).
+async fn patches(api: &Api<Widget>, objects: u64, writers: usize, offset: u64) -> (f64, u64) {
+    timed(objects, writers, |i| {
+        let api = api.clone();
+        async move {
+            let p = json!({"status": {"phase": "Ready", "processedCount": i + offset}});
+            api.patch_status(
+                &widget_api::object_name(i),
+                &PatchParams::default(),
+                &Patch::Merge(p),
+            )
+            .await
+            .is_ok()
+        }
+    })
+    .await
 }
 
 /// Runs `measure` while a watch on `api`'s namespace decodes every event;
