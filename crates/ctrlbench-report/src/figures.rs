@@ -3,6 +3,8 @@
 //! out of the medians, and per scale × variant aggregation over repeats.
 
 use ctrlbench_record::columns::apiserver::{WIDGET_CREATE_LATENCY, WIDGET_UPDATE_LATENCY};
+use ctrlbench_record::phases::{PhaseRecord, PhaseSummary};
+use ctrlbench_record::series::Series;
 use ctrlbench_record::summary::{PresetInfo, Schedule, Settings, StartMode};
 use ctrlbench_record::time::parse_time;
 
@@ -182,7 +184,7 @@ pub struct RunFigures {
     /// The preset's description, question and counterpart (summary.json).
     pub preset_info: Option<PresetInfo>,
     /// The phases after the create phase.
-    pub phases: Vec<crate::phases::PhaseFigures>,
+    pub phases: Vec<PhaseFigures>,
     /// The cluster's Kubernetes version during the run.
     pub kubernetes_version: Option<String>,
     /// Cluster-wide RBAC grants of the controller's identity (summary.json).
@@ -248,7 +250,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
         implementation: run.summary.as_ref().map(|s| s.implementation.clone()),
         settings: run.summary.as_ref().and_then(|s| s.settings.clone()),
         preset_info: run.summary.as_ref().and_then(|s| s.preset_info.clone()),
-        phases: crate::phases::of(run),
+        phases: phase_figures(run),
         kubernetes_version: run
             .summary
             .as_ref()
@@ -647,4 +649,64 @@ pub fn groups(results: &Results) -> Vec<Group> {
         }
     }
     groups
+}
+
+/// One phase of one run.
+#[derive(Clone, Debug, Default)]
+pub struct PhaseFigures {
+    pub summary: PhaseSummary,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+    pub seconds: Option<f64>,
+    pub controller_requests_per_s: Option<f64>,
+    pub reconciles_per_s: Option<f64>,
+    pub controller_cores: Option<f64>,
+    pub apiserver_requests_per_s: Option<f64>,
+}
+
+/// Rate of counter `col` over `span`.
+fn rate(s: Option<&Series>, col: &str, (t0, t1): (f64, f64)) -> Option<f64> {
+    let (d, secs) = s?.delta_between(col, t0, t1)?;
+    Some(d / secs)
+}
+
+/// Every phase of one run (after the create phase; report section in phases.rs).
+pub fn phase_figures(run: &Run) -> Vec<PhaseFigures> {
+    let Some(s) = &run.summary else {
+        return Vec::new();
+    };
+    s.phases
+        .iter()
+        .map(|p| {
+            let rows: Vec<&PhaseRecord> =
+                run.phases.iter().filter(|r| r.phase == p.phase).collect();
+            // Steps without a row (never sent) and rows never done: censored.
+            let mut lat: Vec<f64> = rows
+                .iter()
+                .map(|r| r.latency().unwrap_or(f64::INFINITY))
+                .collect();
+            lat.extend((rows.len() as u64..p.steps).map(|_| f64::INFINITY));
+            let span = p.span();
+            let m = run.metrics_all.as_ref();
+            PhaseFigures {
+                summary: p.clone(),
+                p50: percentile(&lat, 0.5),
+                p99: percentile(&lat, 0.99),
+                seconds: span.map(|(a, b)| b - a),
+                controller_requests_per_s: span.and_then(|sp| rate(m, "rest_requests_total", sp)),
+                // Every result counts: a requeue-after reconcile is one too.
+                reconciles_per_s: span.and_then(|sp| {
+                    let r = |c| rate(m, c, sp);
+                    Some(
+                        r("reconcile_success_total")?
+                            + r("reconcile_error_total").unwrap_or(0.0)
+                            + r("reconcile_requeue_total").unwrap_or(0.0),
+                    )
+                }),
+                controller_cores: span.and_then(|sp| rate(m, "cpu_seconds", sp)),
+                apiserver_requests_per_s: span
+                    .and_then(|sp| rate(run.apiserver_all.as_ref(), "requests_total", sp)),
+            }
+        })
+        .collect()
 }

@@ -1,79 +1,17 @@
-//! The phases after the create phase (summary.json `phases`, phases.csv):
-//! per scale × variant × phase, how many steps completed (objects ready
+//! The report section for the phases after the create phase (summary.json
+//! `phases`, phases.csv; each run's figures come from figures.rs
+//! `phase_figures`): per scale × variant × phase, how many steps completed (objects ready
 //! again after a patch, or gone after a delete), the per-object time p50 and
 //! p99 (a step that never completed counts as +∞, so a percentile that
 //! reaches one reads "> phase"), and what the phase cost — the controller's
 //! requests/s, reconciles/s (every result) and CPU over the phase's span from its own
 //! counters, and the apiserver's requests/s from all callers.
 
-use ctrlbench_record::phases::{PhaseRecord, PhaseSummary};
-use ctrlbench_record::series::Series;
+use ctrlbench_record::phases::PhaseSummary;
 
-use crate::figures::Group;
-use crate::load::Run;
-use crate::quantile::percentile;
+use crate::figures::{Group, PhaseFigures};
 use crate::stats::{fmt_duration, fmt_stat, stat};
 use crate::{Block, Table};
-
-/// One phase of one run.
-#[derive(Clone, Debug, Default)]
-pub struct PhaseFigures {
-    pub summary: PhaseSummary,
-    pub p50: Option<f64>,
-    pub p99: Option<f64>,
-    pub seconds: Option<f64>,
-    pub controller_requests_per_s: Option<f64>,
-    pub reconciles_per_s: Option<f64>,
-    pub controller_cores: Option<f64>,
-    pub apiserver_requests_per_s: Option<f64>,
-}
-
-/// Rate of counter `col` over `span`.
-fn rate(s: Option<&Series>, col: &str, (t0, t1): (f64, f64)) -> Option<f64> {
-    let (d, secs) = s?.delta_between(col, t0, t1)?;
-    Some(d / secs)
-}
-
-/// Every phase of one run.
-pub fn of(run: &Run) -> Vec<PhaseFigures> {
-    let Some(s) = &run.summary else {
-        return Vec::new();
-    };
-    s.phases
-        .iter()
-        .map(|p| {
-            let rows: Vec<&PhaseRecord> =
-                run.phases.iter().filter(|r| r.phase == p.phase).collect();
-            // Steps without a row (never sent) and rows never done: censored.
-            let mut lat: Vec<f64> = rows
-                .iter()
-                .map(|r| r.latency().unwrap_or(f64::INFINITY))
-                .collect();
-            lat.extend((rows.len() as u64..p.steps).map(|_| f64::INFINITY));
-            let span = p.span();
-            let m = run.metrics_all.as_ref();
-            PhaseFigures {
-                summary: p.clone(),
-                p50: percentile(&lat, 0.5),
-                p99: percentile(&lat, 0.99),
-                seconds: span.map(|(a, b)| b - a),
-                controller_requests_per_s: span.and_then(|sp| rate(m, "rest_requests_total", sp)),
-                // Every result counts: a requeue-after reconcile is one too.
-                reconciles_per_s: span.and_then(|sp| {
-                    let r = |c| rate(m, c, sp);
-                    Some(
-                        r("reconcile_success_total")?
-                            + r("reconcile_error_total").unwrap_or(0.0)
-                            + r("reconcile_requeue_total").unwrap_or(0.0),
-                    )
-                }),
-                controller_cores: span.and_then(|sp| rate(m, "cpu_seconds", sp)),
-                apiserver_requests_per_s: span
-                    .and_then(|sp| rate(run.apiserver_all.as_ref(), "requests_total", sp)),
-            }
-        })
-        .collect()
-}
 
 fn cell(vals: Vec<f64>, f: impl Fn(f64) -> String) -> String {
     stat(vals).map_or("—".into(), |s| fmt_stat(&s, f))
@@ -217,6 +155,8 @@ pub fn section(groups: &[Group]) -> Vec<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quantile::percentile;
+    use ctrlbench_record::phases::PhaseRecord;
 
     #[test]
     fn unfinished_steps_are_censored() {
