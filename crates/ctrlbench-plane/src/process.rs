@@ -218,6 +218,16 @@ pub fn signal(pid: u32, sig: Signal) {
     }
 }
 
+/// Sends `sig` to the process group `pid` leads: an `Attached` child and
+/// whatever it started (a wrapper script's controller, a profiler's target),
+/// which a signal to the pid alone would leave running. Only for a child
+/// not yet reaped, so the group id cannot have been reused.
+pub fn signal_group(pid: u32, sig: Signal) {
+    if let Some(pid) = Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process_group(pid, sig);
+    }
+}
+
 /// Signals `pid` only if it is still the process started at `start_time`
 /// (clock ticks since boot; 0 = unknown): the pidfd pins the process, so a
 /// pid reused after the check cannot receive the signal. False if not sent.

@@ -426,8 +426,10 @@ fn a_command_that_dies_mid_run_flags_the_run() {
 }
 
 /// A command controller honours start = "after-load": it starts once every
-/// object exists, so no object was written before the last create. (The
-/// command is our own widget-controller, run as any user's program.)
+/// object exists, so no object was written before the last create. The
+/// command is our own widget-controller, run as any user's program through a
+/// wrapper shell that does not exec it: stopping the command must stop what
+/// it started too.
 #[test]
 fn a_command_controller_starts_after_the_load_when_asked() {
     let tmp = tempfile::tempdir().unwrap();
@@ -438,7 +440,7 @@ fn a_command_controller_starts_after_the_load_when_asked() {
         40,
         &format!(
             "[[variant]]\nname = \"late\"\nimpl = \"command\"\nstart = \"after-load\"\n\
-             command = [{:?}, \"--namespace\", \"{{namespace}}\", \"--preset\", \"good\", \"--metrics-bind-address\", \"127.0.0.1:{{port}}\"]\n\
+             command = [\"/bin/sh\", \"-c\", \"\\\"$0\\\" \\\"$@\\\" & wait\", {:?}, \"--namespace\", \"{{namespace}}\", \"--preset\", \"good\", \"--metrics-bind-address\", \"127.0.0.1:{{port}}\"]\n\
              metrics = \"http://127.0.0.1:{{port}}/metrics\"\n\
              rbac = [{{ api_groups = [\"benchmark.example.com\"], resources = [\"widgets\", \"widgets/status\"], verbs = [\"get\", \"list\", \"watch\", \"update\", \"patch\"] }}]\n",
             widget_controller().display().to_string()
@@ -471,4 +473,27 @@ fn a_command_controller_starts_after_the_load_when_asked() {
     // RFC 3339 UTC stamps of one format compare as text.
     assert!(first_write > last_create, "{first_write} ≤ {last_create}");
     assert!(leftovers("cb-late").is_empty());
+    // The wrapper's child got the stop signal too (its graceful stop is short).
+    let t0 = std::time::Instant::now();
+    while !processes_mentioning("--namespace\0cb-late-").is_empty() {
+        assert!(
+            t0.elapsed().as_secs() < 15,
+            "the wrapped controller outlived its command: {:?}",
+            processes_mentioning("--namespace\0cb-late-")
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// Pids of processes whose NUL-separated command line contains `needle`.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .collect()
 }

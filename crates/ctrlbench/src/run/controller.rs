@@ -1,8 +1,9 @@
 //! A controller process of a run: started as its own identity with its output
 //! in `controller.log`, found through its `metrics-address=` line (ours) or
 //! its metrics URL answering (a user's command; without a URL, by staying
-//! up), stopped with SIGTERM then SIGKILL. It dies with the harness
-//! (parent-death signal).
+//! up), stopped with SIGTERM then SIGKILL sent to its whole process group,
+//! so that what a wrapper command started goes with it. It dies with the
+//! harness (parent-death signal).
 
 use std::path::Path;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::cluster::process::{Lifetime, Signal, own, signal};
+use crate::cluster::process::{Lifetime, Signal, own, signal_group};
 
 /// How long a command without a metrics URL must stay up to count as started.
 pub const SETTLE: Duration = Duration::from_secs(2);
@@ -175,7 +176,7 @@ impl ControllerProcess {
             }
             if t0.elapsed() >= wait {
                 if let Some(url) = metrics_url {
-                    let _ = child.start_kill();
+                    signal_group(pid, Signal::KILL);
                     let _ = child.wait().await;
                     bail!(
                         "the command {}'s metrics URL {url} did not answer within {timeout:?}: {}",
@@ -194,28 +195,32 @@ impl ControllerProcess {
         })
     }
 
-    /// SIGTERM, SIGKILL after `grace`; returns the exit code if it exited by itself.
+    /// SIGTERM, SIGKILL after `grace`, to the controller's whole process
+    /// group (a command may be a wrapper that started the real controller);
+    /// returns the exit code if it exited by itself.
     pub async fn stop(mut self, grace: Duration) -> Option<i32> {
-        signal(self.pid, Signal::TERM);
+        self.signal(Signal::TERM);
         match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(Ok(status)) => status.code(),
             _ => {
-                let _ = self.child.kill().await;
+                self.kill().await;
                 None
             }
         }
     }
 
-    /// Sends `sig` while the process is ours (not yet reaped).
+    /// Sends `sig` to the controller's process group while the controller is
+    /// ours (not yet reaped, so the group id is still its own).
     pub fn signal(&mut self, sig: Signal) {
         if self.running() {
-            signal(self.pid, sig);
+            signal_group(self.pid, sig);
         }
     }
 
-    /// SIGKILL, and waits until it is reaped.
+    /// SIGKILL to the process group, and waits until the controller is reaped.
     pub async fn kill(&mut self) {
-        let _ = self.child.kill().await;
+        self.signal(Signal::KILL);
+        let _ = self.child.wait().await;
     }
 
     /// `running` for a shared borrow (a guard); the pid is ours until reaped.
