@@ -113,17 +113,20 @@ where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = (f64, u64)>,
 {
-    use kube::runtime::watcher;
+    use kube::runtime::{WatchStreamExt, watcher};
     let (listed_tx, listed) = tokio::sync::oneshot::channel();
     let mut listed_tx = Some(listed_tx);
-    let events = watcher(api.clone(), watcher::Config::default()).for_each(move |e| {
-        if matches!(e, Ok(watcher::Event::InitDone))
-            && let Some(tx) = listed_tx.take()
-        {
-            let _ = tx.send(());
-        }
-        std::future::ready(())
-    });
+    // Backoff: a watch that keeps failing must not spin beside the writers.
+    let events = watcher(api.clone(), watcher::Config::default())
+        .default_backoff()
+        .for_each(move |e| {
+            if matches!(e, Ok(watcher::Event::InitDone))
+                && let Some(tx) = listed_tx.take()
+            {
+                let _ = tx.send(());
+            }
+            std::future::ready(())
+        });
     tokio::select! {
         // A watcher's stream does not end (it retries); this arm only keeps it polled.
         _ = events => (0.0, 0),
