@@ -2,6 +2,9 @@
 //! fixtures: files written, ratios printed, one error line for a directory
 //! that is not a results directory.
 
+mod common;
+use common::assert_success;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -34,11 +37,7 @@ fn cli_report_and_compare() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(dir.join("report.html").is_file() && dir.join("report.md").is_file());
 
     let out = Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
@@ -76,11 +75,7 @@ fn cli_regression_gate() {
         .arg(data("results-small"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("REGRESSION"));
     let out = Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
         .args(["compare", "--fail-on-regression", "lots"])
@@ -99,11 +94,7 @@ fn cli_compare_variants_of_one_run() {
     let bin = env!("CARGO_BIN_EXE_ctrlbench");
     let dir = data("results-concurrent");
     let out = Command::new(bin).arg("compare").arg(&dir).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(
         md.starts_with("# ctrlbench compare (variants of one run)"),

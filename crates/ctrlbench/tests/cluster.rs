@@ -1,6 +1,9 @@
 //! The local control plane, tested against itself: one shared plane for this
 //! binary (ctrlbench::testing), plus CLI runs for the lifecycle cases.
 
+mod common;
+use common::assert_success;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -424,11 +427,7 @@ fn up(state: &Path, args: &[&str]) -> (String, String) {
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let kc = stdout
         .lines()
@@ -813,11 +812,7 @@ fn ha_plane_survives_an_apiserver_kill_and_down_leaves_nothing() {
         .args(["cluster", "down", "--name", "ha"])
         .output()
         .unwrap();
-    assert!(
-        down.status.success(),
-        "{}",
-        String::from_utf8_lossy(&down.stderr)
-    );
+    assert_success(&down);
     let all: Vec<u32> = etcd.iter().chain(&apis).copied().collect();
     assert!(wait_gone(&all, Duration::from_secs(5)).is_empty());
     let left = processes_mentioning(&dir.display().to_string());

@@ -13,6 +13,7 @@ use ctrlbench::record::faults::{self, FaultRecord};
 use ctrlbench::testing::shared_plane;
 
 mod common;
+use common::assert_success;
 use common::ctrlbench;
 
 /// Runs the experiment `text`; (its run directory N<n>/g/rep1, summary, faults).
@@ -31,11 +32,7 @@ fn run(
         .env("XDG_STATE_HOME", tmp)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let dir = std::fs::read_dir(&results)
         .unwrap()
         .flatten()

@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
 
 mod common;
+use common::assert_success;
 use common::ctrlbench;
 
 const CONTROLLER_HEADER: &str = "timestamp,controller,queue_depth,queue_adds_total,queue_retries_total,reconcile_success_total,reconcile_error_total,reconcile_requeue_total,active_workers,unfinished_work_s,reconcile_latency_sum,reconcile_latency_count";
@@ -43,11 +44,7 @@ fn run_on(exp: &Path, results: &Path, kubeconfig: &Path) -> PathBuf {
 
 /// The results directory of a run that must have succeeded.
 fn succeeded(out: &std::process::Output, results: &Path) -> PathBuf {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(out);
     only_results_dir(results)
 }
 

@@ -1,8 +1,12 @@
 //! What the CLI-driven test binaries share: the `ctrlbench` command with the
-//! Rust widget-controller that `cargo test --workspace` built beside it.
+//! Rust widget-controller that `cargo test --workspace` built beside it,
+//! and the check that a command succeeded.
+
+// Each test binary compiles this module and uses a part of it.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The widget-controller binary next to this test's ctrlbench.
 pub fn widget_controller() -> PathBuf {
@@ -20,4 +24,14 @@ pub fn ctrlbench() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ctrlbench"));
     c.env("CTRLBENCH_WIDGET_CONTROLLER", widget_controller());
     c
+}
+
+/// Asserts that a command exited 0, showing its stderr when it did not.
+#[track_caller]
+pub fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
