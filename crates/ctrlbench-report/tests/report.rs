@@ -507,7 +507,9 @@ fn compare_gives_ratios_b_over_a() {
 /// tests/data/expected shows each change and why). Any other change to the
 /// report's text fails here. results-mixed (Go beside Rust, a client token
 /// bucket that bites, a looping bad-fix) and results-concurrent (the
-/// concurrent schedule) were added later: their expectations were written by
+/// concurrent schedule) and results-perf-small (the Performance goals section:
+/// Rust/Go pairs with intervals, probe rows) were added later: their
+/// expectations were written by
 /// `ctrlbench report` and every figure in them checked by
 /// tests/data/expected/independent.py (no ctrlbench code; see
 /// tests/data/README.md).
@@ -518,6 +520,7 @@ fn reports_are_byte_identical_to_the_recorded_expectation() {
         "results-small-b",
         "results-mixed",
         "results-concurrent",
+        "results-perf-small",
     ] {
         let (md, _) = render(&data(name)).unwrap();
         let want =

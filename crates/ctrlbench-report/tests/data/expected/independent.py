@@ -62,6 +62,30 @@ Definitions (per run, N = the scale):
                   variant's files are samples of the same cluster-wide
                   counters, taken by its own sampler). The figures computed
                   from the other variants' files are printed beside them.
+  after-load      summary.json start.mode "after-load": Ready/s counts from the
+                  controller's start (convergence and the window minus
+                  start.controller_started_s)
+  CPU/reconcile   delta cpu_seconds / delta reconcile_latency_count
+  queue wait      delta queue_wait_s_sum / delta queue_wait_count
+  first writes/s  (k - 1) / (last - first first_write_at) over the k objects
+                  with a first_write_at
+
+Performance goals (issue 15), both tables checked row by row, every row
+expected present once and no other:
+  pairs           every rust-X / go-X of a scale whose runs all recorded
+                  work_ms = 0; per goal (Ready/s >= 1.1, peak RSS <= 0.5, CPU
+                  per reconcile <= 0.5) the Rust and Go cells, median(Rust) /
+                  median(Go), its interval (see ratio_interval: exact with <= 3
+                  runs a side, else not checked) and the verdict: met when the
+                  whole interval is on the target's side, not met when wholly
+                  on the other, within noise otherwise
+  P3 overhead     rust- groups at 1 worker writing status by patch: each run's
+                  first writes/s / manifest probe[writers=1].status_patch_per_s,
+                  median [min-max], "met (median)" at >= 0.85; the context row
+                  the same against watched_status_patch_per_s
+  P2              every after-load run with no load errors: summary.json
+                  load.rate_per_s / the probe's create_per_s at the
+                  experiment's concurrency (its TOML, default 16)
 """
 import csv
 import datetime
@@ -71,6 +95,7 @@ import math
 import os
 import re
 import sys
+import tomllib
 
 INF = float("inf")
 
@@ -236,9 +261,19 @@ def run_figures(run_dir):
     f["cpu"] = m.delta("cpu_seconds")
     rss = [float(r["rss_bytes"]) for r in m.good if r["rss_bytes"]]
     f["peak_rss"] = max(rss) if rss else None
-    window = ts(m.good[-1]["timestamp"]) - t0
-    conv = f["convergence"]
+    # start = "after-load": Ready/s counts from the controller's start.
+    start = summary.get("start") or {}
+    f["start_mode"] = start.get("mode")
+    started = start["controller_started_s"] if start.get("mode") == "after-load" else 0.0
+    window = ts(m.good[-1]["timestamp"]) - t0 - started
+    conv = None if f["convergence"] is None else f["convergence"] - started
     f["ready_per_s"] = n / conv if conv and conv > 0 else (f["ready"] / window if window > 0 else None)
+    f["cpu_per_reconcile"] = f["cpu"] / cnt if f["cpu"] is not None and cnt else None
+    qs, qc = m.delta("queue_wait_s_sum"), m.delta("queue_wait_count")
+    f["queue_wait"] = qs / qc if qs is not None and qc else None
+    fw = sorted(ts(o["first_write_at"]) for o in objs if o.get("first_write_at"))
+    f["first_writes_per_s"] = (len(fw) - 1) / (fw[-1] - fw[0]) if len(fw) >= 2 and fw[-1] > fw[0] else None
+    f["load"] = summary["load"]
     f["writes_per_s"] = writes_per_s(m)
 
     a = Csv(os.path.join(run_dir, "apiserver.csv"))
@@ -337,6 +372,8 @@ GROUP_COLUMNS = {
     "apiserver widget update p99 (PUT/PATCH/APPLY)": ("api_p99", fmt_duration),
     "apiserver widget create p99 (loader's POST)": ("api_create_p99", fmt_duration),
     "etcd WAL fsync p99": ("fsync_p99", fmt_duration),
+    "CPU per reconcile": ("cpu_per_reconcile", fmt_duration),
+    "queue wait (mean)": ("queue_wait", fmt_duration),
 }
 
 
@@ -346,6 +383,7 @@ def group_cells(runs):
     n = used[0]["scale"]
     col = lambda k: [r[k] for r in used]  # noqa: E731
     cells = {k: fmt_stat(col(key), fmt) for k, (key, fmt) in GROUP_COLUMNS.items()}
+    cells["start"] = next((r["start_mode"] for r in runs if r["start_mode"]), "—")
     cells["Ready/N at window end"] = f"{fmt_stat(col('ready'), fmt_count)}/{n}"
     cov = fmt_stat(col("coverage"), fmt_count)
     cells["objects written (coverage)"] = "—" if cov == "—" else f"{cov}/{n}"
@@ -375,6 +413,150 @@ def run_cells(r):
         "Ready/s": one(r["ready_per_s"], fmt_rate),
         "writes/s": one(r["writes_per_s"], fmt_rate),
     }
+
+
+# ---------------------------------------------------------------- performance goals
+
+GOALS = (
+    # (goal, figure, Rust/Go at least (True) or at most (False) the target, target, format)
+    ("P3 throughput (Ready/s)", "ready_per_s", True, 1.1, fmt_rate),
+    ("memory (peak RSS)", "peak_rss", False, 0.5, fmt_mib),
+    ("CPU per reconcile", "cpu_per_reconcile", False, 0.5, fmt_duration),
+)
+
+
+def used(runs):
+    return [r for r in runs if not r["problems"]] or runs
+
+
+def ratio_interval(go, rust):
+    """The report's 95 % bootstrap interval of median(rust)/median(go), where
+    it can be known without its random draws: with at most 3 runs a side, a
+    resample's median is the side's minimum with probability >= 7/27 (n=3;
+    1/4 for n=2), so the extreme ratio min(rust)/max(go) comes up in >= 6.7 %
+    of the 2000 draws, far more than the 2.5 % tail: the percentiles are the
+    extremes. None beyond 3 runs a side (not checked)."""
+    if len(go) < 2 or len(rust) < 2:
+        return "one sample"
+    if len(go) > 3 or len(rust) > 3:
+        return None
+    return (min(rust) / max(go), max(rust) / min(go))
+
+
+def verdict(lo, hi, at_least, target):
+    meets = (lambda v: v >= target) if at_least else (lambda v: v <= target)
+    worst, best = (lo, hi) if at_least else (hi, lo)
+    return "met" if meets(worst) else ("not met" if not meets(best) else "within noise")
+
+
+def pair_rows(groups):
+    """{(N, "rust-X / go-X", goal): cells} for every rust-X/go-X pair of a scale
+    whose runs all recorded work_ms = 0."""
+    rows = {}
+    zero = lambda rs: all((r["settings"] or {}).get("work_ms") == 0 for r in rs)  # noqa: E731
+    for (scale, variant), rust in groups.items():
+        if not variant.startswith("rust-"):
+            continue
+        go = groups.get((scale, "go-" + variant[len("rust-"):]))
+        if go is None or not zero(rust) or not zero(go):
+            continue
+        for goal, key, at_least, target, fmt in GOALS:
+            rv = [r[key] for r in used(rust) if r[key] is not None]
+            gv = [r[key] for r in used(go) if r[key] is not None]
+            ratio = percentile(rv, 0.5) / percentile(gv, 0.5)
+            iv = ratio_interval(gv, rv)
+            if iv == "one sample":
+                cell = f"{ratio:.2f} (single sample)"
+                v = ("met" if (ratio >= target if at_least else ratio <= target) else "not met") + " (one sample)"
+            elif iv is None:
+                cell, v = None, None
+            else:
+                cell = f"{ratio:.2f} [{iv[0]:.2f}–{iv[1]:.2f}]"
+                v = verdict(iv[0], iv[1], at_least, target)
+            rows[(scale, f"{variant} / go-{variant[len('rust-'):]}", goal)] = {
+                "target": f"{'≥' if at_least else '≤'} {target}",
+                "Rust": fmt_stat(rv, fmt),
+                "Go": fmt_stat(gv, fmt),
+                "Rust/Go [95 %]": cell,
+                "verdict": v,
+                "ratio": ratio,
+            }
+    return rows
+
+
+def spread_cell(v):
+    return f"{percentile(v, 0.5):.2f} [{min(v):.2f}–{max(v):.2f}]"
+
+
+def plain_verdict(m, target, n):
+    return ("met" if m >= target else "not met") + (" (one sample)" if n == 1 else " (median)")
+
+
+OVERHEAD = "P3 overhead: status patches/s at 1 worker ÷ probe's 1-writer patch rate"
+CONTEXT = OVERHEAD + " with one watch open"
+
+
+def probe_rows(runs, groups, manifest):
+    """{(N, variant, goal): cells} of the probe table: P3 overhead (and its
+    context row against the probe's pass with a watch open) for each rust-
+    group at 1 worker writing status by patch, from each run's first
+    writes/s; P2 over every after-load run with an error-free load."""
+    probe = {p["writers"]: p for p in manifest.get("probe") or []}
+    rows = {}
+    p1 = probe.get(1)
+    for (scale, variant), rs in groups.items():
+        if not variant.startswith("rust-") or not p1 or p1["status_patch_per_s"] <= 0:
+            continue
+        if not all((r["settings"] or {}).get("workers") == 1 and r["settings"].get("status_write") == "patch"
+                   for r in rs):
+            continue
+        fw = [r["first_writes_per_s"] for r in used(rs) if r["first_writes_per_s"] is not None]
+        if not fw:
+            continue
+        for goal, rate, target in ((OVERHEAD, p1["status_patch_per_s"], 0.85),
+                                   (CONTEXT.replace("P3 overhead: ", "context: "),
+                                    p1.get("watched_status_patch_per_s"), None)):
+            if not rate:
+                continue
+            v = [x / rate for x in fw]
+            rows[(scale, variant, goal)] = {
+                "target": "—" if target is None else f"≥ {target}",
+                "figures": f"{fmt_stat(fw, fmt_rate)} ÷ {rate:.1f}/s",
+                "ratio": spread_cell(v),
+                "verdict": "—" if target is None else plain_verdict(percentile(v, 0.5), target, len(v)),
+            }
+    conc = tomllib.loads(manifest["experiment_text"]).get("concurrency", 16)
+    pc = probe.get(conc)
+    alone = [r["load"]["rate_per_s"] / pc["create_per_s"] for r in runs
+             if pc and pc["create_per_s"] > 0 and r["start_mode"] == "after-load"
+             and r["load"]["errors"] == 0 and r["load"]["rate_per_s"] > 0]
+    if alone:
+        rows[("all", f"loader alone ({len(alone)} after-load runs)",
+              f"P2 loader: creates/s ÷ probe's create rate at {conc} writers")] = {
+            "target": "≥ 0.95",
+            "figures": f"{pc['create_per_s']:.1f}/s probe",
+            "ratio": spread_cell(alone),
+            "verdict": plain_verdict(percentile(alone, 0.5), 0.95, len(alone)),
+        }
+    return rows
+
+
+def check_goal_table(name, head, rows, want, compare, failures):
+    """Every expected row present once with its cells; no other row."""
+    got = set()
+    for row in rows:
+        key = tuple(row[:3])
+        got.add(key)
+        if key not in want:
+            failures.append(f"{name}: report row {key} is not expected")
+            continue
+        for h, cell in zip(head[3:], row[3:]):
+            w = want[key].get(h)
+            if w is not None:
+                compare(f"{name} {key} {h}", w, cell)
+    for key in want:
+        if key not in got:
+            failures.append(f"{name}: no row {key}")
 
 
 # ---------------------------------------------------------------- the report's tables
@@ -487,7 +669,7 @@ def settings_cells(runs):
     return {"impl": "not recorded"}
 
 
-def check(runs, report_md):
+def check(runs, report_md, manifest):
     groups = {}
     for r in runs:
         groups.setdefault((str(r["scale"]), r["variant"]), []).append(r)
@@ -501,8 +683,15 @@ def check(runs, report_md):
         if not same(want, got):
             failures.append(f"{what}: report {got!r}, independent {want!r}")
 
+    goal_tables = 0
     for head, rows in report_tables(report_md):
-        if head[:2] == ["N", "variant"] and all(h in head for h in SERVER_SIDE):
+        if head[:3] == ["N", "pair", "goal"]:
+            goal_tables += 1
+            check_goal_table("goals", head, rows, pair_rows(groups), compare, failures)
+        elif head[:3] == ["N", "variant", "goal"]:
+            goal_tables += 1
+            check_goal_table("probe goals", head, rows, probe_rows(runs, groups, manifest), compare, failures)
+        elif head[:2] == ["N", "variant"] and all(h in head for h in SERVER_SIDE):
             want_rows = server_side_rows(groups)
             got_rows = set()
             for row in rows:
@@ -571,6 +760,8 @@ def check(runs, report_md):
                     "no note" if key not in notes else f"wrote to {notes[key][0]} of {notes[key][1]}")
         elif key in notes:
             failures.append(f"N={key[0]} {key[1]}: a coverage note, but coverage is not below N")
+    if not goal_tables and (pair_rows(groups) or probe_rows(runs, groups, manifest)):
+        failures.append("no Performance goals table, but this run has rust-X/go-X pairs or probe rows")
     for key in groups:
         if key not in seen_groups:
             failures.append(f"N={key[0]} {key[1]}: not in the report's tables")
@@ -586,6 +777,7 @@ FIELDS = [
     "ready", "convergence", "t50", "t90", "t100", "ttr_p50", "ttr_p99", "ok", "errors",
     "retries", "mean", "p50", "p90", "p99", "ready_per_s", "writes_per_s", "conflicts",
     "throttle", "cpu", "peak_rss", "api_p99", "api_create_p99", "fsync_p99", "coverage",
+    "cpu_per_reconcile", "queue_wait", "first_writes_per_s",
 ]
 
 
@@ -601,7 +793,9 @@ def main(argv):
     for line in cluster_wide_notes(runs):
         print(line)
     if len(argv) == 4:
-        checked, failures = check(runs, argv[3])
+        with open(os.path.join(argv[1], "manifest.json")) as fh:
+            manifest = json.load(fh)
+        checked, failures = check(runs, argv[3], manifest)
         for w, g in NEAR:
             print(f"note: {g!r} in the report, {w!r} here: equal within the rendered precision")
         for f in failures:
