@@ -53,6 +53,14 @@ pub struct ProbeRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watched_status_patch_per_s: Option<f64>,
     pub errors: u64,
+    /// In an experiment (probe = true) the probe runs before each repeat of
+    /// each scale: the scale and repeat whose runs came right after it.
+    /// Absent from `ctrlbench probe`'s own rows and older manifests (one
+    /// probe, before the first run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
 }
 
 /// `manifest.json`.

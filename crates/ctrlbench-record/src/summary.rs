@@ -214,6 +214,10 @@ pub struct Load {
     pub seconds: f64,
     pub rate_per_s: f64,
     pub first_error: Option<String>,
+    /// Creates in flight at once (the experiment's `concurrency`); absent in
+    /// older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
 }
 
 /// Controller reconcile counters, last good scrape minus the baseline.

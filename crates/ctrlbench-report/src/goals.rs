@@ -15,6 +15,7 @@ use ctrlbench_record::summary::StartMode;
 use crate::figures::{Group, Metric};
 use crate::interval::Ratio;
 use crate::load::Results;
+use crate::stats::{fmt_stat, stat};
 use crate::{Block, Table};
 
 /// One goal on a Rust/Go ratio.
@@ -100,20 +101,76 @@ pub fn pairs(groups: &[Group]) -> Vec<(&Group, &Group)> {
         .collect()
 }
 
-/// The loader's concurrency the experiment ran with (default 16).
+/// The loader's concurrency the experiment ran with: as its summaries
+/// recorded it, else (older results) the experiment file's top-level
+/// `concurrency = n` line, else the default, 16.
 fn concurrency(r: &Results) -> usize {
-    r.manifest
-        .experiment_text
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once('=')?;
-            (k.trim() == "concurrency").then(|| v.split('#').next()?.trim().parse().ok())?
-        })
-        .unwrap_or(16)
+    let recorded = r
+        .manifest
+        .runs
+        .iter()
+        .find_map(|s| s.load.concurrency)
+        .map(|c| c as usize);
+    recorded.unwrap_or_else(|| {
+        r.manifest
+            .experiment_text
+            .lines()
+            .take_while(|l| !l.trim_start().starts_with('['))
+            .find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == "concurrency").then(|| v.split('#').next()?.trim().parse().ok())?
+            })
+            .unwrap_or(16)
+    })
 }
 
-fn probe_at(probe: &[ProbeRow], writers: usize) -> Option<&ProbeRow> {
-    probe.iter().find(|p| p.writers == writers)
+/// The probe row at `writers` that preceded the runs of (scale, repeat): an
+/// experiment probes before each repeat; older manifests and `ctrlbench
+/// probe` have one untagged probe, which then serves every run.
+fn probe_at(probe: &[ProbeRow], writers: usize, scale: u64, repeat: u32) -> Option<&ProbeRow> {
+    let at = |p: &&ProbeRow| p.writers == writers;
+    if probe.iter().any(|p| p.repeat.is_some()) {
+        probe
+            .iter()
+            .filter(at)
+            .find(|p| p.scale == Some(scale) && p.repeat == Some(repeat))
+    } else {
+        probe.iter().find(at)
+    }
+}
+
+/// One figure of a probe row.
+type ProbeFigure = fn(&ProbeRow) -> Option<f64>;
+
+/// Per-run ratios of a figure to the probe figure its repeat had, and the
+/// probe figures used: (ratios, probe values).
+fn to_probe(
+    runs: &[(u64, u32, f64)],
+    probe: &[ProbeRow],
+    writers: usize,
+    of: impl Fn(&ProbeRow) -> Option<f64>,
+) -> (Vec<f64>, Vec<f64>) {
+    let mut ratios = Vec::new();
+    let mut used = Vec::new();
+    for &(scale, repeat, v) in runs {
+        if let Some(p) = probe_at(probe, writers, scale, repeat)
+            .and_then(&of)
+            .filter(|p| *p > 0.0)
+        {
+            ratios.push(v / p);
+            if !used.contains(&p) {
+                used.push(p);
+            }
+        }
+    }
+    (ratios, used)
+}
+
+/// "368.5/s", or "368.5 [340.2–384.0]/s" over several repeats' probes.
+fn probe_cell(v: &[f64]) -> String {
+    stat(v.to_vec())
+        .map(|s| fmt_stat(&s, |x| format!("{x:.1}/s")))
+        .unwrap_or("—".into())
 }
 
 /// "0.93 [0.90–0.97]": median [min–max] of per-run ratios to one probe figure.
@@ -154,88 +211,96 @@ pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
             ]);
         }
     }
-    // The probe's figures, when the run recorded them (probe = true).
+    // The probe's figures, when the run recorded them (probe = true). P3
+    // overhead: Rust groups at one worker writing status by patch whose
+    // controller started after the load (with the loader writing beside it a
+    // controller's rate is not the runtime's overhead).
     let probe = r.manifest.probe.as_deref().unwrap_or_default();
     let mut probe_rows = Vec::new();
-    if let Some(p1) = probe_at(probe, 1).filter(|p| p.status_patch_per_s > 0.0) {
-        for g in groups.iter().filter(|g| {
-            g.variant.starts_with("rust-")
-                && g.runs.iter().all(|f| {
-                    f.settings
+    for g in groups.iter().filter(|g| {
+        g.variant.starts_with("rust-")
+            && g.runs.iter().all(|f| {
+                f.start_mode == Some(StartMode::AfterLoad)
+                    && f.settings
                         .as_ref()
                         .is_some_and(|s| s.workers == 1 && s.status_write == "patch")
-                })
-        }) {
-            let v: Vec<f64> = values(g, Metric::FirstWritesPerS)
-                .iter()
-                .map(|w| w / p1.status_patch_per_s)
-                .collect();
+            })
+    }) {
+        let rates: Vec<(u64, u32, f64)> = g
+            .used()
+            .iter()
+            .filter_map(|f| Some((f.scale, f.repeat, f.get(Metric::FirstWritesPerS)?)))
+            .collect();
+        let rows: [(&str, ProbeFigure, bool); 2] = [
+            (
+                "P3 overhead: status patches/s at 1 worker ÷ probe's 1-writer patch rate",
+                |p| Some(p.status_patch_per_s),
+                true,
+            ),
+            // Context, not the goal: the same ratio against the probe's pass
+            // with one watch open, the watch every controller holds.
+            (
+                "context: status patches/s at 1 worker ÷ probe's 1-writer patch rate \
+                 with one watch open",
+                |p| p.watched_status_patch_per_s,
+                false,
+            ),
+        ];
+        for (name, of, goal) in rows {
+            let (v, used) = to_probe(&rates, probe, 1, of);
             if let Some((m, lo, hi)) = spread(&v) {
                 probe_rows.push(vec![
                     g.scale.to_string(),
                     g.variant.clone(),
-                    "P3 overhead: status patches/s at 1 worker ÷ probe's 1-writer patch rate"
-                        .into(),
-                    format!("≥ {OVERHEAD_TARGET}"),
+                    name.into(),
+                    if goal {
+                        format!("≥ {OVERHEAD_TARGET}")
+                    } else {
+                        "—".into()
+                    },
                     format!(
-                        "{} ÷ {:.1}/s",
+                        "{} ÷ {}",
                         g.cell(Metric::FirstWritesPerS),
-                        p1.status_patch_per_s
+                        probe_cell(&used)
                     ),
                     format!("{m:.2} [{lo:.2}–{hi:.2}]"),
-                    plain_verdict(m, OVERHEAD_TARGET, v.len()).into(),
+                    if goal {
+                        plain_verdict(m, OVERHEAD_TARGET, v.len()).into()
+                    } else {
+                        "—".into()
+                    },
                 ]);
-            }
-            // Context, not the goal: the same ratio against the probe's pass
-            // with one watch open, the watch every controller holds.
-            if let Some(w) = p1.watched_status_patch_per_s.filter(|w| *w > 0.0) {
-                let v: Vec<f64> = values(g, Metric::FirstWritesPerS)
-                    .iter()
-                    .map(|x| x / w)
-                    .collect();
-                if let Some((m, lo, hi)) = spread(&v) {
-                    probe_rows.push(vec![
-                        g.scale.to_string(),
-                        g.variant.clone(),
-                        "context: status patches/s at 1 worker ÷ probe's 1-writer patch rate \
-                         with one watch open"
-                            .into(),
-                        "—".into(),
-                        format!("{} ÷ {w:.1}/s", g.cell(Metric::FirstWritesPerS)),
-                        format!("{m:.2} [{lo:.2}–{hi:.2}]"),
-                        "—".into(),
-                    ]);
-                }
             }
         }
     }
+    // P2: the loader alone — runs whose controller started after the load —
+    // against the probe's create rate at the loader's concurrency.
     let conc = concurrency(r);
-    if let Some(pc) = probe_at(probe, conc).filter(|p| p.create_per_s > 0.0) {
-        // The loader alone: runs whose controller started after the load.
-        let alone: Vec<f64> = r
-            .runs
-            .iter()
-            .filter_map(|x| x.summary.as_ref())
-            .filter(|s| {
-                s.start
-                    .as_ref()
-                    .is_some_and(|t| t.mode == StartMode::AfterLoad)
-                    && s.load.errors == 0
-                    && s.load.rate_per_s > 0.0
-            })
-            .map(|s| s.load.rate_per_s / pc.create_per_s)
-            .collect();
-        if let Some((m, lo, hi)) = spread(&alone) {
-            probe_rows.push(vec![
-                "all".into(),
-                format!("loader alone ({} after-load runs)", alone.len()),
-                format!("P2 loader: creates/s ÷ probe's create rate at {conc} writers"),
-                format!("≥ {LOADER_TARGET}"),
-                format!("{:.1}/s probe", pc.create_per_s),
-                format!("{m:.2} [{lo:.2}–{hi:.2}]"),
-                plain_verdict(m, LOADER_TARGET, alone.len()).into(),
-            ]);
-        }
+    let loads: Vec<(u64, u32, f64)> = r
+        .runs
+        .iter()
+        .filter_map(|x| {
+            let s = x.summary.as_ref()?;
+            let alone = s
+                .start
+                .as_ref()
+                .is_some_and(|t| t.mode == StartMode::AfterLoad)
+                && s.load.errors == 0
+                && s.load.rate_per_s > 0.0;
+            alone.then_some((x.scale, x.repeat, s.load.rate_per_s))
+        })
+        .collect();
+    let (alone, used) = to_probe(&loads, probe, conc, |p| Some(p.create_per_s));
+    if let Some((m, lo, hi)) = spread(&alone) {
+        probe_rows.push(vec![
+            "all".into(),
+            format!("loader alone ({} after-load runs)", alone.len()),
+            format!("P2 loader: creates/s ÷ probe's create rate at {conc} writers"),
+            format!("≥ {LOADER_TARGET}"),
+            format!("{} probe", probe_cell(&used)),
+            format!("{m:.2} [{lo:.2}–{hi:.2}]"),
+            plain_verdict(m, LOADER_TARGET, alone.len()).into(),
+        ]);
     }
     let max_scale = r.runs.iter().map(|x| x.scale).max().unwrap_or(0);
     if max_scale >= SCALE_N
@@ -268,8 +333,11 @@ pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
              interval (as `ctrlbench compare`). \"met\" when the whole interval is on the \
              target's side, \"not met\" when it is wholly on the other, \"within noise\" when it \
              straddles the target; one run per side gives no interval. Probe rows compare with \
-             `ctrlbench probe`'s figures recorded before the run (probe = true), a single \
-             measurement: median [min–max] of the per-run ratios. A controller's status \
+             `ctrlbench probe`'s figures (probe = true), taken before each repeat: each run \
+             is divided by the probe of its repeat (older results: the one probe before the \
+             first run), and the ratio is the median [min–max] of those per-run ratios; the \
+             figures cell shows the probe's median [min–max] over the repeats. P3 overhead \
+             is judged on the runs whose controller started after the load. A controller's status \
              patches/s there is its first writes/s: (k − 1) ÷ the time from the first to the \
              last first_write_at of the k objects it wrote (objects.csv, our own watch's \
              timestamps; one patch per object at one worker), exact where the scraped \
@@ -329,5 +397,36 @@ mod tests {
         };
         assert_eq!(verdict(&one, false, 0.5), "met (one sample)");
         assert_eq!(verdict(&one, true, 1.1), "not met (one sample)");
+    }
+
+    fn row(writers: usize, at: Option<(u64, u32)>, patch: f64) -> ProbeRow {
+        ProbeRow {
+            writers,
+            status_patch_per_s: patch,
+            scale: at.map(|a| a.0),
+            repeat: at.map(|a| a.1),
+            ..ProbeRow::default()
+        }
+    }
+
+    #[test]
+    fn each_run_is_divided_by_the_probe_of_its_repeat() {
+        let tagged = [
+            row(1, Some((50, 1)), 100.0),
+            row(16, Some((50, 1)), 900.0),
+            row(1, Some((50, 2)), 200.0),
+        ];
+        let runs = [(50, 1, 50.0), (50, 2, 50.0), (50, 3, 50.0)];
+        let (ratios, used) = to_probe(&runs, &tagged, 1, |p| Some(p.status_patch_per_s));
+        // Repeat 3 had no probe: left out, not divided by another repeat's.
+        assert_eq!(ratios, vec![0.5, 0.25]);
+        assert_eq!(used, vec![100.0, 200.0]);
+        assert_eq!(probe_cell(&used), "150.0 [100.0–200.0]/s");
+        // One untagged probe (older manifests) serves every run.
+        let old = [row(1, None, 100.0)];
+        let (ratios, used) = to_probe(&runs, &old, 1, |p| Some(p.status_patch_per_s));
+        assert_eq!(ratios, vec![0.5, 0.5, 0.5]);
+        assert_eq!(probe_cell(&used), "100.0/s");
+        assert!(probe_at(&tagged, 4, 50, 1).is_none());
     }
 }

@@ -497,3 +497,70 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
         })
         .collect()
 }
+
+/// probe = true probes before each repeat: manifest.json holds one set of
+/// probe rows per repeat, tagged with its scale and repeat; each summary
+/// records the loader's concurrency; the report divides each after-load run
+/// by its own repeat's probe (P3 overhead and P2 rows); no probe namespace
+/// stays.
+#[test]
+fn the_probe_runs_before_each_repeat_and_each_run_is_divided_by_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "probed.toml",
+        "name = \"probed\"\nscales = [10]\nwindow_s = 30\nstop_when_converged = true\n\
+         quiet_s = 1\nrepeats = 2\nconcurrency = 4\nprobe = true\nprobe_objects = 10\n\n\
+         [[variant]]\nname = \"rust-p\"\nimpl = \"rust\"\npreset = \"good-single-patch\"\n\
+         work_ms = 0\nclient_qps = -1\nstart = \"after-load\"\n",
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    common::assert_success(&out);
+    let dir = only_results_dir(&results);
+    let m = json(&dir.join("manifest.json"));
+    let probe = m["probe"].as_array().unwrap();
+    let tags: Vec<(u64, u64, u64)> = probe
+        .iter()
+        .map(|p| {
+            assert!(p["status_patch_per_s"].as_f64().unwrap() > 0.0, "{p}");
+            assert_eq!(p["errors"].as_u64(), Some(0), "{p}");
+            (
+                p["scale"].as_u64().unwrap(),
+                p["repeat"].as_u64().unwrap(),
+                p["writers"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(u64, u64, u64)> = [1, 2]
+        .into_iter()
+        .flat_map(|r| [1, 4, 16, 64].map(|w| (10, r, w)))
+        .collect();
+    assert_eq!(tags, want);
+    for r in m["runs"].as_array().unwrap() {
+        assert_eq!(r["load"]["concurrency"].as_u64(), Some(4), "{r}");
+    }
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    // Two probes' 1-writer rates: the figures cell shows their range.
+    let p1: Vec<f64> = probe
+        .iter()
+        .filter(|p| p["writers"] == 1)
+        .map(|p| p["status_patch_per_s"].as_f64().unwrap())
+        .collect();
+    let cell = |v: &[f64]| {
+        let (lo, hi) = (v[0].min(v[1]), v[0].max(v[1]));
+        format!("÷ {:.1} [{lo:.1}–{hi:.1}]/s", (lo + hi) / 2.0)
+    };
+    let overhead = md
+        .lines()
+        .find(|l| l.starts_with("| 10 | rust-p | P3 overhead"))
+        .unwrap_or_else(|| panic!("no P3 overhead row:\n{md}"));
+    assert!(overhead.contains(&cell(&p1)), "{overhead}\nprobes {p1:?}");
+    let p2 = md
+        .lines()
+        .find(|l| l.contains("| loader alone (2 after-load runs) | P2 loader"))
+        .unwrap_or_else(|| panic!("no P2 row:\n{md}"));
+    assert!(p2.contains("at 4 writers"), "{p2}");
+    assert!(leftovers("cb-probe-").is_empty());
+    assert!(leftovers("cb-probed-").is_empty());
+}

@@ -221,16 +221,6 @@ pub async fn execute(
     let prepared = async {
         cluster.ensure_workload(&exp.workload).await?;
         target::warm_up(&cluster, &exp.workload).await?;
-        if exp.spec.probe {
-            manifest.probe = Some(
-                probe::run(
-                    &cluster.client,
-                    *exp.spec.probe_objects.get_ref(),
-                    cluster.no_namespace_controller,
-                )
-                .await?,
-            );
-        }
         anyhow::Ok(())
     };
     match until_cancelled(&cancel, prepared).await {
@@ -248,7 +238,7 @@ pub async fn execute(
         }
         None => {
             cluster.close_within(plane_grace(&cancel)).await?;
-            return interrupted(manifest, "during warm-up or the probe");
+            return interrupted(manifest, "during warm-up");
         }
     }
     manifest.write(&results.manifest())?;
@@ -281,10 +271,46 @@ pub async fn execute(
     }
 
     let mut complete = true;
+    let mut probed = None;
     for (i, run) in runs.iter().enumerate() {
         if cancel.is_cancelled() {
             complete = false;
             break;
+        }
+        // probe = true: the probe runs before each repeat (of each scale),
+        // interleaved with the runs like the variants are, so P2 and P3
+        // divide each run by a probe of the cluster as that repeat found it
+        // (etcd's history grows over an experiment), not by one taken on a
+        // fresh plane only.
+        if exp.spec.probe && probed != Some((run.scale, run.repeat)) {
+            probed = Some((run.scale, run.repeat));
+            eprintln!("probe before N={} rep {}", run.scale, run.repeat);
+            let p = probe::run(
+                &cluster.client,
+                *exp.spec.probe_objects.get_ref(),
+                cluster.no_namespace_controller,
+            );
+            match until_cancelled(&cancel, p).await {
+                Some(Ok(rows)) => {
+                    manifest
+                        .probe
+                        .get_or_insert_default()
+                        .extend(rows.into_iter().map(|r| probe::ProbeRow {
+                            scale: Some(run.scale),
+                            repeat: Some(run.repeat),
+                            ..r
+                        }))
+                }
+                Some(Err(e)) => manifest.errors.push(format!(
+                    "probe before N={} rep {}: {e:#}",
+                    run.scale, run.repeat
+                )),
+                None => {
+                    complete = false;
+                    break;
+                }
+            }
+            manifest.write(&results.manifest())?;
         }
         let want = version_of(run);
         if want != current_version {

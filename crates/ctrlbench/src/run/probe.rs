@@ -7,6 +7,7 @@
 //! cost of the one watch no controller can do without, apart from the
 //! runtime's own.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -39,9 +40,16 @@ where
 
 /// Runs the probe with `objects` widgets per level, in throw-away namespaces.
 pub async fn run(client: &kube::Client, objects: u64, finalize: bool) -> Result<Vec<ProbeRow>> {
+    // An experiment probes once per repeat: a fresh name each time, so a
+    // namespace still terminating can never be in the way.
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
     let mut rows = Vec::new();
     for writers in CONCURRENCIES {
-        let ns = format!("cb-probe-{writers}-{:04x}", std::process::id() & 0xffff);
+        let ns = format!(
+            "cb-probe-{writers}-{:04x}-{seq}",
+            std::process::id() & 0xffff
+        );
         namespace::create(client, &ns, "probe").await?;
         let api: Api<Widget> = Api::namespaced(client.clone(), &ns);
         let measured = async {
@@ -64,6 +72,8 @@ pub async fn run(client: &kube::Client, objects: u64, finalize: bool) -> Result<
                 status_patch_per_s: patch,
                 watched_status_patch_per_s: Some(watched),
                 errors: e1 + e2 + e3,
+                scale: None,
+                repeat: None,
             }
         }
         .await;

@@ -69,6 +69,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
             seconds: i.load.seconds,
             rate_per_s: i.load.rate(),
             first_error: i.load.first_error.clone(),
+            concurrency: Some(*exp.spec.concurrency.get_ref()),
         },
         ready,
         remaining: run.scale.saturating_sub(ready),

@@ -79,12 +79,17 @@ expected present once and no other:
                   runs a side, else not checked) and the verdict: met when the
                   whole interval is on the target's side, not met when wholly
                   on the other, within noise otherwise
-  P3 overhead     rust- groups at 1 worker writing status by patch: each run's
-                  first writes/s / manifest probe[writers=1].status_patch_per_s,
-                  median [min-max], "met (median)" at >= 0.85; the context row
-                  the same against watched_status_patch_per_s
+  probe           manifest.json probe rows; tagged with scale and repeat (a
+                  probe before each repeat), a run is divided by its own
+                  repeat's row; untagged (older), by the one row
+  P3 overhead     rust- groups whose runs all started after the load, at 1
+                  worker writing status by patch: each run's first writes/s /
+                  its probe's writers=1 status_patch_per_s, median [min-max],
+                  "met (median)" at >= 0.85; the figures cell shows the rates'
+                  and the probes' median [min-max]; the context row the same
+                  against watched_status_patch_per_s
   P2              every after-load run with no load errors: summary.json
-                  load.rate_per_s / the probe's create_per_s at the
+                  load.rate_per_s / its probe's create_per_s at the
                   experiment's concurrency (its TOML, default 16)
 """
 import csv
@@ -501,40 +506,56 @@ def probe_rows(runs, groups, manifest):
     context row against the probe's pass with a watch open) for each rust-
     group at 1 worker writing status by patch, from each run's first
     writes/s; P2 over every after-load run with an error-free load."""
-    probe = {p["writers"]: p for p in manifest.get("probe") or []}
+    rows_of = manifest.get("probe") or []
+    tagged = any(p.get("repeat") is not None for p in rows_of)
+
+    def probe_for(r, writers, key):
+        """The probe value of the run's own repeat (tagged probes), else the one probe."""
+        for p in rows_of:
+            if p["writers"] == writers and (not tagged or (p.get("scale"), p.get("repeat")) ==
+                                            (r["scale"], int(r["run"].rsplit("rep", 1)[1]))):
+                v = p.get(key)
+                return v if v and v > 0 else None
+        return None
+
+    def ratios(rs, value, writers, key):
+        out, seen = [], []
+        for r in rs:
+            p = probe_for(r, writers, key)
+            if p is not None and value(r) is not None:
+                out.append(value(r) / p)
+                seen += [p] if p not in seen else []
+        return out, seen
+
     rows = {}
-    p1 = probe.get(1)
     for (scale, variant), rs in groups.items():
-        if not variant.startswith("rust-") or not p1 or p1["status_patch_per_s"] <= 0:
+        if not variant.startswith("rust-"):
             continue
-        if not all((r["settings"] or {}).get("workers") == 1 and r["settings"].get("status_write") == "patch"
-                   for r in rs):
+        if not all(r["start_mode"] == "after-load" and (r["settings"] or {}).get("workers") == 1
+                   and r["settings"].get("status_write") == "patch" for r in rs):
             continue
         fw = [r["first_writes_per_s"] for r in used(rs) if r["first_writes_per_s"] is not None]
-        if not fw:
-            continue
-        for goal, rate, target in ((OVERHEAD, p1["status_patch_per_s"], 0.85),
-                                   (CONTEXT.replace("P3 overhead: ", "context: "),
-                                    p1.get("watched_status_patch_per_s"), None)):
-            if not rate:
+        for goal, key, target in ((OVERHEAD, "status_patch_per_s", 0.85),
+                                  (CONTEXT.replace("P3 overhead: ", "context: "),
+                                   "watched_status_patch_per_s", None)):
+            v, seen = ratios(used(rs), lambda r: r["first_writes_per_s"], 1, key)
+            if not v:
                 continue
-            v = [x / rate for x in fw]
             rows[(scale, variant, goal)] = {
                 "target": "—" if target is None else f"≥ {target}",
-                "figures": f"{fmt_stat(fw, fmt_rate)} ÷ {rate:.1f}/s",
+                "figures": f"{fmt_stat(fw, fmt_rate)} ÷ {fmt_stat(seen, fmt_rate)}",
                 "ratio": spread_cell(v),
                 "verdict": "—" if target is None else plain_verdict(percentile(v, 0.5), target, len(v)),
             }
     conc = tomllib.loads(manifest["experiment_text"]).get("concurrency", 16)
-    pc = probe.get(conc)
-    alone = [r["load"]["rate_per_s"] / pc["create_per_s"] for r in runs
-             if pc and pc["create_per_s"] > 0 and r["start_mode"] == "after-load"
-             and r["load"]["errors"] == 0 and r["load"]["rate_per_s"] > 0]
+    alone_runs = [r for r in runs if r["start_mode"] == "after-load"
+                  and r["load"]["errors"] == 0 and r["load"]["rate_per_s"] > 0]
+    alone, seen = ratios(alone_runs, lambda r: r["load"]["rate_per_s"], conc, "create_per_s")
     if alone:
         rows[("all", f"loader alone ({len(alone)} after-load runs)",
               f"P2 loader: creates/s ÷ probe's create rate at {conc} writers")] = {
             "target": "≥ 0.95",
-            "figures": f"{pc['create_per_s']:.1f}/s probe",
+            "figures": f"{fmt_stat(seen, fmt_rate)} probe",
             "ratio": spread_cell(alone),
             "verdict": plain_verdict(percentile(alone, 0.5), 0.95, len(alone)),
         }
