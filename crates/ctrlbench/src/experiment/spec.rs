@@ -37,7 +37,8 @@ pub struct Spec {
     pub concurrency: Spanned<u32>,
     #[serde(default = "default_one_f")]
     pub scrape_interval_s: Spanned<f64>,
-    /// Run `ctrlbench probe` first and record its figures in the manifest.
+    /// Run `ctrlbench probe` before each repeat (of each scale) and record
+    /// its figures in the manifest, tagged with that scale and repeat.
     #[serde(default)]
     pub probe: bool,
     /// Widgets per writer level of that probe. A short burst of 500 is
