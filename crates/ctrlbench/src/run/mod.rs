@@ -306,6 +306,10 @@ pub async fn execute(
                     run.scale, run.repeat
                 )),
                 None => {
+                    manifest.errors.push(format!(
+                        "interrupted during the probe before N={} rep {}",
+                        run.scale, run.repeat
+                    ));
                     complete = false;
                     break;
                 }
