@@ -173,12 +173,9 @@ fn probe_cell(v: &[f64]) -> String {
         .unwrap_or("—".into())
 }
 
-/// "0.93 [0.90–0.97]": median [min–max] of per-run ratios to one probe figure.
+/// Median, min and max of per-run ratios to a probe figure ("0.93 [0.90–0.97]").
 fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let m = crate::quantile::median(&s)?;
-    Some((m, *s.first()?, *s.last()?))
+    stat(v.to_vec()).map(|s| (s.median, s.min, s.max))
 }
 
 fn plain_verdict(v: f64, target: f64, n: usize) -> &'static str {
