@@ -312,18 +312,13 @@ pub fn raise_open_file_limit() {
     }
 }
 
-/// CPU seconds this process has used (user + system).
+/// CPU seconds this process has used (user + system, all threads), to the
+/// nanosecond: /proc's utime and stime count 10 ms ticks, too coarse for
+/// the harness's share of a short phase.
 pub fn own_cpu_seconds() -> f64 {
-    let fields = stat_fields("self").unwrap_or_default();
-    let ticks = rustix::param::clock_ticks_per_second() as f64;
-    // utime and stime are fields 14 and 15.
-    let f = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|x| x.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (f(11) + f(12)) / ticks
+    use rustix::time::{ClockId, clock_gettime};
+    let t = clock_gettime(ClockId::ProcessCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// This process's peak resident set (VmHWM in /proc/self/status), in bytes.
@@ -345,5 +340,29 @@ pub fn is_alive(pid: u32, recorded_start: u64) -> bool {
     match start_time(pid) {
         Some(t) => recorded_start == 0 || t == recorded_start,
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::own_cpu_seconds;
+    use std::time::{Duration, Instant};
+
+    /// Busy time counts, at a finer grain than /proc's 10 ms ticks. (Not
+    /// "sleep does not": other tests run on this process's threads meanwhile.)
+    #[test]
+    fn own_cpu_counts_work_finer_than_a_tick() {
+        let t1 = own_cpu_seconds();
+        let start = Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < Duration::from_millis(30) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+        }
+        let busy = own_cpu_seconds() - t1;
+        // 30 ms of wall time spinning on a shared machine: at least a third
+        // of it on a core.
+        assert!(busy > 0.01 && busy < 5.0, "busy: {busy}");
+        let ticks = busy * 100.0;
+        assert!((ticks - ticks.round()).abs() > 1e-6, "whole ticks: {busy}");
     }
 }

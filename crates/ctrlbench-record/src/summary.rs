@@ -237,9 +237,13 @@ pub struct Scrapes {
     pub etcd_failed: u64,
 }
 
-/// The harness's own CPU: while loading, then while only watching and sampling.
+/// The harness's own CPU (seconds of user + system time): while loading,
+/// then while only watching and sampling.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HarnessCpu {
+    /// While the loader ran: with start = "after-load" the loader alone
+    /// (before the watch and the controllers); otherwise from the first
+    /// scrape until every create returned, beside the controllers.
     pub load_phase_s: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_load_s: Option<f64>,

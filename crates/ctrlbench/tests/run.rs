@@ -931,6 +931,11 @@ fn after_load_starts_the_controller_once_every_object_exists() {
         let first = st.first_write_s.expect("a first write");
         let all = st.all_ready_s.expect("Ready == N");
         assert!(0.0 < first && first <= all, "{variant}: {first} {all}");
+        // The harness's CPU while its loader ran (30 creates, their
+        // connections' TLS handshakes: milliseconds), before-load and
+        // after-load alike.
+        let cpu = s.harness_cpu.expect("harness CPU recorded").load_phase_s;
+        assert!(cpu > 0.001, "{variant}: load phase {cpu} s");
         if after {
             // The loader had finished: the controller started after it.
             assert!(

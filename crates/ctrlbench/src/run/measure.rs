@@ -98,7 +98,10 @@ pub async fn run(
     // start = "after-load": all N objects first, then the controllers.
     let mut loads = Vec::new();
     let mut load_start = Instant::now();
+    // start = "after-load": the harness's CPU while its loader ran alone.
+    let mut alone_cpu = None;
     if after_load {
+        let cpu = own_cpu_seconds();
         loads = spawn_loads(members);
         while !loads.iter().all(|l| l.is_finished()) {
             if cancel.is_cancelled() {
@@ -107,6 +110,7 @@ pub async fn run(
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        alone_cpu = Some(own_cpu_seconds() - cpu);
         start_watches(members, &mut watches).await;
         for m in members.iter_mut() {
             m.start_controller().await?;
@@ -349,7 +353,7 @@ pub async fn run(
         Some((t, cpu)) => {
             let wall = t.elapsed().as_secs_f64();
             HarnessCpu {
-                load_phase_s: cpu - cpu_at_start,
+                load_phase_s: alone_cpu.unwrap_or(cpu - cpu_at_start),
                 after_load_s: Some(cpu_at_end - cpu),
                 after_load_wall_s: Some(wall),
                 after_load_core_fraction: Some(if wall > 0.0 {

@@ -147,7 +147,7 @@ pub async fn watch_ready(
                     if written_by_others(&w) && w.metadata.deletion_timestamp.is_none() {
                         objects.seen_written(name);
                     }
-                    if serde_json::to_value(&w).is_ok_and(|v| workload.ready.holds(&v)) {
+                    if workload.ready.holds_object(&w) {
                         objects.seen_ready(name);
                     }
                 }
