@@ -76,22 +76,35 @@ impl ReadyRule {
         }
     }
 
-    /// Whether the rule holds for `obj` as our watch decodes it. The same
-    /// answer as [`ReadyRule::holds`] on the whole object's JSON, without
-    /// serializing the whole object per event: only the top-level fields the
-    /// rule reads are put in the view (status and spec are small; metadata,
-    /// with its managedFields, is not, and only a metadata path needs it).
+    /// Whether the rule holds for `obj` as our watch decodes it: the same
+    /// answer as [`ReadyRule::holds`] on the whole object's JSON, on
+    /// [`ReadyRule::view`] (no whole-object serialization per event).
     pub fn holds_object(&self, obj: &DynamicObject) -> bool {
+        self.holds(&self.view(obj, &[]))
+    }
+
+    /// `obj` as JSON with only the top-level fields this rule reads, plus
+    /// `also` (status and spec are small; metadata, with its managedFields,
+    /// is not: only `generation` unless a path of the rule reads metadata).
+    pub fn view(&self, obj: &DynamicObject, also: &[&str]) -> Value {
+        let mut fields: Vec<&str> = match self {
+            ReadyRule::Condition(_) => vec!["status"],
+            ReadyRule::Equals(p, _) | ReadyRule::Exists(p) => match p.steps.first() {
+                Some(Step::Field(f)) => vec![f.as_str()],
+                // A path that starts with an index reads nothing of an object.
+                _ => vec![],
+            },
+            ReadyRule::ObservedGeneration => vec!["metadata", "status"],
+        };
+        let whole_metadata = fields.contains(&"metadata") && self != &ReadyRule::ObservedGeneration;
+        fields.extend_from_slice(also);
         let mut view = serde_json::Map::new();
-        let mut take = |field: &str| {
+        for field in fields {
             let v = match field {
-                "metadata" => match self {
-                    // The one metadata field this rule reads.
-                    ReadyRule::ObservedGeneration => {
-                        serde_json::json!({ "generation": obj.metadata.generation })
-                    }
-                    _ => serde_json::to_value(&obj.metadata).unwrap_or(Value::Null),
-                },
+                "metadata" if whole_metadata => {
+                    serde_json::to_value(&obj.metadata).unwrap_or(Value::Null)
+                }
+                "metadata" => serde_json::json!({ "generation": obj.metadata.generation }),
                 "apiVersion" => obj
                     .types
                     .as_ref()
@@ -103,21 +116,8 @@ impl ReadyRule {
                 other => obj.data.get(other).cloned().unwrap_or(Value::Null),
             };
             view.insert(field.to_string(), v);
-        };
-        match self {
-            ReadyRule::Condition(_) => take("status"),
-            ReadyRule::Equals(p, _) | ReadyRule::Exists(p) => {
-                // A path that starts with an index reads nothing of an object.
-                if let Some(Step::Field(f)) = p.steps.first() {
-                    take(f)
-                }
-            }
-            ReadyRule::ObservedGeneration => {
-                take("metadata");
-                take("status");
-            }
         }
-        self.holds(&Value::Object(view))
+        Value::Object(view)
     }
 
     /// From `ready = { … }`; the message says what is wrong.
