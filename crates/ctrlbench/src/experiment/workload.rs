@@ -84,8 +84,8 @@ impl ReadyRule {
     }
 
     /// `obj` as JSON with only the top-level fields this rule reads, plus
-    /// `also` (status and spec are small; metadata, with its managedFields,
-    /// is not: only `generation` unless a path of the rule reads metadata).
+    /// `also` (see [`object_view`]; metadata whole only when a path of the
+    /// rule reads it).
     pub fn view(&self, obj: &DynamicObject, also: &[&str]) -> Value {
         let mut fields: Vec<&str> = match self {
             ReadyRule::Condition(_) => vec!["status"],
@@ -98,26 +98,7 @@ impl ReadyRule {
         };
         let whole_metadata = fields.contains(&"metadata") && self != &ReadyRule::ObservedGeneration;
         fields.extend_from_slice(also);
-        let mut view = serde_json::Map::new();
-        for field in fields {
-            let v = match field {
-                "metadata" if whole_metadata => {
-                    serde_json::to_value(&obj.metadata).unwrap_or(Value::Null)
-                }
-                "metadata" => serde_json::json!({ "generation": obj.metadata.generation }),
-                "apiVersion" => obj
-                    .types
-                    .as_ref()
-                    .map_or(Value::Null, |t| Value::String(t.api_version.clone())),
-                "kind" => obj
-                    .types
-                    .as_ref()
-                    .map_or(Value::Null, |t| Value::String(t.kind.clone())),
-                other => obj.data.get(other).cloned().unwrap_or(Value::Null),
-            };
-            view.insert(field.to_string(), v);
-        }
-        Value::Object(view)
+        object_view(obj, &fields, whole_metadata)
     }
 
     /// From `ready = { … }`; the message says what is wrong.
@@ -150,6 +131,36 @@ impl ReadyRule {
         };
         Ok(rule)
     }
+}
+
+/// `obj` as JSON with only the top-level `fields` (each once), where our
+/// watches would otherwise serialize the whole object per event: status and
+/// spec are small; metadata, with its managedFields, is not, so it is only
+/// `{"generation": …}` unless `whole_metadata`.
+pub fn object_view(obj: &DynamicObject, fields: &[&str], whole_metadata: bool) -> Value {
+    let mut view = serde_json::Map::new();
+    for &field in fields {
+        if view.contains_key(field) {
+            continue;
+        }
+        let v = match field {
+            "metadata" if whole_metadata => {
+                serde_json::to_value(&obj.metadata).unwrap_or(Value::Null)
+            }
+            "metadata" => serde_json::json!({ "generation": obj.metadata.generation }),
+            "apiVersion" => obj
+                .types
+                .as_ref()
+                .map_or(Value::Null, |t| Value::String(t.api_version.clone())),
+            "kind" => obj
+                .types
+                .as_ref()
+                .map_or(Value::Null, |t| Value::String(t.kind.clone())),
+            other => obj.data.get(other).cloned().unwrap_or(Value::Null),
+        };
+        view.insert(field.to_string(), v);
+    }
+    Value::Object(view)
 }
 
 impl fmt::Display for ReadyRule {

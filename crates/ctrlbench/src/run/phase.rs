@@ -21,7 +21,7 @@ use ctrlbench_record::time::now_rfc3339;
 
 use super::watch::LOADER_MANAGER;
 use crate::experiment::phase::{Phase, render, widget_patch};
-use crate::experiment::workload::{ReadyRule, Workload};
+use crate::experiment::workload::{ReadyRule, Workload, object_view};
 
 /// When an object counts as ready again after a patch that returned
 /// generation `g`: the controller must have acted on that generation, not
@@ -53,8 +53,7 @@ impl ReadyAgain {
     /// and all, for every object the phase watch keeps.
     pub fn view(&self, obj: &DynamicObject) -> serde_json::Value {
         match self {
-            // ObservedGeneration's view is metadata.generation and status.
-            ReadyAgain::Widget => ReadyRule::ObservedGeneration.view(obj, &["spec"]),
+            ReadyAgain::Widget => object_view(obj, &["metadata", "status", "spec"], false),
             ReadyAgain::Rule(r) => r.view(obj, &["metadata", "status"]),
         }
     }
