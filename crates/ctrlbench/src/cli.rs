@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::cluster::{DEFAULT_K8S_VERSION, PlaneOptions, binaries};
 use crate::experiment::Overrides;
+use ctrlbench_plane::{DEFAULT_K8S_VERSION, PlaneOptions, binaries};
 
 /// Measures what Kubernetes controller patterns really cost.
 ///

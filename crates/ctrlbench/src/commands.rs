@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use crate::cli::{ClusterCmd, Command, ControllersCmd, RunArgs};
-use crate::cluster::{PlaneOptions, bench, binaries, supervisor};
+use ctrlbench_plane::{PlaneOptions, bench, binaries, supervisor};
 
 /// An error as one line: each cause's first line, joined by ": " (some
 /// parsers add multi-line code frames after their message).
@@ -44,7 +44,7 @@ pub async fn interrupted() {
 /// Removes what killed runs left behind: temporary plane directories whose
 /// owner is gone (named planes are checked by `cluster status`/`up`).
 pub fn sweep() {
-    for d in crate::cluster::plane::sweep_orphans() {
+    for d in ctrlbench_plane::plane::sweep_orphans() {
         eprintln!("removed {} (its ctrlbench process was gone)", d.display());
     }
 }
@@ -59,7 +59,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
         Command::Cluster(c) => cluster(c).await,
         Command::Run(_) => unreachable!("`run` is dispatched by `run`"),
         Command::Report { dir } => {
-            let w = crate::report::write(&dir)?;
+            let w = ctrlbench_report::write(&dir)?;
             println!("report: {}", w.markdown.display());
             println!("report: {}", w.html.display());
             Ok(())
@@ -74,7 +74,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
                 bail!("--fail-on-regression compares two results directories: give B too");
             }
             let pairs = if pair.is_empty() {
-                let p = crate::report::compare::default_variant_pairs(&a)?;
+                let p = ctrlbench_report::compare::default_variant_pairs(&a)?;
                 if p.is_empty() {
                     bail!(
                         "{}: no rust-X/go-X variant pairs; give a second results directory or --pair X:Y",
@@ -85,7 +85,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             } else {
                 pair
             };
-            emit(&crate::report::compare::compare_variants(&a, &pairs)?)?;
+            emit(&ctrlbench_report::compare::compare_variants(&a, &pairs)?)?;
             Ok(())
         }
         Command::Compare {
@@ -97,9 +97,9 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             if !pair.is_empty() {
                 bail!("--pair compares variants of one results directory: drop B or --pair");
             }
-            emit(&crate::report::compare::compare(&a, &b)?)?;
+            emit(&ctrlbench_report::compare::compare(&a, &b)?)?;
             if let Some(t) = fail_on_regression {
-                let worse = crate::report::compare::regressions(&a, &b, t)?;
+                let worse = ctrlbench_report::compare::regressions(&a, &b, t)?;
                 for w in &worse {
                     emit(&format!("REGRESSION {w}\n"))?;
                 }
@@ -216,7 +216,7 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     };
     println!("results: {}", outcome.dir.display());
     // A report failure must not fail a run whose results are on disk.
-    match crate::report::write(&outcome.dir) {
+    match ctrlbench_report::write(&outcome.dir) {
         Ok(w) => println!("report: {} and {}", w.markdown.display(), w.html.display()),
         Err(e) => eprintln!("warning: no report: {e:#}"),
     }
@@ -237,21 +237,21 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
 /// when it names a kubeconfig or a context, the command line repeats it
 /// (`--kubeconfig`/`--context` with the same value) or says `--yes`.
 fn confirm_target(exp: &crate::experiment::Experiment, a: &RunArgs) -> Result<()> {
-    let c = &exp.spec.cluster;
+    let c = &exp.cluster;
     if a.yes {
         return Ok(());
     }
     let mut unconfirmed = Vec::new();
     if let Some(k) = &c.kubeconfig {
-        let named = crate::run::target::expand_home(k.get_ref());
+        let named = crate::run::target::expand_home(k);
         if a.kubeconfig.as_ref() != Some(&named) {
             unconfirmed.push(format!("--kubeconfig {}", named.display()));
         }
     }
     if let Some(ctx) = &c.context
-        && a.context.as_ref() != Some(ctx.get_ref())
+        && a.context.as_ref() != Some(ctx)
     {
-        unconfirmed.push(format!("--context {}", ctx.get_ref()));
+        unconfirmed.push(format!("--context {ctx}"));
     }
     if !unconfirmed.is_empty() {
         bail!(

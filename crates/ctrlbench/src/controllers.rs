@@ -11,8 +11,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use crate::cluster::binaries::go_command;
-use crate::cluster::process::{Lifetime, own};
+use ctrlbench_plane::binaries::go_command;
+use ctrlbench_plane::process::{Lifetime, own};
 
 /// The workspace this binary was built from (where controllers/go lives).
 fn workspace() -> PathBuf {

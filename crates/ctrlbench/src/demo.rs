@@ -11,7 +11,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 use widget_api::Widget;
 
-use crate::cluster::{ControlPlane, PlaneOptions};
+use ctrlbench_plane::{ControlPlane, PlaneOptions};
 
 /// The server-side Table for widgets in `ns`: (column names, rows of cells).
 pub async fn widget_table(

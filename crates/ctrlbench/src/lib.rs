@@ -2,14 +2,9 @@
 //!
 //! The library behind the `ctrlbench` command, also used in-process by tests:
 //! `experiment` (spec → plan), `run` (target, group, measure, summary) and
-//! the `controllers` it builds. The local control plane (`cluster`), the
-//! results contract (`record`) and the report (`report`) are crates of their
-//! own, re-exported here under the names the data path uses.
-
-pub use ctrlbench_plane as cluster;
-pub use ctrlbench_plane::{progress, testing};
-pub use ctrlbench_record as record;
-pub use ctrlbench_report as report;
+//! the `controllers` it builds. The local control plane (`ctrlbench_plane`),
+//! the results contract (`ctrlbench_record`) and the report
+//! (`ctrlbench_report`) are crates of their own, used under those names.
 
 pub mod cli;
 pub mod commands;

@@ -5,12 +5,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use ctrlbench::cli::{Cli, Command};
-use ctrlbench::cluster::supervisor;
 use ctrlbench::commands::{dispatch, interrupted, one_line, run};
+use ctrlbench_plane::supervisor;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    ctrlbench::cluster::process::raise_open_file_limit();
+    ctrlbench_plane::process::raise_open_file_limit();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

@@ -1,5 +1,5 @@
 //! The local control plane, tested against itself: one shared plane for this
-//! binary (ctrlbench::testing), plus CLI runs for the lifecycle cases.
+//! binary (ctrlbench_plane::testing), plus CLI runs for the lifecycle cases.
 
 mod common;
 use common::assert_success;
@@ -9,9 +9,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ctrlbench::cluster::process::is_alive;
-use ctrlbench::cluster::{ControlPlane, PlaneOptions};
-use ctrlbench::testing::shared_plane;
+use ctrlbench_plane::process::is_alive;
+use ctrlbench_plane::testing::shared_plane;
+use ctrlbench_plane::{ControlPlane, PlaneOptions};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -212,7 +212,7 @@ async fn namespaced_identity_is_confined_to_its_namespace() {
         std::fs::metadata(&kc_path).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    let client = ctrlbench::cluster::kubeconfig::client_from_file(&kc_path)
+    let client = ctrlbench_plane::kubeconfig::client_from_file(&kc_path)
         .await
         .unwrap();
 
@@ -783,19 +783,19 @@ fn ha_plane_survives_an_apiserver_kill_and_down_leaves_nothing() {
         .build()
         .unwrap();
     let ok = rt.block_on(async {
-        let client = ctrlbench::cluster::kubeconfig::client_from_file(Path::new(&kc))
+        let client = ctrlbench_plane::kubeconfig::client_from_file(Path::new(&kc))
             .await
             .unwrap();
         let ns: Api<Namespace> = Api::all(client.clone());
         ns.list(&ListParams::default())
             .await
             .expect("through the front");
-        ctrlbench::cluster::process::signal(apis[0], ctrlbench::cluster::process::Signal::KILL);
+        ctrlbench_plane::process::signal(apis[0], ctrlbench_plane::process::Signal::KILL);
         tokio::time::sleep(Duration::from_secs(2)).await;
         let mut ok = 0;
         for _ in 0..10 {
             // A fresh client each time: new connections, as the check makes them.
-            let c = ctrlbench::cluster::kubeconfig::client_from_file(Path::new(&kc))
+            let c = ctrlbench_plane::kubeconfig::client_from_file(Path::new(&kc))
                 .await
                 .unwrap();
             let ns: Api<Namespace> = Api::all(c);

@@ -5,13 +5,13 @@
 //! controller that live in the harness crate, so the controller crate does not
 //! depend on the harness.
 
-use ctrlbench::cluster::process::{Signal, signal};
+use ctrlbench_plane::process::{Signal, signal};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ctrlbench::testing::shared_plane;
+use ctrlbench_plane::testing::shared_plane;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -529,14 +529,12 @@ fn invalid_flags_exit_2_naming_the_flag() {
 #[tokio::test]
 async fn watch_list_refused_is_a_clear_error() {
     // A second plane, with the server side of WatchList off.
-    let opts = ctrlbench::cluster::PlaneOptions {
+    let opts = ctrlbench_plane::PlaneOptions {
         etcd_fsync: false,
         feature_gates: vec!["WatchList=false".into()],
         ..Default::default()
     };
-    let plane = ctrlbench::cluster::ControlPlane::start(&opts)
-        .await
-        .unwrap();
+    let plane = ctrlbench_plane::ControlPlane::start(&opts).await.unwrap();
     let out = tokio::task::spawn_blocking({
         let kc = plane.kubeconfig_path.clone();
         move || {

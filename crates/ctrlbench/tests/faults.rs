@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ctrlbench::cluster::process::is_alive;
-use ctrlbench::record::faults::{self, FaultRecord};
-use ctrlbench::testing::shared_plane;
+use ctrlbench_plane::process::is_alive;
+use ctrlbench_plane::testing::shared_plane;
+use ctrlbench_record::faults::{self, FaultRecord};
 
 mod common;
 use common::assert_success;
@@ -21,7 +21,7 @@ fn run(
     tmp: &Path,
     text: &str,
     args: &[&str],
-) -> (PathBuf, ctrlbench::record::Summary, Vec<FaultRecord>) {
+) -> (PathBuf, ctrlbench_record::Summary, Vec<FaultRecord>) {
     let exp = tmp.join("f.toml");
     std::fs::write(&exp, text).unwrap();
     let results = tmp.join("results");
@@ -40,7 +40,7 @@ fn run(
         .unwrap()
         .path();
     let run = dir.join("N200/g/rep1");
-    let s = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
+    let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
     let f = faults::read(&run.join("faults.csv")).unwrap();
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("## Faults"), "{report}");
@@ -129,7 +129,7 @@ fn plane_faults_on_an_ha_plane_lose_no_acknowledged_create() {
     let (run, s, f) = run(tmp.path(), &text, &[]);
     // Every create the loader saw succeed is Ready: nothing acknowledged was
     // lost (a create in flight on the killed apiserver's connection may fail).
-    let objects = ctrlbench::record::objects::read(&run.join("objects.csv")).unwrap();
+    let objects = ctrlbench_record::objects::read(&run.join("objects.csv")).unwrap();
     let acked: Vec<_> = objects.iter().filter(|o| o.created_at.is_some()).collect();
     assert_eq!(acked.len() as u64, s.load.created);
     assert!(s.load.created + s.load.errors >= 200);
@@ -162,7 +162,7 @@ fn plane_faults_on_an_ha_plane_lose_no_acknowledged_create() {
     // kube-controller-manager ran beside the faults (through the front) and
     // deleted the run's namespace natively; the results say so.
     let results = run.ancestors().nth(3).unwrap();
-    let m = ctrlbench::record::Manifest::read(&results.join("manifest.json")).unwrap();
+    let m = ctrlbench_record::Manifest::read(&results.join("manifest.json")).unwrap();
     assert!(m.controller_manager);
     assert!(m.not_cleaned.is_empty(), "{:?}", m.not_cleaned);
     let report = std::fs::read_to_string(results.join("report.md")).unwrap();

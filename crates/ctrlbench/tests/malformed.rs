@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use ctrlbench::testing::shared_plane;
+use ctrlbench_plane::testing::shared_plane;
 
 const GOOD_VARIANT: &str = "[[variant]]\nname = \"a\"\nimpl = \"rust\"\npreset = \"good\"\n";
 

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use ctrlbench::cluster::process::{is_alive, start_time};
-use ctrlbench::testing::shared_plane;
+use ctrlbench_plane::process::{is_alive, start_time};
+use ctrlbench_plane::testing::shared_plane;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
 
@@ -164,7 +164,7 @@ fn two_variants_produce_the_documented_directory() {
         );
         assert_eq!(st["work_ms"], 10);
         // The typed record reads what the run wrote.
-        let typed = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
+        let typed = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
         assert_eq!(typed.settings.unwrap().preset, variant);
         // The wait for a quiet cluster is recorded (other tests share this plane,
         // so whether it got quiet is not asserted; its bound is).
@@ -291,7 +291,7 @@ fn sigint_mid_run_cleans_up_and_marks_incomplete() {
         })
         .expect("an etcd child with --data-dir");
     assert!(plane_dir.is_dir());
-    ctrlbench::cluster::process::signal(pid, ctrlbench::cluster::process::Signal::INT);
+    ctrlbench_plane::process::signal(pid, ctrlbench_plane::process::Signal::INT);
     let stderr = BufReader::new(child.stderr.take().unwrap())
         .lines()
         .map_while(Result::ok)
@@ -393,7 +393,7 @@ fn the_selected_context_decides_where_tokens_go() {
         .output()
         .unwrap();
     let dir = succeeded(&out, &results);
-    let s = ctrlbench::record::Summary::read(&dir.join("N20/good/rep1/summary.json")).unwrap();
+    let s = ctrlbench_record::Summary::read(&dir.join("N20/good/rep1/summary.json")).unwrap();
     assert_eq!(s.ready, 20, "the run against context {real_ctx} converges");
     assert_eq!(hits.load(Ordering::SeqCst), 0, "the decoy got a connection");
 }
@@ -447,7 +447,7 @@ fn sigint_during_plane_start_exits_within_5_s() {
     let (mut child, plane_dir) = run_until_child(tmp.path(), 30, "--data-dir=");
     let spawned = children(child.id());
     let t = Instant::now();
-    ctrlbench::cluster::process::signal(child.id(), ctrlbench::cluster::process::Signal::INT);
+    ctrlbench_plane::process::signal(child.id(), ctrlbench_plane::process::Signal::INT);
     let status = child.wait().unwrap();
     let took = t.elapsed();
     let mut err = String::new();
@@ -612,8 +612,8 @@ fn queue_order_decides_coverage_and_own_writes_match_the_server() {
             (own - server).abs() <= 0.02 * server,
             "{variant}: own client counted {own} writes, the apiserver {server} updates"
         );
-        let s = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
-        let audit = ctrlbench::record::audit::read(&run.join("audit.csv"))
+        let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
+        let audit = ctrlbench_record::audit::read(&run.join("audit.csv"))
             .unwrap()
             .expect("audit.csv");
         // Over the same span as the client's counter: up to its last scrape
@@ -742,7 +742,7 @@ fn a_loader_failure_is_recorded_and_flagged() {
     let results = tmp.path().join("results");
     let dir = run_on(&exp, &results, &plane.kubeconfig_path);
     let run = dir.join("N20/loaderfail/rep1");
-    let s = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
+    let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
     // widget-000007 and widget-000017.
     assert_eq!((s.load.created, s.load.errors), (18, 2), "{:?}", s.load);
     assert!(
@@ -921,7 +921,7 @@ fn after_load_starts_the_controller_once_every_object_exists() {
     let dir = run_on(&exp, &tmp.path().join("results"), &plane.kubeconfig_path);
     for (variant, after) in [("before", false), ("after", true)] {
         let run = dir.join("N30").join(variant).join("rep1");
-        let s = ctrlbench::record::Summary::read(&run.join("summary.json")).unwrap();
+        let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
         assert_eq!(s.ready, 30, "{variant}");
         let st = s.start.expect("start timing recorded");
         assert_eq!(

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ctrlbench::testing::shared_plane;
+use ctrlbench_plane::testing::shared_plane;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -458,7 +458,7 @@ fn a_command_controller_starts_after_the_load_when_asked() {
         s["start"]["controller_started_s"].as_f64().unwrap() > 0.0,
         "{s:#}"
     );
-    let rows = ctrlbench::record::objects::read(&run.join("objects.csv")).unwrap();
+    let rows = ctrlbench_record::objects::read(&run.join("objects.csv")).unwrap();
     assert_eq!(rows.len(), 20);
     let last_create = rows
         .iter()

@@ -17,7 +17,7 @@ pub fn text(name: &str) -> String {
 
 /// Writes `<dir>/<name>.toml`; an error if it exists.
 pub fn write(name: &str, dir: &Path) -> Result<PathBuf> {
-    super::spec::check_name(name).map_err(anyhow::Error::msg)?;
+    super::spec::policy::check_name(name).map_err(anyhow::Error::msg)?;
     let path = dir.join(format!("{name}.toml"));
     let mut f = std::fs::OpenOptions::new()
         .write(true)

@@ -13,8 +13,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+pub use crate::controllers::Impl;
 pub use overrides::Overrides;
-pub use spec::{Experiment, Impl, Schedule};
+pub use spec::{Experiment, Schedule, Variant};
 
 /// Loads an experiment by built-in name or by path.
 pub fn load(name_or_path: &str) -> Result<Experiment> {
@@ -39,14 +40,7 @@ pub fn list() -> Vec<(String, String)> {
         .iter()
         .map(|(name, text)| {
             let desc = builtin::parse(name, text)
-                .map(|e| {
-                    e.spec
-                        .description
-                        .lines()
-                        .next()
-                        .unwrap_or_default()
-                        .to_string()
-                })
+                .map(|e| e.description.lines().next().unwrap_or_default().to_string())
                 .unwrap_or_else(|e| format!("(invalid: {e})"));
             (name.to_string(), desc)
         })

@@ -26,36 +26,36 @@ impl Overrides {
             Err(m) => bail!("{name}: {m}"),
         };
         if !self.scales.is_empty() {
-            flag("--scales", spec::check_scales(&self.scales))?;
-            *exp.spec.scales.get_mut() = self.scales.clone();
+            flag("--scales", spec::top::check_scales(&self.scales))?;
+            exp.scales = self.scales.clone();
         }
         if let Some(w) = self.window_s {
-            flag("--window", spec::check_seconds(w, spec::WINDOW_S))?;
-            *exp.spec.window_s.get_mut() = w;
+            flag("--window", spec::top::check_seconds(w, spec::top::WINDOW_S))?;
+            exp.window_s = w;
         }
         if let Some(r) = self.repeats {
-            flag("--repeats", spec::check_repeats(r))?;
-            *exp.spec.repeats.get_mut() = r;
+            flag("--repeats", spec::top::check_repeats(r))?;
+            exp.repeats = r;
         }
         if let Some(k) = self.background_objects {
-            flag("--background-objects", spec::check_background(k))?;
-            *exp.spec.background_objects.get_mut() = k;
+            flag("--background-objects", spec::top::check_background(k))?;
+            exp.background_objects = k;
         }
         if self.controller_manager {
-            let c = &mut exp.spec.cluster;
+            let c = &mut exp.cluster;
             if c.kubeconfig.is_some() || c.context.is_some() {
                 bail!(
                     "--controller-manager: the experiment names an existing cluster, which runs its own controllers"
                 );
             }
-            c.controller_manager = Some(true);
+            c.controller_manager = true;
         }
         if !self.variants.is_empty() {
             for v in &self.variants {
                 if !exp.variants.iter().any(|x| &x.name == v) {
                     bail!(
                         "--variants: no variant {v:?} in {} (it has {})",
-                        exp.name(),
+                        exp.name,
                         exp.variants
                             .iter()
                             .map(|x| x.name.as_str())
@@ -95,10 +95,10 @@ mod tests {
         }
         .apply(&mut e)
         .unwrap();
-        assert_eq!(e.spec.cluster.controller_manager, Some(true));
-        assert_eq!(e.scales(), &[5, 50]);
-        assert_eq!((e.window_s(), e.repeats(), e.variants.len()), (3.0, 2, 1));
-        assert_eq!(*e.spec.background_objects.get_ref(), 300);
+        assert!(e.cluster.controller_manager);
+        assert_eq!(e.scales, [5, 50]);
+        assert_eq!((e.window_s, e.repeats, e.variants.len()), (3.0, 2, 1));
+        assert_eq!(e.background_objects, 300);
         for (o, want) in [
             (
                 Overrides {

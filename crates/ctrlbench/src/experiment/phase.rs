@@ -10,6 +10,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::spec::errors::{Checked, Source};
+
 /// Upper bounds that keep a typo from running for a day.
 const MAX_COUNT: u32 = 100;
 const MAX_SECONDS: f64 = 3600.0;
@@ -73,12 +75,50 @@ impl Phase {
     }
 }
 
-/// The key, its span and the message of a bad entry.
-pub type Bad = (&'static str, std::ops::Range<usize>, String);
-
 /// Validates the `[[phase]]` entries of `file` (patch paths are relative to
-/// it); `window_s` is the default timeout.
-pub fn validate(file: &Path, specs: &[PhaseSpec], window_s: f64) -> Result<Vec<Phase>, Bad> {
+/// it); `window_s` is the default timeout; only the built-in Widget workload
+/// has a default patch.
+pub fn check(
+    src: &Source,
+    file: &Path,
+    specs: &[PhaseSpec],
+    window_s: f64,
+    builtin_workload: bool,
+) -> Checked<Vec<Phase>> {
+    let phases = entries(file, specs, window_s).map_err(|(key, span, m)| src.at(key, span, m))?;
+    if let Some(i) = phases
+        .iter()
+        .position(|p| matches!(p, Phase::Delete { .. }))
+        && let Some(after) = phases[i + 1..]
+            .iter()
+            .position(|p| !matches!(p, Phase::Idle { .. }))
+    {
+        return Err(src.at(
+            "kind",
+            specs[i + 1 + after].kind.span(),
+            "nothing is left to change after a delete phase: only idle may follow it",
+        ));
+    }
+    // Only Widgets have a built-in patch; another kind's spec is unknown to us.
+    if !builtin_workload
+        && let Some(i) = phases
+            .iter()
+            .position(|p| matches!(p, Phase::Update { patch: None, .. }))
+    {
+        return Err(src.at(
+            "patch",
+            specs[i].kind.span(),
+            "an update phase on a [workload] needs patch = \"file.yaml\" (a merge-patch template of the object's spec)",
+        ));
+    }
+    Ok(phases)
+}
+
+/// The key, its span and the message of a bad entry.
+type Bad = (&'static str, std::ops::Range<usize>, String);
+
+/// Each entry on its own.
+fn entries(file: &Path, specs: &[PhaseSpec], window_s: f64) -> Result<Vec<Phase>, Bad> {
     let mut out = Vec::new();
     for p in specs {
         let kind = p.kind.get_ref().as_str();

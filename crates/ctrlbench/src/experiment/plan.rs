@@ -4,7 +4,8 @@
 
 use std::fmt::Write;
 
-use super::spec::{Experiment, Schedule};
+use super::Impl;
+use super::spec::{Experiment, Schedule, Variant};
 
 /// One run: a scale, a repeat, and the variants that run together.
 #[derive(Debug, Clone)]
@@ -25,9 +26,9 @@ const CREATE_RATE: f64 = 300.0;
 
 pub fn expand(exp: &Experiment) -> Vec<Run> {
     let mut runs = Vec::new();
-    for &scale in exp.scales() {
-        for repeat in 1..=exp.repeats() {
-            match exp.spec.schedule {
+    for &scale in &exp.scales {
+        for repeat in 1..=exp.repeats {
+            match exp.schedule {
                 // Each repeat starts one variant later (A B C, B C A, C A B):
                 // no variant always runs first, on the freshest plane, or
                 // always right after the same neighbour.
@@ -62,7 +63,7 @@ pub fn estimate_s(exp: &Experiment, runs: &[Run]) -> f64 {
             .iter()
             .map(|r| {
                 let creates = r.scale as f64 * r.variants.len() as f64 / CREATE_RATE;
-                exp.window_s().max(creates) + phases + RUN_OVERHEAD_S
+                exp.window_s.max(creates) + phases + RUN_OVERHEAD_S
             })
             .sum::<f64>()
 }
@@ -70,83 +71,37 @@ pub fn estimate_s(exp: &Experiment, runs: &[Run]) -> f64 {
 /// What `run --dry-run` prints.
 pub fn render(exp: &Experiment, runs: &[Run]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "experiment {} ({})", exp.name(), exp.file.display());
-    if !exp.spec.description.is_empty() {
-        let _ = writeln!(s, "  {}", exp.spec.description.trim());
+    let _ = writeln!(s, "experiment {} ({})", exp.name, exp.file.display());
+    if !exp.description.is_empty() {
+        let _ = writeln!(s, "  {}", exp.description.trim());
     }
-    let c = &exp.spec.cluster;
-    if exp.is_local() {
-        let _ = writeln!(
-            s,
-            "cluster: local plane, Kubernetes {}, etcd fsync {}{}",
-            c.k8s_version
-                .as_ref()
-                .map(|v| v.get_ref().as_str())
-                .unwrap_or(crate::cluster::DEFAULT_K8S_VERSION),
-            if c.etcd_fsync.unwrap_or(true) {
-                "on"
-            } else {
-                "off"
-            },
-            if c.feature_gates.is_empty() {
-                String::new()
-            } else {
-                format!(", feature gates {}", c.feature_gates.join(","))
-            }
-        );
-        let members = c.etcd_members.as_ref().map_or(1, |v| *v.get_ref());
-        let apiservers = c.apiservers.as_ref().map_or(1, |v| *v.get_ref());
-        if members > 1 || apiservers > 1 {
-            let _ = writeln!(
-                s,
-                "  {members} etcd member(s), {apiservers} apiserver(s){}",
-                if apiservers > 1 {
-                    " behind the front"
-                } else {
-                    ""
-                }
-            );
-        }
-    } else {
-        let _ = writeln!(
-            s,
-            "cluster: existing, kubeconfig {} context {}",
-            c.kubeconfig
-                .as_ref()
-                .map(|v| v.get_ref().as_str())
-                .unwrap_or("(default)"),
-            c.context
-                .as_ref()
-                .map(|v| v.get_ref().as_str())
-                .unwrap_or("(current)")
-        );
-    }
+    render_cluster(&mut s, exp);
     let _ = writeln!(
         s,
         "schedule {:?}, window {} s{}, scrape every {} s, loader concurrency {}",
-        exp.spec.schedule,
-        exp.window_s(),
-        if exp.spec.stop_when_converged {
+        exp.schedule,
+        exp.window_s,
+        if exp.stop_when_converged {
             format!(
                 " (stops early once converged and quiet for {} s)",
-                exp.spec.quiet_s.get_ref()
+                exp.quiet_s
             )
         } else {
             String::new()
         },
-        exp.spec.scrape_interval_s.get_ref(),
-        exp.spec.concurrency.get_ref()
+        exp.scrape_interval_s,
+        exp.concurrency
     );
     let _ = writeln!(s, "workload: {}", exp.workload.describe());
-    for f in &exp.spec.faults {
+    for f in &exp.faults {
         let _ = writeln!(
             s,
             "fault at {} s: {} {}{}",
-            f.at_s.get_ref(),
-            f.action.get_ref().as_str(),
-            f.target.get_ref(),
-            if *f.duration_s.get_ref() > 0.0 {
-                format!(" for {} s", f.duration_s.get_ref())
+            f.at_s,
+            f.action.as_str(),
+            f.target,
+            if f.duration_s > 0.0 {
+                format!(" for {} s", f.duration_s)
             } else {
                 String::new()
             }
@@ -154,51 +109,17 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
     }
     let _ = writeln!(s, "variants:");
     for v in &exp.variants {
-        let what = match v.implementation {
-            super::Impl::Command => {
-                let mut w = v
-                    .spec
-                    .command
-                    .as_ref()
-                    .map(|c| c.get_ref().join(" "))
-                    .unwrap_or_default();
-                if let Some(r) = v
-                    .spec
-                    .cluster_rbac
-                    .as_ref()
-                    .filter(|r| !r.get_ref().is_empty())
-                {
-                    w.push_str(&format!(
-                        " (cluster-wide reads: {} rule(s))",
-                        r.get_ref().len()
-                    ));
-                }
-                w
-            }
-            super::Impl::External => format!(
-                "started by nobody: namespace {}, metrics {}",
-                v.spec
-                    .namespace
-                    .as_ref()
-                    .map_or("(a fresh one per run)", |n| n.get_ref().as_str()),
-                v.spec
-                    .metrics
-                    .as_ref()
-                    .map_or("(none)", |n| n.get_ref().as_str())
-            ),
-            _ => v.flags().join(" "),
-        };
-        let baseline = if v.spec.faults.as_ref().is_some_and(|f| !*f.get_ref()) {
-            "  (no faults: the baseline)"
-        } else {
+        let baseline = if v.faulted() {
             ""
+        } else {
+            "  (no faults: the baseline)"
         };
         let _ = writeln!(
             s,
             "  {:<20} {:<10} {}{baseline}",
             v.name,
             v.implementation.to_string(),
-            what
+            what_runs(v)
         );
     }
     let _ = writeln!(s, "runs ({}):", runs.len());
@@ -224,6 +145,71 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
         est % 60.0
     );
     s
+}
+
+/// The plan's cluster line(s).
+fn render_cluster(s: &mut String, exp: &Experiment) {
+    let c = &exp.cluster;
+    if !exp.is_local() {
+        let _ = writeln!(
+            s,
+            "cluster: existing, kubeconfig {} context {}",
+            c.kubeconfig.as_deref().unwrap_or("(default)"),
+            c.context.as_deref().unwrap_or("(current)")
+        );
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "cluster: local plane, Kubernetes {}, etcd fsync {}{}",
+        c.k8s_version
+            .as_deref()
+            .unwrap_or(ctrlbench_plane::binaries::DEFAULT_K8S_VERSION),
+        if c.etcd_fsync { "on" } else { "off" },
+        if c.feature_gates.is_empty() {
+            String::new()
+        } else {
+            format!(", feature gates {}", c.feature_gates.join(","))
+        }
+    );
+    let (members, apiservers) = (c.etcd_members, c.apiservers);
+    if members > 1 || apiservers > 1 {
+        let _ = writeln!(
+            s,
+            "  {members} etcd member(s), {apiservers} apiserver(s){}",
+            if apiservers > 1 {
+                " behind the front"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// What a variant runs: our controller's flags, the user's command, or
+/// where the external one is.
+fn what_runs(v: &Variant) -> String {
+    match v.implementation {
+        Impl::Command => {
+            let mut w = v.command().join(" ");
+            if !v.cluster_rbac().is_empty() {
+                w.push_str(&format!(
+                    " (cluster-wide reads: {} rule(s))",
+                    v.cluster_rbac().len()
+                ));
+            }
+            w
+        }
+        Impl::External => format!(
+            "started by nobody: namespace {}, metrics {}",
+            v.keys
+                .namespace
+                .as_deref()
+                .unwrap_or("(a fresh one per run)"),
+            v.keys.metrics.as_deref().unwrap_or("(none)")
+        ),
+        _ => v.flags().join(" "),
+    }
 }
 
 #[cfg(test)]

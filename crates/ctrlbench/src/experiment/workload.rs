@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toml::Spanned;
 
+use super::spec::errors::{Checked, Source, SpecError};
+
 /// `[workload]` as written; paths are relative to the experiment file.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -491,6 +493,47 @@ pub enum WorkloadError {
     Crd(String),
     #[error("the object template {0}")]
     Template(String),
+}
+
+/// Checks `[workload]` of experiment `file` (its paths relative to it;
+/// files read with `read`): the CRD, the template and the rule.
+pub fn check(
+    src: &Source,
+    file: &Path,
+    w: &WorkloadSpec,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Checked<Workload> {
+    let ready =
+        ReadyRule::from_spec(w.ready.get_ref()).map_err(|m| src.at("ready", w.ready.span(), m))?;
+    let load = |key: &str, spec: &Spanned<String>| {
+        let path = relative_to(file, spec.get_ref());
+        let text = read(&path).map_err(|e| {
+            src.at(
+                key,
+                spec.span(),
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })?;
+        Ok::<_, SpecError>((path, text))
+    };
+    let (crd_path, crd_text) = load("crd", &w.crd)?;
+    let crd = read_crd(&crd_text)
+        .map_err(|m| src.at("crd", w.crd.span(), format!("{}: {m}", crd_path.display())))?;
+    let (obj_path, template) = load("object", &w.object)?;
+    Workload::new(
+        Some(crd_path.clone()),
+        crd,
+        Some(obj_path.clone()),
+        template,
+        ready,
+    )
+    .map_err(|e| {
+        let (key, span, path) = match e {
+            WorkloadError::Crd(_) => ("crd", w.crd.span(), &crd_path),
+            WorkloadError::Template(_) => ("object", w.object.span(), &obj_path),
+        };
+        src.at(key, span, format!("{}: {e}", path.display()))
+    })
 }
 
 /// Reads a CRD file (YAML; the first document that is a CRD).

@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::cluster::process::{Lifetime, Signal, own, signal_group};
+use ctrlbench_plane::process::{Lifetime, Signal, own, signal_group};
 
 /// How long a command without a metrics URL must stay up to count as started.
 pub const SETTLE: Duration = Duration::from_secs(2);
@@ -225,7 +225,7 @@ impl ControllerProcess {
 
     /// `running` for a shared borrow (a guard); the pid is ours until reaped.
     pub fn running_now(&self) -> bool {
-        crate::cluster::process::start_time(self.pid).is_some()
+        ctrlbench_plane::process::start_time(self.pid).is_some()
     }
 
     /// True while the process runs.

@@ -18,18 +18,9 @@ use ctrlbench_record::time::now_rfc3339;
 
 use super::member::Member;
 use super::sampler::Sampler;
-use crate::cluster::process::Signal;
-use crate::cluster::{ControlPlane, Member as PlaneMember};
-use crate::experiment::spec::{FaultAction, FaultSpec, FaultTarget};
-
-/// One scheduled fault.
-struct Planned {
-    at_s: f64,
-    action: FaultAction,
-    target: FaultTarget,
-    text: String,
-    duration_s: f64,
-}
+use crate::experiment::spec::{Fault, FaultAction, FaultTarget};
+use ctrlbench_plane::process::Signal;
+use ctrlbench_plane::{ControlPlane, Member as PlaneMember};
 
 /// The process a fault hit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +42,7 @@ struct FollowUp {
 
 /// The fault schedule of one run group, and what it did.
 pub struct Faults {
-    plan: Vec<Planned>,
+    plan: Vec<Fault>,
     next: usize,
     follow_ups: Vec<FollowUp>,
     /// Plane processes killed for good during the run (restored at the end).
@@ -62,19 +53,8 @@ pub struct Faults {
 }
 
 impl Faults {
-    pub fn new(specs: &[FaultSpec]) -> Faults {
-        let mut plan: Vec<Planned> = specs
-            .iter()
-            .filter_map(|f| {
-                Some(Planned {
-                    at_s: *f.at_s.get_ref(),
-                    action: *f.action.get_ref(),
-                    target: FaultTarget::parse(f.target.get_ref())?,
-                    text: f.target.get_ref().clone(),
-                    duration_s: *f.duration_s.get_ref(),
-                })
-            })
-            .collect();
+    pub fn new(faults: &[Fault]) -> Faults {
+        let mut plan = faults.to_vec();
         plan.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
         Faults {
             plan,
@@ -161,8 +141,13 @@ impl Faults {
         plane: Option<&ControlPlane>,
     ) {
         let p = &self.plan[k];
-        let (at_s, action, target, text, duration_s) =
-            (p.at_s, p.action, p.target, p.text.clone(), p.duration_s);
+        let (at_s, action, target, text, duration_s) = (
+            p.at_s,
+            p.action,
+            p.target,
+            p.target.to_string(),
+            p.duration_s,
+        );
         let d = Duration::from_secs_f64(duration_s);
         let hits: Vec<Hit> = match target {
             FaultTarget::Controller => (0..members.len()).map(Hit::Controller).collect(),

@@ -49,7 +49,7 @@ pub async fn run(
                 .to_string();
             // An external controller's own namespace is used as is (created
             // only when missing, and then deleted again).
-            let (ns, owns_namespace) = match v.spec.namespace.as_ref().map(|n| n.get_ref()) {
+            let (ns, owns_namespace) = match v.keys.namespace.as_ref() {
                 Some(n) => {
                     let exists =
                         kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
@@ -57,12 +57,12 @@ pub async fn run(
                             .await?
                             .is_some();
                     if !exists {
-                        namespace::create(client, n, exp.name()).await?;
+                        namespace::create(client, n, &exp.name).await?;
                     }
                     (n.clone(), !exists)
                 }
                 None => {
-                    namespace::create(client, &run_id, exp.name()).await?;
+                    namespace::create(client, &run_id, &exp.name).await?;
                     (run_id.clone(), true)
                 }
             };
@@ -91,7 +91,7 @@ pub async fn run(
                 Impl::Rust | Impl::Go(_) => start_own(ctx, v, m).await?,
                 Impl::Command => start_command(ctx, vi, m).await?,
                 Impl::External => {
-                    m.metrics_url = v.spec.metrics.as_ref().map(|u| u.get_ref().clone());
+                    m.metrics_url = v.keys.metrics.clone();
                     std::fs::write(
                         m.dir.controller_log(),
                         "impl = \"external\": ctrlbench started no controller\n",
@@ -192,13 +192,7 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
     ];
     args.extend(m.flags.iter().cloned());
     let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
-    env.extend(
-        v.spec
-            .env
-            .get_ref()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
+    env.extend(v.env().iter().map(|(k, v)| (k.clone(), v.clone())));
     // Kept to start it again the same way (a restart fault).
     m.launch = Some(Launch {
         bin: bin.clone(),
@@ -219,11 +213,7 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
 async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
     let v = &ctx.exp.variants[vi];
     let client = &ctx.cluster.client;
-    let none = Vec::new();
-    let grants = identity::Grants::of_rules(
-        v.spec.rbac.as_ref().map_or(&none, |r| r.get_ref()),
-        v.spec.cluster_rbac.as_ref().map_or(&none, |r| r.get_ref()),
-    );
+    let grants = identity::Grants::of_rules(v.rbac(), v.cluster_rbac());
     m.cluster_grants = grants.describe_cluster();
     let id = identity::create(
         client,
@@ -241,22 +231,11 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
             .replace("{namespace}", &m.ns)
             .replace("{kubeconfig}", &kc.display().to_string())
     };
-    let args: Vec<String> = v
-        .spec
-        .command
-        .as_ref()
-        .map(|c| c.get_ref().iter().skip(1).map(|a| fill(a)).collect())
-        .unwrap_or_default();
+    let args: Vec<String> = v.command().iter().skip(1).map(|a| fill(a)).collect();
     m.flags = args.clone();
-    m.metrics_url = v.spec.metrics.as_ref().map(|u| fill(u.get_ref()));
+    m.metrics_url = v.keys.metrics.as_deref().map(fill);
     let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
-    env.extend(
-        v.spec
-            .env
-            .get_ref()
-            .iter()
-            .map(|(k, v)| (k.clone(), fill(v))),
-    );
+    env.extend(v.env().iter().map(|(k, v)| (k.clone(), fill(v))));
     // Kept to start it again the same way (a restart fault).
     m.launch = Some(Launch {
         bin: ctx.programs[&vi].clone(),

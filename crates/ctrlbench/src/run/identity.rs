@@ -19,7 +19,7 @@ use kube::config::Kubeconfig;
 use serde_json::json;
 use widget_api::Widget;
 
-use crate::cluster::kubeconfig::{self, Credentials};
+use ctrlbench_plane::kubeconfig::{self, Credentials};
 
 /// Token lifetime asked of the TokenRequest API (the server may shorten it).
 const TOKEN_SECONDS: i64 = 24 * 3600;

@@ -6,8 +6,8 @@ use ctrlbench_record::Manifest;
 use ctrlbench_record::manifest::Machine;
 use ctrlbench_record::time::now_rfc3339;
 
-use crate::cluster::binaries;
 use crate::experiment::Experiment;
+use ctrlbench_plane::binaries;
 
 pub fn new(exp: &Experiment) -> Manifest {
     let git = std::process::Command::new("git")
@@ -21,7 +21,7 @@ pub fn new(exp: &Experiment) -> Manifest {
         tool: "ctrlbench".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         git_revision: git,
-        experiment: exp.name().into(),
+        experiment: exp.name.clone(),
         experiment_file: exp.file.display().to_string(),
         experiment_text: exp.text.clone(),
         started_at: now_rfc3339(),
@@ -29,15 +29,14 @@ pub fn new(exp: &Experiment) -> Manifest {
         complete: false,
         kubernetes_version: String::new(),
         etcd_version: binaries::etcd_version(
-            exp.spec
-                .cluster
+            exp.cluster
                 .k8s_version
-                .as_ref()
-                .map_or(binaries::DEFAULT_K8S_VERSION, |v| v.get_ref()),
+                .as_deref()
+                .unwrap_or(binaries::DEFAULT_K8S_VERSION),
         )
         .into(),
         local_plane: exp.is_local(),
-        controller_manager: exp.is_local() && exp.spec.cluster.controller_manager == Some(true),
+        controller_manager: exp.is_local() && exp.cluster.controller_manager,
         machine: Machine::this(),
         harness_cpu_seconds: 0.0,
         harness_peak_rss_bytes: None,

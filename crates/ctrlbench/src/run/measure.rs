@@ -19,9 +19,10 @@ use super::faults::Faults;
 use super::member::Member;
 use super::sampler::Sampler;
 use super::{Ctx, loader, phase, summary, watch};
-use crate::cluster::process::own_cpu_seconds;
-use crate::cluster::progress::Progress;
 use crate::experiment::plan::Run;
+use crate::experiment::spec::FaultTarget;
+use ctrlbench_plane::process::own_cpu_seconds;
+use ctrlbench_plane::progress::Progress;
 
 /// How long our watch gets to list a run's existing objects before the
 /// controller starts anyway (100 000 objects list in a few seconds).
@@ -88,7 +89,7 @@ pub async fn run(
                     m.ns.clone(),
                     m.run_id.clone(),
                     run.scale,
-                    *exp.spec.concurrency.get_ref() as usize,
+                    exp.concurrency as usize,
                     m.objects.clone(),
                     stop.clone(),
                 ))
@@ -122,7 +123,7 @@ pub async fn run(
         Some(p) => {
             let mut apis = Vec::new();
             for k in 0..p.apiserver_urls().len() {
-                apis.push(crate::cluster::kubeconfig::client(&p.kubeconfig_for(k)).await?);
+                apis.push(ctrlbench_plane::kubeconfig::client(&p.kubeconfig_for(k)).await?);
             }
             (apis, p.etcd_metrics_urls())
         }
@@ -196,9 +197,9 @@ pub async fn run(
         Duration::from_secs(5),
         ctx.opts.progress,
     );
-    let interval = Duration::from_secs_f64(*exp.spec.scrape_interval_s.get_ref());
-    let window = Duration::from_secs_f64(exp.window_s());
-    let quiet = Duration::from_secs_f64(*exp.spec.quiet_s.get_ref());
+    let interval = Duration::from_secs_f64(exp.scrape_interval_s);
+    let window = Duration::from_secs_f64(exp.window_s);
+    let quiet = Duration::from_secs_f64(exp.quiet_s);
     let mut next_scrape = Instant::now() + interval;
     // objects.csv is rewritten (atomically) as the run goes: a killed run keeps
     // what was observed until then.
@@ -211,7 +212,7 @@ pub async fn run(
     // A controller the fault schedule kills or restarts exits on purpose.
     let controller_faults = fault_specs
         .iter()
-        .any(|f| f.target.get_ref() == "controller");
+        .any(|f| f.target == FaultTarget::Controller);
     let stop_reason = loop {
         if cancel.is_cancelled() {
             break StopReason::Interrupted;
@@ -223,7 +224,7 @@ pub async fn run(
         if elapsed >= window {
             break StopReason::Window;
         }
-        if exp.spec.stop_when_converged
+        if exp.stop_when_converged
             && members.iter().all(|m| m.objects.ready() >= run.scale)
             && sampler
                 .controllers
@@ -244,7 +245,7 @@ pub async fn run(
                     "{:>7.1} reconciles/s  {:>5.0}/{:.0} s{}",
                     sampler.controllers[i].rate,
                     elapsed.as_secs_f64(),
-                    exp.window_s(),
+                    exp.window_s,
                     if alive { "" } else { "  controller exited!" }
                 );
                 bars.set(i, m.objects.ready(), Some(msg));
@@ -310,7 +311,7 @@ pub async fn run(
                         .map(|(k, n)| (phase::index_of(&n, k), n))
                         .collect(),
                     ready_again: phase::ReadyAgain::of(&exp.workload),
-                    concurrency: *exp.spec.concurrency.get_ref() as usize,
+                    concurrency: exp.concurrency as usize,
                 })
             })
             .collect();

@@ -33,9 +33,9 @@ use ctrlbench_record::time::now_rfc3339;
 use ctrlbench_record::{Manifest, ResultsDir};
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::process::own_cpu_seconds;
 use crate::experiment::plan;
 use crate::experiment::{Experiment, Impl};
+use ctrlbench_plane::process::own_cpu_seconds;
 pub use target::Cluster;
 
 /// Seconds a controller gets after SIGTERM.
@@ -86,7 +86,7 @@ fn plane_grace(cancel: &CancellationToken) -> Duration {
     if cancel.is_cancelled() {
         Duration::from_secs(1)
     } else {
-        crate::cluster::process::STOP_TIMEOUT
+        ctrlbench_plane::process::STOP_TIMEOUT
     }
 }
 
@@ -105,7 +105,7 @@ pub async fn until_cancelled<T>(
 fn etcd_versions(k8s: &[String]) -> String {
     let mut v: Vec<&str> = k8s
         .iter()
-        .map(|k| crate::cluster::binaries::etcd_version(k.trim_start_matches('v')))
+        .map(|k| ctrlbench_plane::binaries::etcd_version(k.trim_start_matches('v')))
         .collect();
     v.dedup();
     v.join(", ")
@@ -148,11 +148,7 @@ pub async fn execute(
     let mut programs = HashMap::new();
     for (i, v) in exp.variants.iter().enumerate() {
         if v.implementation == Impl::Command {
-            let first = v
-                .spec
-                .command
-                .as_ref()
-                .and_then(|c| c.get_ref().first().cloned());
+            let first = v.command().first().cloned();
             let exp_file = exp.file.clone();
             let resolve = tokio::task::spawn_blocking(move || {
                 command_program(&exp_file, &first.unwrap_or_default())
@@ -193,7 +189,7 @@ pub async fn execute(
         bail!("interrupted while starting the cluster");
     };
     let mut cluster = cluster?;
-    let results = ResultsDir::create(&opts.results_root, exp.name())?;
+    let results = ResultsDir::create(&opts.results_root, &exp.name)?;
     let mut manifest = manifest::new(exp);
     manifest.write(&results.manifest())?;
     // The workload's files next to the manifest (which holds the experiment
@@ -242,15 +238,15 @@ pub async fn execute(
         }
     }
     manifest.write(&results.manifest())?;
-    let k = *exp.spec.background_objects.get_ref();
+    let k = exp.background_objects;
     let background = if k > 0 {
         let workload = std::sync::Arc::new(exp.workload.clone());
         let create = background::create(
             &cluster.client,
             &workload,
-            exp.name(),
+            &exp.name,
             k,
-            *exp.spec.concurrency.get_ref() as usize,
+            exp.concurrency as usize,
             &cancel,
         );
         match until_cancelled(&cancel, create).await {
@@ -282,12 +278,12 @@ pub async fn execute(
         // divide each run by a probe of the cluster as that repeat found it
         // (etcd's history grows over an experiment), not by one taken on a
         // fresh plane only.
-        if exp.spec.probe && probed != Some((run.scale, run.repeat)) {
+        if exp.probe && probed != Some((run.scale, run.repeat)) {
             probed = Some((run.scale, run.repeat));
             eprintln!("probe before N={} rep {}", run.scale, run.repeat);
             let p = probe::run(
                 &cluster.client,
-                *exp.spec.probe_objects.get_ref(),
+                exp.probe_objects,
                 cluster.no_namespace_controller,
             );
             match until_cancelled(&cancel, p).await {

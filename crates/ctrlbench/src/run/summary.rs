@@ -52,14 +52,14 @@ pub fn of(i: Inputs<'_>) -> Summary {
         namespace: m.ns.clone(),
         scale: run.scale,
         repeat: run.repeat,
-        schedule: exp.spec.schedule,
+        schedule: exp.schedule,
         concurrent_with: run
             .variants
             .iter()
             .filter(|x| **x != m.variant)
             .map(|x| exp.variants[*x].name.clone())
             .collect(),
-        window_s: exp.window_s(),
+        window_s: exp.window_s,
         elapsed_s: i.elapsed,
         stop_reason: i.stop_reason,
         incomplete: i.stop_reason == StopReason::Interrupted,
@@ -69,7 +69,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
             seconds: i.load.seconds,
             rate_per_s: i.load.rate(),
             first_error: i.load.first_error.clone(),
-            concurrency: Some(*exp.spec.concurrency.get_ref()),
+            concurrency: Some(exp.concurrency),
         },
         ready,
         remaining: run.scale.saturating_sub(ready),
@@ -98,7 +98,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
             counterpart: p.counterpart.clone(),
         }),
         phases: Vec::new(),
-        background_objects: *exp.spec.background_objects.get_ref(),
+        background_objects: exp.background_objects,
         kubernetes_version: Some(i.kubernetes_version.to_string()),
         workload: (!exp.workload.is_builtin()).then(|| exp.workload.describe()),
         controller_metrics: m.metrics_url.is_some(),

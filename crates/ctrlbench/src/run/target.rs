@@ -15,9 +15,9 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use widget_api::Widget;
 
 use super::{RunOptions, namespace};
-use crate::cluster::{ControlPlane, PlaneOptions, binaries};
 use crate::experiment::Experiment;
 use crate::experiment::workload::Workload;
+use ctrlbench_plane::{ControlPlane, PlaneOptions, binaries};
 
 /// How long an existing cluster gets to answer its first request.
 const FIRST_CONTACT: Duration = Duration::from_secs(10);
@@ -42,30 +42,26 @@ pub struct Cluster {
 
 /// The experiment's cluster, unless the command line names another.
 pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
-    let c = &exp.spec.cluster;
+    let c = &exp.cluster;
     let kubeconfig_path = opts
         .kubeconfig
         .clone()
-        .or_else(|| c.kubeconfig.as_ref().map(|k| expand_home(k.get_ref())));
-    let context = opts
-        .context
-        .clone()
-        .or_else(|| c.context.as_ref().map(|k| k.get_ref().clone()));
+        .or_else(|| c.kubeconfig.as_deref().map(expand_home));
+    let context = opts.context.clone().or_else(|| c.context.clone());
     let popts = PlaneOptions {
         k8s_version: binaries::normalize_version(
             c.k8s_version
-                .as_ref()
-                .map(|v| v.get_ref().as_str())
+                .as_deref()
                 .unwrap_or(binaries::DEFAULT_K8S_VERSION),
         )?,
         feature_gates: c.feature_gates.clone(),
-        apiserver_args: c.apiserver_args.get_ref().clone(),
-        etcd_args: c.etcd_args.get_ref().clone(),
-        etcd_fsync: c.etcd_fsync.unwrap_or(true),
-        audit_log: c.audit_log.unwrap_or(false),
-        etcd_members: c.etcd_members.as_ref().map_or(1, |v| *v.get_ref() as usize),
-        apiservers: c.apiservers.as_ref().map_or(1, |v| *v.get_ref() as usize),
-        controller_manager: c.controller_manager.unwrap_or(false),
+        apiserver_args: c.apiserver_args.clone(),
+        etcd_args: c.etcd_args.clone(),
+        etcd_fsync: c.etcd_fsync,
+        audit_log: c.audit_log,
+        etcd_members: c.etcd_members,
+        apiservers: c.apiservers,
+        controller_manager: c.controller_manager,
         ..PlaneOptions::default()
     };
     Cluster::connect(popts, kubeconfig_path, context).await
@@ -130,7 +126,7 @@ impl Cluster {
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
         let installed = crds.get_opt(&crd_name()).await?.is_none();
         if installed {
-            crate::cluster::plane::install_crd(&client).await?;
+            ctrlbench_plane::plane::install_crd(&client).await?;
         }
         // kube-controller-manager publishes kube-root-ca.crt into every
         // namespace; its absence means nothing will finalize deleted namespaces.
@@ -153,7 +149,7 @@ impl Cluster {
     /// anywhere (this run's namespaces are gone by now: any widget left is
     /// someone else's, and deleting the CRD would delete it too).
     pub async fn close(self) -> Result<()> {
-        self.close_within(crate::cluster::process::STOP_TIMEOUT)
+        self.close_within(ctrlbench_plane::process::STOP_TIMEOUT)
             .await
     }
 

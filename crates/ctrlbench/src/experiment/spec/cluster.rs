@@ -1,0 +1,83 @@
+//! `[cluster]`: a local plane's settings, or an existing cluster that takes
+//! none of them; the plane's size within the plane crate's bounds; plane
+//! flags the policy allows. Yields the plain [`Cluster`].
+
+use super::errors::{Checked, Source};
+use super::policy;
+use super::schema::ClusterSpec;
+use super::validated::Cluster;
+
+pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
+    if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref())
+        && (c.k8s_version.is_some()
+            || !c.feature_gates.is_empty()
+            || !c.apiserver_args.get_ref().is_empty()
+            || c.etcd_fsync.is_some()
+            || c.audit_log.is_some()
+            || c.etcd_members.is_some()
+            || c.apiservers.is_some()
+            || c.controller_manager.is_some())
+    {
+        return Err(src.at(
+            "cluster",
+            kc.span(),
+            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync, audit_log, etcd_members, apiservers, controller_manager)",
+        ));
+    }
+    for (key, v, max) in [
+        (
+            "etcd_members",
+            &c.etcd_members,
+            ctrlbench_plane::plane::MAX_ETCD_MEMBERS,
+        ),
+        (
+            "apiservers",
+            &c.apiservers,
+            ctrlbench_plane::plane::MAX_APISERVERS,
+        ),
+    ] {
+        if let Some(v) = v
+            && !(1..=max as u32).contains(v.get_ref())
+        {
+            return Err(src.at(key, v.span(), format!("must be from 1 to {max}")));
+        }
+    }
+    if let Some(a) = &c.apiservers
+        && *a.get_ref() > 1
+        && c.audit_log == Some(true)
+    {
+        return Err(src.at(
+            "apiservers",
+            a.span(),
+            "the audit log needs a single apiserver (each would log a part of the writes)",
+        ));
+    }
+    for (key, args, protected) in [
+        (
+            "apiserver_args",
+            &c.apiserver_args,
+            ctrlbench_plane::flags::APISERVER_PROTECTED,
+        ),
+        (
+            "etcd_args",
+            &c.etcd_args,
+            ctrlbench_plane::flags::ETCD_PROTECTED,
+        ),
+    ] {
+        policy::check_plane_args(args.get_ref(), protected)
+            .map_err(|m| src.at(key, args.span(), m))?;
+    }
+    Ok(Cluster {
+        k8s_version: c.k8s_version.as_ref().map(|v| v.get_ref().clone()),
+        feature_gates: c.feature_gates.clone(),
+        apiserver_args: c.apiserver_args.get_ref().clone(),
+        etcd_args: c.etcd_args.get_ref().clone(),
+        etcd_fsync: c.etcd_fsync.unwrap_or(true),
+        audit_log: c.audit_log.unwrap_or(false),
+        etcd_members: c.etcd_members.as_ref().map_or(1, |v| *v.get_ref() as usize),
+        apiservers: c.apiservers.as_ref().map_or(1, |v| *v.get_ref() as usize),
+        controller_manager: c.controller_manager.unwrap_or(false),
+        kubeconfig: c.kubeconfig.as_ref().map(|v| v.get_ref().clone()),
+        context: c.context.as_ref().map(|v| v.get_ref().clone()),
+    })
+}

@@ -1,0 +1,104 @@
+//! Experiment files (TOML): parsing and validation. The file is read into
+//! its serde types (`schema`), each section is checked on its own — top
+//! level (`top`), `[cluster]` (`cluster`), `[[fault]]` (`faults`), each
+//! `[[variant]]` against the key table (`variant`, `keys`), `[workload]`
+//! and `[[phase]]` (their own modules) — under the rules of `policy`, and
+//! what passes becomes the plain `Experiment` of `validated`. Unknown keys
+//! are rejected, and every error names the file, the line and the key
+//! (`errors`).
+
+pub mod cluster;
+pub mod errors;
+pub mod faults;
+pub mod keys;
+pub mod policy;
+pub mod schema;
+pub mod top;
+pub mod validated;
+pub mod variant;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+pub use errors::SpecError;
+pub use faults::{Fault, FaultTarget};
+pub use schema::{
+    ConflictReread, DEFAULT_PROBE_OBJECTS, FaultAction, LogLevel, Predicate, Queue, RbacRule,
+    Schedule, Spec, StartMode, StatusWrite,
+};
+pub use validated::{Cluster, Experiment, Variant};
+
+use crate::experiment::{phase, workload};
+use errors::Source;
+
+/// Parses an experiment file; `[workload]` files are read from disk,
+/// relative to `file`.
+pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
+    parse_with(file, text, &|p: &Path| std::fs::read_to_string(p))
+}
+
+/// `parse`, reading the workload's files with `read` (built-in experiments
+/// read theirs from the binary).
+pub fn parse_with(
+    file: &Path,
+    text: &str,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<Experiment, SpecError> {
+    let src = Source {
+        file: file.display().to_string(),
+        text,
+    };
+    let spec: Spec = toml::from_str(text).map_err(|e| src.from_toml(&e))?;
+    top::check(&src, &spec)?;
+    let cluster = cluster::check(&src, &spec.cluster)?;
+    let local = cluster.kubeconfig.is_none() && cluster.context.is_none();
+    let plane = faults::Plane {
+        local,
+        etcd_members: cluster.etcd_members,
+        apiservers: cluster.apiservers,
+    };
+    let window_s = *spec.window_s.get_ref();
+    let faults = faults::check(&src, &spec.faults, &plane, window_s)?;
+    let workload = match &spec.workload {
+        None => workload::Workload::widgets(),
+        Some(w) => workload::check(&src, file, w, read)?,
+    };
+    let mut variants: Vec<Variant> = Vec::new();
+    for v in spec.variants.get_ref() {
+        let around = variant::Around {
+            schedule: spec.schedule,
+            local,
+            cluster_version: cluster.k8s_version.is_some(),
+            per_plane: spec.probe || *spec.background_objects.get_ref() > 0,
+            faults: !faults.is_empty(),
+            earlier: &variants,
+        };
+        let checked = variant::check(&src, v, &around)?;
+        variants.push(checked);
+    }
+    let phases = phase::check(&src, file, &spec.phases, window_s, workload.is_builtin())?;
+    Ok(Experiment {
+        file: file.to_path_buf(),
+        text: text.to_string(),
+        name: spec.name.get_ref().clone(),
+        description: spec.description,
+        cluster,
+        variants,
+        scales: spec.scales.get_ref().clone(),
+        window_s,
+        stop_when_converged: spec.stop_when_converged,
+        quiet_s: *spec.quiet_s.get_ref(),
+        repeats: *spec.repeats.get_ref(),
+        schedule: spec.schedule,
+        concurrency: *spec.concurrency.get_ref(),
+        scrape_interval_s: *spec.scrape_interval_s.get_ref(),
+        probe: spec.probe,
+        probe_objects: *spec.probe_objects.get_ref(),
+        background_objects: *spec.background_objects.get_ref(),
+        phases,
+        workload,
+        faults,
+    })
+}

@@ -1,0 +1,236 @@
+//! The experiment file as written: the serde types and their defaults,
+//! nothing else. Values keep their `Spanned` place in the file so that a
+//! check can name the line; the checks turn these into the plain types of
+//! `validated.rs`. The `[[variant]]` table's type comes from the key table
+//! (`keys.rs`), `[[phase]]`'s and `[workload]`'s from their own modules.
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+pub use super::keys::VariantSpec;
+use crate::experiment::phase::PhaseSpec;
+use crate::experiment::workload::WorkloadSpec;
+
+/// One variant at a time, or all at once (the write-up's Experiment 1): the
+/// record's type, so what the file says is what summary.json says.
+pub use ctrlbench_record::summary::Schedule;
+/// When a variant's controller starts (the record's type too).
+pub use ctrlbench_record::summary::StartMode;
+
+/// `probe_objects` when unset (and `ctrlbench probe --objects`'s default).
+pub const DEFAULT_PROBE_OBJECTS: u64 = 500;
+
+/// An experiment file as written.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub cluster: ClusterSpec,
+    #[serde(rename = "variant")]
+    pub variants: Spanned<Vec<VariantSpec>>,
+    pub scales: Spanned<Vec<u64>>,
+    #[serde(default = "default_window")]
+    pub window_s: Spanned<f64>,
+    #[serde(default)]
+    pub stop_when_converged: bool,
+    /// With stop_when_converged: seconds without a reconcile that count as quiet.
+    #[serde(default = "default_quiet")]
+    pub quiet_s: Spanned<f64>,
+    #[serde(default = "default_one")]
+    pub repeats: Spanned<u32>,
+    #[serde(default)]
+    pub schedule: Schedule,
+    /// Loader: widgets created at once.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: Spanned<u32>,
+    #[serde(default = "default_one_f")]
+    pub scrape_interval_s: Spanned<f64>,
+    /// Run `ctrlbench probe` before each repeat (of each scale) and record
+    /// its figures in the manifest, tagged with that scale and repeat.
+    #[serde(default)]
+    pub probe: bool,
+    /// Widgets per writer level of that probe. A short burst of 500 is
+    /// faster than a 5000-object load, so a like-for-like comparison sets
+    /// it to the experiment's scale.
+    #[serde(default = "default_probe_objects")]
+    pub probe_objects: Spanned<u64>,
+    /// Widgets created once in a namespace of their own before any
+    /// controller starts (run/background.rs): what a cluster-wide cache holds
+    /// besides the run's own objects.
+    #[serde(default = "no_objects")]
+    pub background_objects: Spanned<u64>,
+    /// What happens after the create phase, in order (experiment/phase.rs).
+    #[serde(default, rename = "phase")]
+    pub phases: Vec<PhaseSpec>,
+    /// What the runs create and when an object is ready (default: widgets).
+    pub workload: Option<WorkloadSpec>,
+    /// `[[fault]]`: what the runner does to a process during each run.
+    #[serde(rename = "fault", default)]
+    pub faults: Vec<FaultSpec>,
+}
+
+/// `[[fault]]`: at `at_s` after the load starts, `action` on `target`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    pub at_s: Spanned<f64>,
+    pub action: Spanned<FaultAction>,
+    /// controller | apiserver:<k> | etcd:<k> | etcd:leader | etcd:follower.
+    pub target: Spanned<String>,
+    /// stop: seconds stopped; restart: seconds down before the new start.
+    #[serde(default = "zero_f")]
+    pub duration_s: Spanned<f64>,
+}
+
+/// What a fault does.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FaultAction {
+    /// SIGKILL; the process stays down.
+    Kill,
+    /// SIGSTOP, SIGCONT after `duration_s`.
+    Stop,
+    /// SIGKILL, then the same process (flags, identity, data) again after `duration_s`.
+    Restart,
+}
+
+impl FaultAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultAction::Kill => "kill",
+            FaultAction::Stop => "stop",
+            FaultAction::Restart => "restart",
+        }
+    }
+}
+
+/// `[cluster]`: a local plane (default) or an existing cluster.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    pub k8s_version: Option<Spanned<String>>,
+    #[serde(default)]
+    pub feature_gates: Vec<String>,
+    #[serde(default = "no_args")]
+    pub apiserver_args: Spanned<Vec<String>>,
+    #[serde(default = "no_args")]
+    pub etcd_args: Spanned<Vec<String>>,
+    pub etcd_fsync: Option<bool>,
+    /// The apiserver's audit log of widget writes (local plane only):
+    /// per-variant server-side latency and counts in each run's audit.csv.
+    pub audit_log: Option<bool>,
+    /// etcd cluster size (local plane; default 1).
+    pub etcd_members: Option<Spanned<u32>>,
+    /// kube-apiservers behind the front (local plane; default 1).
+    pub apiservers: Option<Spanned<u32>>,
+    /// kube-controller-manager's namespace and garbage-collector controllers
+    /// on the local plane (default off: ctrlbench finalizes namespaces itself).
+    pub controller_manager: Option<bool>,
+    pub kubeconfig: Option<Spanned<String>>,
+    pub context: Option<Spanned<String>>,
+}
+
+impl Default for ClusterSpec {
+    fn default() -> Self {
+        ClusterSpec {
+            k8s_version: None,
+            feature_gates: Vec::new(),
+            apiserver_args: no_args(),
+            etcd_args: no_args(),
+            etcd_fsync: None,
+            audit_log: None,
+            etcd_members: None,
+            apiservers: None,
+            controller_manager: None,
+            kubeconfig: None,
+            context: None,
+        }
+    }
+}
+
+/// One RBAC rule of a command controller's Role or ClusterRole.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RbacRule {
+    #[serde(default)]
+    pub api_groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub verbs: Vec<String>,
+}
+
+/// A preset name, one of `deploy/presets.toml`'s (`widget_api::presets::names`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Preset(String);
+
+impl Preset {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Preset {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        let names = widget_api::presets::names();
+        if names.contains(&name.as_str()) {
+            Ok(Preset(name))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "unknown preset {name:?}, expected one of {}",
+                names.join(", ")
+            )))
+        }
+    }
+}
+
+/// The Go controller's re-read on a conflict retry (`--conflict-reread`).
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ConflictReread {
+    Api,
+    Cache,
+}
+
+impl ConflictReread {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConflictReread::Api => "api",
+            ConflictReread::Cache => "cache",
+        }
+    }
+}
+
+/// The controllers' own setting types: what the file accepts is what they accept.
+pub use widget_api::presets::{LogLevel, Predicate, Queue, StatusWrite};
+
+fn zero_f() -> Spanned<f64> {
+    Spanned::new(0..0, 0.0)
+}
+fn default_window() -> Spanned<f64> {
+    Spanned::new(0..0, 60.0)
+}
+fn default_quiet() -> Spanned<f64> {
+    Spanned::new(0..0, 3.0)
+}
+fn default_one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+fn default_one_f() -> Spanned<f64> {
+    Spanned::new(0..0, 1.0)
+}
+fn no_objects() -> Spanned<u64> {
+    Spanned::new(0..0, 0)
+}
+fn default_probe_objects() -> Spanned<u64> {
+    Spanned::new(0..0, DEFAULT_PROBE_OBJECTS)
+}
+fn default_concurrency() -> Spanned<u32> {
+    Spanned::new(0..0, 16)
+}
+fn no_args() -> Spanned<Vec<String>> {
+    Spanned::new(0..0, Vec::new())
+}

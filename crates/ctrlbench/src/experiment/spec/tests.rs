@@ -1,0 +1,706 @@
+//! The spec's own tests: malformed files name file, line and key; values
+//! out of bounds, unsafe settings and wrong combinations are refused.
+
+use super::*;
+use crate::controllers::Impl;
+
+const GOOD: &str = r#"name = "t"
+scales = [20]
+window_s = 10
+
+[[variant]]
+name = "a"
+preset = "good"
+"#;
+
+fn err(text: &str) -> SpecError {
+    parse(Path::new("exp.toml"), text).expect_err("should be rejected")
+}
+
+#[test]
+fn a_valid_file_parses_with_defaults() {
+    let e = parse(Path::new("exp.toml"), GOOD).unwrap();
+    assert_eq!(e.scales, [20]);
+    assert_eq!(e.repeats, 1);
+    assert_eq!(e.schedule, Schedule::Isolated);
+    assert_eq!(e.variants[0].implementation, Impl::Rust);
+    assert!(e.is_local());
+}
+
+#[test]
+fn malformed_files_name_file_line_and_key() {
+    let cases: [(&str, usize, &str); 22] = [
+        (
+            "name = \"t\"\nscales = [20]\nrepeets = 2\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            3,
+            "repeets",
+        ),
+        (
+            "name = \"t\"\nscales = []\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            2,
+            "scales",
+        ),
+        (
+            "name = \"t\"\nscales = [0, 5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            2,
+            "scales",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\nwindow_s = -1\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            3,
+            "window_s",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\nrepeats = 0\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            3,
+            "repeats",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\nschedule = \"parallel\"\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            3,
+            "schedule",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"great\"\n",
+            5,
+            "preset",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"java\"\npreset = \"good\"\n",
+            5,
+            "impl",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nworkers = 0\n",
+            6,
+            "workers",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nclient_burst = 5\n",
+            6,
+            "client_burst",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nclient_qps = -1\nclient_burst = 5\n",
+            7,
+            "client_burst",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"a\"\npreset = \"bad\"\n",
+            7,
+            "name",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[cluster]\nkubeconfig = \"k\"\netcd_fsync = false\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            4,
+            "cluster",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nwokers = 3\n",
+            6,
+            "wokers",
+        ),
+        (
+            "name = \"t\"\nscales = \"many\"\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            2,
+            "scales",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.22\"\npreset = \"good\"\nqueue = \"kube\"\n",
+            7,
+            "queue",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nqueue = \"lifo\"\n",
+            6,
+            "queue",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.22\"\npreset = \"good\"\ndebounce_ms = 5\n",
+            7,
+            "debounce_ms",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.18.4\"\npreset = \"good\"\npriority_queue = true\n",
+            7,
+            "priority_queue",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\npriority_queue = false\n",
+            6,
+            "priority_queue",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nstart = \"later\"\n",
+            6,
+            "start",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\nschedule = \"concurrent\"\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\nstart = \"after-load\"\n",
+            10,
+            "start",
+        ),
+    ];
+    for (text, line, key) in cases {
+        let e = err(text);
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{text}\n→ {e}");
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with(&format!("exp.toml:{line}: key `{key}`")),
+            "{shown}"
+        );
+    }
+}
+
+#[test]
+fn a_file_cannot_weaken_the_plane_or_redirect_a_controller() {
+    for (text, line, key, says) in [
+        (
+            "name = \"t\"\nscales = [5]\n[cluster]\napiserver_args = [\"--max-requests-inflight=800\", \"--anonymous-auth=true\"]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            4,
+            "apiserver_args",
+            "--anonymous-auth=true",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[cluster]\netcd_args = [\"--listen-client-urls=http://0.0.0.0:2379\"]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+            4,
+            "etcd_args",
+            "--listen-client-urls",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nenv = { KUBECONFIG = \"/tmp/other\" }\n",
+            6,
+            "env",
+            "KUBECONFIG",
+        ),
+        (
+            "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nenv = { RUST_LOG = \"x\", LD_PRELOAD = \"/x.so\" }\n",
+            6,
+            "env",
+            "LD_PRELOAD",
+        ),
+    ] {
+        let e = parse(Path::new("f.toml"), text).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+    // Harmless ones pass.
+    let ok = "name = \"t\"\nscales = [5]\n[cluster]\napiserver_args = [\"--max-requests-inflight=800\"]\n[[variant]]\nname = \"a\"\npreset = \"good\"\nenv = { RUST_LOG = \"info\" }\n";
+    assert!(parse(Path::new("f.toml"), ok).is_ok());
+}
+
+#[test]
+fn values_out_of_bounds_are_refused_at_parse_time() {
+    for (extra, key) in [
+        ("window_s = 1e20\n", "window_s"),
+        ("quiet_s = 1e9\n", "quiet_s"),
+        ("scrape_interval_s = 0.001\n", "scrape_interval_s"),
+        ("concurrency = 5000\n", "concurrency"),
+        ("probe_objects = 0\n", "probe_objects"),
+        ("probe_objects = 200000\n", "probe_objects"),
+    ] {
+        let text = format!(
+            "name = \"t\"\nscales = [5]\n{extra}[[variant]]\nname = \"a\"\npreset = \"good\"\n"
+        );
+        let e = parse(Path::new("f.toml"), &text).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, key), "{e}");
+    }
+    let e = parse(
+        Path::new("f.toml"),
+        "name = \"t\"\nscales = [5, 2000000]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n",
+    )
+    .unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (2, "scales"), "{e}");
+}
+
+#[test]
+fn path_like_names_are_refused() {
+    for bad in [
+        "../x",
+        "a/b",
+        "a b",
+        "",
+        ".",
+        "..",
+        "-a",
+        "x".repeat(64).as_str(),
+    ] {
+        let text =
+            format!("name = {bad:?}\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n");
+        let e = parse(Path::new("f.toml"), &text).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (1, "name"), "{bad:?}: {e}");
+    }
+    for good in ["quick", "seed-exp1", "a.b_c"] {
+        assert!(policy::check_name(good).is_ok(), "{good}");
+    }
+}
+
+#[test]
+fn command_and_external_variants_are_checked_like_the_rest() {
+    let base = "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\n";
+    for (extra, line, key, says) in [
+        (
+            "impl = \"command\"\n",
+            4,
+            "command",
+            "missing field `command`",
+        ),
+        (
+            "impl = \"command\"\ncommand = []\n",
+            6,
+            "command",
+            "at least the program",
+        ),
+        (
+            "impl = \"command\"\ncommand = [\"x\"]\npreset = \"good\"\n",
+            7,
+            "preset",
+            "ctrlbench's own controllers",
+        ),
+        (
+            "impl = \"command\"\ncommand = [\"x\"]\nmetrics = \"http://10.0.0.1:9/metrics\"\n",
+            7,
+            "metrics",
+            "loopback",
+        ),
+        (
+            "impl = \"command\"\ncommand = [\"x\"]\nmetrics = \"http://127.0.0.1:{port}/metrics\"\n",
+            7,
+            "metrics",
+            "never passes {port}",
+        ),
+        (
+            "impl = \"command\"\ncommand = [\"x\"]\ncluster_rbac = [{ api_groups = [\"\"], resources = [\"pods\"], verbs = [\"delete\"] }]\n",
+            7,
+            "cluster_rbac",
+            "may only read",
+        ),
+        (
+            "impl = \"command\"\ncommand = [\"x\"]\ncluster_rbac = [{ api_groups = [\"\"], resources = [\"secrets\"], verbs = [\"list\"] }]\n",
+            7,
+            "cluster_rbac",
+            "secrets",
+        ),
+        (
+            "impl = \"command\"\ncommand = [\"x\"]\nrbac = [{ api_groups = [\"*\"], resources = [\"*\"], verbs = [\"*\"] }]\n",
+            7,
+            "rbac",
+            "cannot be granted",
+        ),
+        (
+            "impl = \"command\"\ncommand = [\"x\"]\nenv = { KUBECONFIG = \"/x\" }\n",
+            7,
+            "env",
+            "KUBECONFIG",
+        ),
+        (
+            "impl = \"external\"\ncommand = [\"x\"]\n",
+            6,
+            "command",
+            "starts nothing",
+        ),
+        (
+            "impl = \"external\"\nnamespace = \"kube-system\"\n",
+            6,
+            "namespace",
+            "not a namespace a run may use",
+        ),
+        (
+            "impl = \"external\"\nstart = \"after-load\"\n",
+            6,
+            "start",
+            "already running",
+        ),
+        ("impl = \"rust\"\n", 4, "preset", "missing field `preset`"),
+        (
+            "impl = \"rust\"\npreset = \"good\"\ncommand = [\"x\"]\n",
+            7,
+            "command",
+            "only impl",
+        ),
+    ] {
+        let e = err(&format!("{base}{extra}"));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}\n→ {e}");
+        assert!(e.message.contains(says), "{extra}\n→ {e}");
+    }
+    let ok = format!(
+        "{base}impl = \"command\"\ncommand = [\"./op\", \"--port={{port}}\"]\nmetrics = \"http://127.0.0.1:{{port}}/metrics\"\nrbac = [{{ api_groups = [\"\"], resources = [\"events\"], verbs = [\"create\"] }}]\ncluster_rbac = [{{ api_groups = [\"apps\"], resources = [\"deployments\"], verbs = [\"list\", \"watch\"] }}]\n"
+    );
+    let e = parse(Path::new("exp.toml"), &ok).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(e.variants[0].implementation, Impl::Command);
+    assert!(e.variants[0].flags().is_empty());
+    let ext = format!("{base}impl = \"external\"\nnamespace = \"my-ns\"\n");
+    assert!(parse(Path::new("exp.toml"), &ext).is_ok());
+}
+
+#[test]
+fn workload_errors_name_the_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let crd =
+        serde_yaml::to_string(&<widget_api::Widget as kube::CustomResourceExt>::crd()).unwrap();
+    std::fs::write(dir.path().join("crd.yaml"), &crd).unwrap();
+    std::fs::write(
+        dir.path().join("w.yaml"),
+        "apiVersion: benchmark.example.com/v1alpha1\nkind: Widget\nspec:\n  count: {{index}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("other.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\n",
+    )
+    .unwrap();
+    let file = dir.path().join("exp.toml");
+    let text = |workload: &str| {
+        format!(
+            "name = \"t\"\nscales = [5]\n[workload]\n{workload}[[variant]]\nname = \"a\"\npreset = \"good\"\n"
+        )
+    };
+    let ok = text(
+        "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.phase}\", equals = \"Ready\" }\n",
+    );
+    let e = parse(&file, &ok).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(e.workload.crd_name(), "widgets.benchmark.example.com");
+    assert!(!e.workload.is_builtin());
+    for (workload, line, key, says) in [
+        (
+            "crd = \"nope.yaml\"\nobject = \"w.yaml\"\nready = { condition = \"Ready\" }\n",
+            4,
+            "crd",
+            "cannot read",
+        ),
+        (
+            "crd = \"other.yaml\"\nobject = \"w.yaml\"\nready = { condition = \"Ready\" }\n",
+            4,
+            "crd",
+            "no CustomResourceDefinition",
+        ),
+        (
+            "crd = \"crd.yaml\"\nobject = \"other.yaml\"\nready = { condition = \"Ready\" }\n",
+            5,
+            "object",
+            "the CRD serves Widget",
+        ),
+        (
+            "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.phase\" , equals = \"x\"}\n",
+            6,
+            "ready",
+            "unbalanced",
+        ),
+        (
+            "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { condition = \"Ready\", exists = true }\n",
+            6,
+            "ready",
+            "not a readiness rule",
+        ),
+        (
+            "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { phase = \"Ready\" }\n",
+            6,
+            "phase",
+            "unknown field",
+        ),
+    ] {
+        let e = parse(&file, &text(workload)).unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{workload}\n→ {e}");
+        assert!(e.message.contains(says), "{workload}\n→ {e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{}:{line}:", file.display())),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn topology_and_faults_are_validated_with_file_line_and_key() {
+    let with = |extra: &str| format!("{GOOD}{extra}");
+    // (extra text, line of the error, key, part of the message)
+    let cases = [
+        (
+            "[cluster]\netcd_members = 9\n",
+            9,
+            "etcd_members",
+            "from 1 to 7",
+        ),
+        (
+            "[cluster]\napiservers = 0\n",
+            9,
+            "apiservers",
+            "from 1 to 5",
+        ),
+        (
+            "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:2\"\n",
+            11,
+            "target",
+            "1 etcd member",
+        ),
+        (
+            "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"apiserver:1\"\n",
+            11,
+            "target",
+            "1 apiserver",
+        ),
+        (
+            "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:follower\"\n",
+            11,
+            "target",
+            "at least 2",
+        ),
+        (
+            "[[fault]]\nat_s = 12\naction = \"kill\"\ntarget = \"controller\"\n",
+            9,
+            "at_s",
+            "after the window",
+        ),
+        (
+            "[[fault]]\nat_s = 1\naction = \"stop\"\ntarget = \"controller\"\n",
+            10,
+            "duration_s",
+            "duration_s > 0",
+        ),
+        (
+            "[[fault]]\nat_s = 1\naction = \"explode\"\ntarget = \"controller\"\n",
+            10,
+            "action",
+            "explode",
+        ),
+        (
+            "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"scheduler\"\n",
+            11,
+            "target",
+            "unknown fault target",
+        ),
+    ];
+    for (extra, line, key, msg) in cases {
+        let e = err(&with(extra));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}: {e}");
+        assert!(e.message.contains(msg), "{extra}: {e}");
+        assert!(e.to_string().starts_with("exp.toml:"), "{e}");
+    }
+    // The same targets are fine on a plane that has them.
+    let ok = with(
+        "[cluster]\netcd_members = 3\napiservers = 2\n\
+         [[fault]]\nat_s = 1\naction = \"restart\"\ntarget = \"etcd:2\"\nduration_s = 1\n\
+         [[fault]]\nat_s = 2\naction = \"stop\"\ntarget = \"etcd:follower\"\nduration_s = 1\n\
+         [[fault]]\nat_s = 3\naction = \"kill\"\ntarget = \"apiserver:1\"\n",
+    );
+    let e = parse(Path::new("exp.toml"), &ok).unwrap();
+    assert_eq!(e.faults.len(), 3);
+    // An existing cluster has no plane processes to hit.
+    let e = err(&with(
+        "[cluster]\ncontext = \"x\"\n[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:leader\"\n",
+    ));
+    assert_eq!(e.key, "target");
+}
+
+#[test]
+fn a_fault_free_baseline_variant_is_validated() {
+    let fault =
+        "[[fault]]\nat_s = 1\naction = \"restart\"\ntarget = \"controller\"\nduration_s = 1\n";
+    let base = "[[variant]]\nname = \"b\"\npreset = \"good\"\nfaults = false\n";
+    let e = parse(Path::new("exp.toml"), &format!("{GOOD}{base}{fault}")).unwrap();
+    assert_eq!(e.faults_for(0).len(), 1);
+    assert!(e.faults_for(1).is_empty());
+    // Nothing to opt out of.
+    let e = err(&format!("{GOOD}{base}"));
+    assert_eq!((e.line, e.key.as_str()), (11, "faults"), "{e}");
+    assert!(e.message.contains("no [[fault]]"), "{e}");
+    // A concurrent run shares its plane, and so its plane faults.
+    let text = format!("{GOOD}{base}{fault}").replace(
+        "window_s = 10\n",
+        "window_s = 10\nschedule = \"concurrent\"\n",
+    );
+    let e = err(&text);
+    assert_eq!(e.key, "faults", "{e}");
+    assert!(e.message.contains("isolated"), "{e}");
+}
+
+#[test]
+fn missing_variant_is_reported() {
+    let e = err("name = \"t\"\nscales = [5]\n");
+    assert_eq!(e.key, "variant");
+}
+
+#[test]
+fn builtin_experiments_are_valid() {
+    for (name, text) in crate::experiment::builtin::BUILTIN {
+        crate::experiment::builtin::parse(name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn every_variant_gets_its_queue_and_debounce_works_on_both() {
+    let text = r#"name = "t"
+scales = [5]
+[[variant]]
+name = "r"
+preset = "good"
+[[variant]]
+name = "r-fifo"
+preset = "good"
+queue = "fifo"
+debounce_ms = 50
+[[variant]]
+name = "g"
+impl = "go@v0.22"
+preset = "good"
+"#;
+    let e = parse(Path::new("exp.toml"), text).unwrap();
+    let flags: Vec<Vec<String>> = e.variants.iter().map(|v| v.flags()).collect();
+    assert!(flags[0].contains(&"--queue=kube".to_string()), "{flags:?}");
+    assert!(flags[1].contains(&"--queue=fifo".to_string()), "{flags:?}");
+    assert!(
+        flags[1].contains(&"--debounce-ms=50".to_string()),
+        "{flags:?}"
+    );
+    assert!(flags[2].contains(&"--queue=fifo".to_string()), "{flags:?}");
+}
+
+#[test]
+fn go_builds_with_a_priority_queue_always_get_the_flag() {
+    let text = r#"name = "t"
+scales = [5]
+[[variant]]
+name = "rust"
+preset = "good"
+[[variant]]
+name = "g18"
+impl = "go@v0.18.4"
+preset = "good"
+[[variant]]
+name = "g22"
+impl = "go@v0.22"
+preset = "good"
+[[variant]]
+name = "g25"
+impl = "go@v0.25"
+preset = "good"
+[[variant]]
+name = "g25-fifo"
+impl = "go@v0.25"
+preset = "good"
+priority_queue = false
+[[variant]]
+name = "g22-prio"
+impl = "go@v0.22"
+preset = "good"
+priority_queue = true
+"#;
+    let e = parse(Path::new("exp.toml"), text).unwrap();
+    let pq: Vec<Option<String>> = e
+        .variants
+        .iter()
+        .map(|v| {
+            v.flags()
+                .into_iter()
+                .find(|f| f.starts_with("--priority-queue"))
+        })
+        .collect();
+    let want = [
+        None,
+        None,
+        Some("--priority-queue=false"),
+        Some("--priority-queue=true"),
+        Some("--priority-queue=false"),
+        Some("--priority-queue=true"),
+    ];
+    assert_eq!(
+        pq,
+        want.map(|w| w.map(String::from)).to_vec(),
+        "{:?}",
+        e.variants.iter().map(|v| v.flags()).collect::<Vec<_>>()
+    );
+    let msg = err("name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\nimpl = \"go@v0.18.4\"\npreset = \"good\"\npriority_queue = true\n").to_string();
+    assert!(msg.contains("go@v0.18.4 has no priority queue"), "{msg}");
+}
+
+#[test]
+fn phases_are_validated_with_file_line_and_key() {
+    let with = |phases: &str| format!("{GOOD}{phases}");
+    for (phases, line, key) in [
+        ("[[phase]]\nkind = \"upgrade\"\n", 9, "kind"),
+        ("[[phase]]\nkind = \"idle\"\n", 9, "duration_s"),
+        (
+            "[[phase]]\nkind = \"idle\"\nduration_s = 5\ncount = 2\n",
+            11,
+            "count",
+        ),
+        ("[[phase]]\nkind = \"update\"\ncount = 0\n", 10, "count"),
+        ("[[phase]]\nkind = \"delete\"\nrate = -1.0\n", 10, "rate"),
+        (
+            "[[phase]]\nkind = \"update\"\npatch = \"no-such-file.yaml\"\n",
+            10,
+            "patch",
+        ),
+        (
+            "[[phase]]\nkind = \"delete\"\n[[phase]]\nkind = \"update\"\n",
+            11,
+            "kind",
+        ),
+    ] {
+        let e = err(&with(phases));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{phases}: {e}");
+    }
+    let e = parse(
+        Path::new("exp.toml"),
+        &with("[[phase]]\nkind = \"update\"\ncount = 2\n[[phase]]\nkind = \"idle\"\nduration_s = 5\n[[phase]]\nkind = \"delete\"\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        e.phases.iter().map(|p| p.kind()).collect::<Vec<_>>(),
+        ["update", "idle", "delete"]
+    );
+    // Timeouts default to the window.
+    assert_eq!(e.phases[2].max_seconds(), 10.0);
+}
+
+#[test]
+fn per_variant_versions_need_an_isolated_local_plane() {
+    let v = |extra: &str, variant: &str| {
+        format!(
+            "name = \"t\"\nscales = [5]\n{extra}[[variant]]\nname = \"a\"\npreset = \"good\"\n{variant}"
+        )
+    };
+    let e = parse(Path::new("exp.toml"), &v("", "k8s_version = \"v1.36.3\"\n")).unwrap();
+    assert_eq!(e.variant_k8s_version(0).as_deref(), Some("1.36.3"));
+    let on = e.on_version("1.36.3");
+    assert_eq!(on.cluster.k8s_version.as_deref(), Some("1.36.3"));
+    for (extra, variant, line) in [
+        ("", "k8s_version = \"1.36\"\n", 6),
+        (
+            "schedule = \"concurrent\"\n",
+            "k8s_version = \"1.36.3\"\n",
+            7,
+        ),
+        ("probe = true\n", "k8s_version = \"1.36.3\"\n", 7),
+        (
+            "[cluster]\nk8s_version = \"1.34.12\"\n",
+            "k8s_version = \"1.36.3\"\n",
+            8,
+        ),
+    ] {
+        let e = err(&v(extra, variant));
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (line, "k8s_version"),
+            "{extra}{variant}: {e}"
+        );
+    }
+}
+
+#[test]
+fn start_is_before_load_unless_a_variant_says_after_load() {
+    let text = "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\nstart = \"after-load\"\n";
+    let e = parse(Path::new("exp.toml"), text).unwrap();
+    assert_eq!(e.variants[0].start(), StartMode::BeforeLoad);
+    assert_eq!(e.variants[1].start(), StartMode::AfterLoad);
+    // Not a controller flag: the harness decides when to start it.
+    assert!(!e.variants[1].flags().iter().any(|f| f.contains("load")));
+    let perf = crate::experiment::builtin::get("perf").unwrap();
+    let p = parse(Path::new("perf.toml"), perf).unwrap();
+    assert!(p.variants.iter().any(|v| v.start() == StartMode::AfterLoad));
+    assert!(
+        p.variants
+            .iter()
+            .any(|v| v.start() == StartMode::BeforeLoad)
+    );
+}

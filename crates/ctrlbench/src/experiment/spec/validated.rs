@@ -1,0 +1,150 @@
+//! A checked experiment in plain types: what everything after the spec
+//! (plan, run, commands) reads. No `Spanned` here: a value that reaches
+//! these types has passed every check of its section.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::faults::Fault;
+use super::keys::VariantKeys;
+use super::schema::{RbacRule, Schedule, StartMode};
+use crate::controllers::Impl;
+use crate::experiment::phase::Phase;
+use crate::experiment::workload::Workload;
+
+/// `[cluster]`, checked: the local plane's settings (defaults filled in) or
+/// the existing cluster's kubeconfig and context.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cluster {
+    pub k8s_version: Option<String>,
+    pub feature_gates: Vec<String>,
+    pub apiserver_args: Vec<String>,
+    pub etcd_args: Vec<String>,
+    pub etcd_fsync: bool,
+    pub audit_log: bool,
+    pub etcd_members: usize,
+    pub apiservers: usize,
+    pub controller_manager: bool,
+    pub kubeconfig: Option<String>,
+    pub context: Option<String>,
+}
+
+/// A checked variant.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub name: String,
+    pub implementation: Impl,
+    /// Every key as given (None: not given); see keys.rs.
+    pub keys: VariantKeys,
+}
+
+/// A checked experiment.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub file: PathBuf,
+    /// The file's text, as run (the manifest keeps it).
+    pub text: String,
+    pub name: String,
+    pub description: String,
+    pub cluster: Cluster,
+    pub variants: Vec<Variant>,
+    pub scales: Vec<u64>,
+    pub window_s: f64,
+    pub stop_when_converged: bool,
+    pub quiet_s: f64,
+    pub repeats: u32,
+    pub schedule: Schedule,
+    pub concurrency: u32,
+    pub scrape_interval_s: f64,
+    pub probe: bool,
+    pub probe_objects: u64,
+    pub background_objects: u64,
+    /// The `[[phase]]` entries after the create phase.
+    pub phases: Vec<Phase>,
+    /// `[workload]`, or the built-in Widget workload.
+    pub workload: Workload,
+    pub faults: Vec<Fault>,
+}
+
+impl Variant {
+    /// The preset of ctrlbench's own controllers ("" for command and external).
+    pub fn preset(&self) -> &str {
+        self.keys.preset.as_ref().map_or("", |p| p.as_str())
+    }
+
+    /// Whether ctrlbench starts one of its own controllers for this variant.
+    pub fn is_own(&self) -> bool {
+        matches!(self.implementation, Impl::Rust | Impl::Go(_))
+    }
+
+    /// When the controller starts relative to the load.
+    pub fn start(&self) -> StartMode {
+        self.keys.start.unwrap_or_default()
+    }
+
+    /// Whether this variant's runs get the `[[fault]]` schedule.
+    pub fn faulted(&self) -> bool {
+        self.keys.faults != Some(false)
+    }
+
+    /// The controller's flags (ctrlbench's own controllers; none otherwise),
+    /// besides namespace, metrics address and log format, which the runner
+    /// sets: the keys given, and always the queue and, for Go builds that
+    /// have one, the priority queue, so every recorded run names its queue.
+    pub fn flags(&self) -> Vec<String> {
+        if !self.is_own() {
+            return Vec::new();
+        }
+        self.keys.flags(&self.implementation)
+    }
+
+    pub fn env(&self) -> &BTreeMap<String, String> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        self.keys.env.as_ref().unwrap_or(&NONE)
+    }
+
+    pub fn command(&self) -> &[String] {
+        self.keys.command.as_deref().unwrap_or_default()
+    }
+
+    pub fn rbac(&self) -> &[RbacRule] {
+        self.keys.rbac.as_deref().unwrap_or_default()
+    }
+
+    pub fn cluster_rbac(&self) -> &[RbacRule] {
+        self.keys.cluster_rbac.as_deref().unwrap_or_default()
+    }
+}
+
+impl Experiment {
+    /// The Kubernetes version `variant`'s runs need, when variants differ
+    /// (None: the experiment's one cluster).
+    pub fn variant_k8s_version(&self, variant: usize) -> Option<String> {
+        self.variants[variant]
+            .keys
+            .k8s_version
+            .as_ref()
+            .and_then(|v| ctrlbench_plane::binaries::normalize_version(v).ok())
+    }
+
+    /// The `[[fault]]` schedule `variant`'s runs get: none for a variant
+    /// with `faults = false` (the fault-free baseline).
+    pub fn faults_for(&self, variant: usize) -> &[Fault] {
+        if self.variants[variant].faulted() {
+            &self.faults
+        } else {
+            &[]
+        }
+    }
+
+    /// This experiment on a plane of `version` (for variants that name one).
+    pub fn on_version(&self, version: &str) -> Experiment {
+        let mut e = self.clone();
+        e.cluster.k8s_version = Some(version.to_string());
+        e
+    }
+
+    pub fn is_local(&self) -> bool {
+        self.cluster.kubeconfig.is_none() && self.cluster.context.is_none()
+    }
+}

@@ -1,0 +1,248 @@
+//! One `[[variant]]`: its name, its implementation, which keys that
+//! implementation takes (the key table decides), then the rules of each
+//! kind — ctrlbench's own controllers (values judged by the preset table's
+//! rules, `widget_api::presets`), a user's command (its program, metrics
+//! URL and RBAC), an external controller (its namespace) — and the rules
+//! that depend on the rest of the file (plane version, faults, schedule).
+
+use std::ops::Range;
+
+use super::errors::{Checked, Source};
+use super::keys::{self, KEYS, VariantSpec};
+use super::policy;
+use super::schema::{Queue, Schedule, StartMode};
+use super::validated::Variant;
+use crate::controllers::Impl;
+
+/// What a variant's checks need to know of the rest of the file.
+pub struct Around<'a> {
+    pub schedule: Schedule,
+    pub local: bool,
+    /// `[cluster] k8s_version` is set.
+    pub cluster_version: bool,
+    /// probe or background_objects is on (both are per plane).
+    pub per_plane: bool,
+    /// The file has a `[[fault]]` schedule.
+    pub faults: bool,
+    /// The variants checked before this one.
+    pub earlier: &'a [Variant],
+}
+
+pub fn check(src: &Source, v: &VariantSpec, around: &Around) -> Checked<Variant> {
+    let given = v.given();
+    let span_of = |key: &str| -> Range<usize> {
+        given
+            .iter()
+            .find(|(k, _)| k.name == key)
+            .map_or(v.name.span(), |(_, s)| s.clone())
+    };
+    let name = v.name.get_ref();
+    policy::check_variant_name(name).map_err(|m| src.at("name", v.name.span(), m))?;
+    if around.earlier.iter().any(|x| &x.name == name) {
+        return Err(src.at(
+            "name",
+            v.name.span(),
+            format!("variant name {name:?} is used twice"),
+        ));
+    }
+    let written = v.implementation.as_ref().map_or("rust", |i| i.get_ref());
+    let Some(imp) = Impl::parse(written) else {
+        return Err(src.at(
+            "impl",
+            span_of("impl"),
+            format!(
+                "unknown implementation {written:?}: use rust, {}, command or external",
+                crate::controllers::go_labels()
+            ),
+        ));
+    };
+    for (key, span) in &given {
+        key.accepts
+            .check(key.name, key.flag, &imp)
+            .map_err(|m| src.at(key.name, span.clone(), m))?;
+    }
+    let values = v.values();
+    match imp {
+        Impl::Rust | Impl::Go(_) => own(src, &values, &imp, &span_of, v)?,
+        Impl::Command => command(src, &values, &span_of, v)?,
+        Impl::External => external(src, &values, &span_of)?,
+    }
+    if let Some(m) = &values.metrics {
+        policy::check_metrics_url(m).map_err(|e| src.at("metrics", span_of("metrics"), e))?;
+    }
+    if let Some(k) = values
+        .env
+        .iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .find(|k| policy::env_denied(k))
+    {
+        return Err(src.at(
+            "env",
+            span_of("env"),
+            format!("{k} cannot be set by an experiment file (it would redirect or alter the controller)"),
+        ));
+    }
+    in_context(src, &values, around, &span_of)?;
+    Ok(Variant {
+        name: name.clone(),
+        implementation: imp,
+        keys: values,
+    })
+}
+
+type SpanOf<'a> = dyn Fn(&str) -> Range<usize> + 'a;
+
+/// rust and go@…: a preset, values the preset table's rules accept, a
+/// queue the runtime has.
+fn own(
+    src: &Source,
+    values: &keys::VariantKeys,
+    imp: &Impl,
+    span_of: &SpanOf,
+    v: &VariantSpec,
+) -> Checked<()> {
+    if values.preset.is_none() {
+        return Err(src.at(
+            "preset",
+            v.name.span(),
+            format!("missing field `preset` (impl = \"{imp}\" needs one)"),
+        ));
+    }
+    if let Err(e) = widget_api::presets::resolve(&values.preset_flags()) {
+        let key = KEYS
+            .iter()
+            .find(|k| k.flag == Some(e.flag))
+            .map_or("preset", |k| k.name);
+        return Err(src.at(key, span_of(key), keys::flags_as_keys(&e.message)));
+    }
+    if values.queue == Some(Queue::Kube) && *imp != Impl::Rust {
+        return Err(src.at(
+            "queue",
+            span_of("queue"),
+            "\"kube\" is kube-runtime's scheduler, which only the Rust controller has; the Go controller's queue is \"fifo\"",
+        ));
+    }
+    Ok(())
+}
+
+/// A user's program: something to run, a metrics URL it can be told, RBAC
+/// the policy allows.
+fn command(
+    src: &Source,
+    values: &keys::VariantKeys,
+    span_of: &SpanOf,
+    v: &VariantSpec,
+) -> Checked<()> {
+    let Some(cmd) = &values.command else {
+        return Err(src.at(
+            "command",
+            v.name.span(),
+            "missing field `command` (impl = \"command\" runs it)",
+        ));
+    };
+    if cmd.first().is_none_or(|p| p.trim().is_empty()) {
+        return Err(src.at("command", span_of("command"), "needs at least the program"));
+    }
+    if let Some(m) = &values.metrics
+        && m.contains("{port}")
+        && !cmd.iter().any(|a| a.contains("{port}"))
+    {
+        return Err(src.at(
+            "metrics",
+            span_of("metrics"),
+            "uses {port}, but the command never passes {port} to the controller",
+        ));
+    }
+    for (key, rules, cluster) in [
+        ("rbac", &values.rbac, false),
+        ("cluster_rbac", &values.cluster_rbac, true),
+    ] {
+        if let Some(r) = rules {
+            policy::check_rbac(r, cluster).map_err(|e| src.at(key, span_of(key), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A controller that is already running: a namespace a run may use, and
+/// nothing to start after the load.
+fn external(src: &Source, values: &keys::VariantKeys, span_of: &SpanOf) -> Checked<()> {
+    if values.start == Some(StartMode::AfterLoad) {
+        return Err(src.at(
+            "start",
+            span_of("start"),
+            "impl = \"external\" is already running: ctrlbench cannot start it after the load",
+        ));
+    }
+    if let Some(n) = &values.namespace {
+        policy::check_namespace(n).map_err(|m| src.at("namespace", span_of("namespace"), m))?;
+    }
+    Ok(())
+}
+
+/// The rules that depend on the rest of the file.
+fn in_context(
+    src: &Source,
+    values: &keys::VariantKeys,
+    around: &Around,
+    span_of: &SpanOf,
+) -> Checked<()> {
+    if let Some(k) = &values.k8s_version {
+        let why = if !around.local {
+            Some("needs the local plane (no kubeconfig or context)".to_string())
+        } else if around.cluster_version {
+            Some("cannot be combined with [cluster] k8s_version".to_string())
+        } else if around.schedule == Schedule::Concurrent {
+            Some(
+                "needs schedule = \"isolated\" (variants on different planes cannot run together)"
+                    .to_string(),
+            )
+        } else if around.per_plane {
+            Some(
+                "cannot be combined with probe or background_objects, which are per plane"
+                    .to_string(),
+            )
+        } else {
+            ctrlbench_plane::binaries::normalize_version(k)
+                .err()
+                .map(|e| format!("{e:#}"))
+        };
+        if let Some(m) = why {
+            return Err(src.at("k8s_version", span_of("k8s_version"), m));
+        }
+    }
+    if values.faults.is_some() {
+        let why = if !around.faults {
+            Some("there is no [[fault]] schedule to opt out of")
+        } else if around.schedule == Schedule::Concurrent {
+            Some(
+                "needs schedule = \"isolated\" (plane faults hit every variant of a concurrent run)",
+            )
+        } else {
+            None
+        };
+        if let Some(m) = why {
+            return Err(src.at("faults", span_of("faults"), m));
+        }
+    }
+    // Variants that run together share one loader phase: they start alike.
+    let start = values.start.unwrap_or_default();
+    if around.schedule == Schedule::Concurrent
+        && let Some(first) = around.earlier.first()
+        && first.start() != start
+    {
+        return Err(src.at(
+            "start",
+            span_of("start"),
+            format!(
+                "with schedule = \"concurrent\" every variant starts alike: {:?} is {}, {:?} is {}",
+                first.name,
+                first.start(),
+                values.name,
+                start
+            ),
+        ));
+    }
+    Ok(())
+}
