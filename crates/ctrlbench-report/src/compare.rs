@@ -7,12 +7,13 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::Table;
-use crate::figures::{Group, Metric, groups};
+use crate::figures::{Group, groups};
 use crate::interval::Ratio;
 use crate::load::Results;
+use crate::metrics::Metric;
 
 /// The figures compared (the throughput, latency and cost headline).
-pub const HEADLINE: [Metric; 22] = [
+pub const HEADLINE: &[Metric] = &[
     Metric::Ready,
     Metric::Convergence,
     Metric::Success,
@@ -60,13 +61,8 @@ fn pairs<'a>(ga: &'a [Group], gb: &'a [Group]) -> Vec<(&'a Group, &'a Group)> {
         .collect()
 }
 
-/// The figure of every run a group uses.
-fn values(g: &Group, m: Metric) -> Vec<f64> {
-    g.used().iter().filter_map(|r| r.get(m)).collect()
-}
-
 /// The figures the regression gate watches, and whether higher is better.
-pub const GATE: [(Metric, bool); 5] = [
+pub const GATE: &[(Metric, bool)] = &[
     (Metric::T100, false),
     (Metric::ReadyPerS, true),
     (Metric::P99, false),
@@ -80,8 +76,8 @@ pub fn regressions(a: &Path, b: &Path, threshold: f64) -> Result<Vec<String>> {
     let (ga, gb) = (groups(&Results::load(a)?), groups(&Results::load(b)?));
     let mut out = Vec::new();
     for (x, y) in pairs(&ga, &gb) {
-        for (m, higher_is_better) in GATE {
-            let Some(r) = Ratio::of(&values(x, m), &values(y, m)) else {
+        for &(m, higher_is_better) in GATE {
+            let Some(r) = Ratio::of(&x.values(m), &y.values(m)) else {
                 continue;
             };
             let worse = if higher_is_better {
@@ -234,8 +230,8 @@ fn ratio_table(pairs: &[(&Group, &Group)], label: impl Fn(&Group, &Group) -> Str
     };
     for (x, y) in pairs {
         let shared = [x, y].iter().any(|g| g.runs.iter().any(|r| r.concurrent));
-        for m in HEADLINE {
-            let r = Ratio::of(&values(x, m), &values(y, m));
+        for &m in HEADLINE {
+            let r = Ratio::of(&x.values(m), &y.values(m));
             // Under the concurrent schedule these cover every variant that
             // ran alongside: say so on the row instead of crediting one.
             let figure = if shared && server_side(m) {

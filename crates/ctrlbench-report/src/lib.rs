@@ -1,22 +1,24 @@
 //! `ctrlbench report` and `ctrlbench compare`: reads a results directory
-//! back through the record types (nothing else: no kube, no tokio) and writes `report.md` and one self-contained `report.html` (tables,
-//! inline SVG plots) into it. The document is built once as blocks
-//! (`tables`, `plots`) and rendered twice (`Block::markdown`, `html`).
+//! back through the record types (nothing else: no kube, no tokio) and
+//! writes `report.md` and one self-contained `report.html` (tables, inline
+//! SVG plots) into it. The figures come from the metric catalogue
+//! (`metrics`) per run (`figures`); the document is a list of sections
+//! (`sections`) over one shared context (`context`), built once as blocks and
+//! rendered twice (`Block::markdown`, `html`).
 
 pub mod attribution;
 pub mod compare;
-pub mod counterparts;
+pub mod context;
 pub mod faults;
 pub mod figures;
-pub mod goals;
 pub mod html;
 pub mod interval;
 pub mod load;
-pub mod phases;
+pub mod metrics;
 pub mod plots;
 pub mod quantile;
+pub mod sections;
 pub mod stats;
-pub mod tables;
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +27,7 @@ use ctrlbench_record::ResultsDir;
 use ctrlbench_record::files::write_atomic;
 
 /// A piece of the report.
+#[derive(Clone)]
 pub enum Block {
     Heading(u8, String),
     Para(String),
@@ -39,6 +42,7 @@ pub enum Block {
     },
 }
 
+#[derive(Clone)]
 pub struct Table {
     pub head: Vec<String>,
     pub rows: Vec<Vec<String>>,
@@ -89,12 +93,10 @@ pub struct Written {
 
 /// (report.md, report.html) of a results directory, not written.
 pub fn render(dir: &Path) -> Result<(String, String)> {
-    let results = load::Results::load(dir)?;
-    let groups = figures::groups(&results);
-    let plots = plots::all(&results, &groups)?;
-    let blocks = tables::document(&results, &groups, plots);
+    let ctx = context::ReportCtx::load(dir)?;
+    let blocks = sections::document(&ctx);
     let md: String = blocks.iter().map(Block::markdown).collect();
-    let title = format!("ctrlbench report: {}", results.experiment());
+    let title = format!("ctrlbench report: {}", ctx.results.experiment());
     Ok((md, html::document(&title, &blocks)))
 }
 

@@ -7,8 +7,9 @@ use anyhow::{Result, anyhow};
 use plotters::prelude::*;
 
 use crate::Block;
-use crate::figures::{Group, Metric};
+use crate::figures::Group;
 use crate::load::{Results, Run};
+use crate::metrics::Metric;
 use crate::stats::fmt_duration;
 
 const SIZE: (u32, u32) = (760, 380);

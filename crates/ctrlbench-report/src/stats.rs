@@ -65,7 +65,7 @@ pub fn fmt_stat(s: &Stat, f: impl Fn(f64) -> String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figures::Metric;
+    use crate::metrics::Metric;
 
     #[test]
     fn formats() {

@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use ctrlbench_report::compare::{HEADLINE, compare, ratio, regressions};
-use ctrlbench_report::figures::{Group, Metric, groups};
+use ctrlbench_report::figures::{Group, groups};
 use ctrlbench_report::load::Results;
+use ctrlbench_report::metrics::Metric;
 use ctrlbench_report::{render, write};
 
 fn data(name: &str) -> PathBuf {
@@ -497,22 +498,11 @@ fn compare_gives_ratios_b_over_a() {
     assert_eq!(ratio(Some(0.0), Some(3.0)), None);
 }
 
-/// The report of each fixture is byte-identical to tests/data/expected. Those
-/// files were written by the code before the report became its own crate (the
-/// refactor changed no byte); since then only the T50/T90/T100 columns and
-/// their explanation, compare's interval and verdict columns, writes/s from
-/// each controller's own client counter, and censored time-to-Ready
-/// percentiles, the controller-settings table, the coverage column and the
-/// update/create split of the apiserver p99 were changed (git log of
-/// tests/data/expected shows each change and why). Any other change to the
-/// report's text fails here. results-mixed (Go beside Rust, a client token
-/// bucket that bites, a looping bad-fix) and results-concurrent (the
-/// concurrent schedule) and results-perf-small (the Performance goals section:
-/// Rust/Go pairs with intervals, probe rows) were added later: their
-/// expectations were written by
-/// `ctrlbench report` and every figure in them checked by
-/// tests/data/expected/independent.py (no ctrlbench code; see
-/// tests/data/README.md).
+/// The report of each fixture is byte-identical to tests/data/expected: any
+/// change to the report's text fails here, and an intended one updates the
+/// expected file in the same commit (git log of tests/data/expected says why
+/// each changed). tests/data/expected/independent.py re-computes their table
+/// cells without ctrlbench code (tests/data/README.md says which).
 #[test]
 fn reports_are_byte_identical_to_the_recorded_expectation() {
     for name in [

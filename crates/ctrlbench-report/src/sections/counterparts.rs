@@ -11,14 +11,25 @@
 
 use ctrlbench_record::summary::Settings;
 
-use crate::figures::{Group, Metric, RunFigures};
+use super::Section;
+use crate::context::ReportCtx;
+use crate::figures::{Group, RunFigures};
 use crate::interval::Ratio;
+use crate::metrics::Metric;
 use crate::stats::{fmt_duration, fmt_stat, stat};
 use crate::{Block, Table};
 
+pub struct Counterparts;
+
+impl Section for Counterparts {
+    fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
+        out.extend(blocks(&ctx.groups));
+    }
+}
+
 /// The questions in the order the report prints them, and whether higher
 /// is better on their headline figure.
-const QUESTIONS: [(&str, &str, bool); 5] = [
+const QUESTIONS: &[(&str, &str, bool)] = &[
     ("throughput", "Throughput", true),
     ("coverage", "Correctness and coverage", true),
     ("steady-state", "Steady-state cost", false),
@@ -174,11 +185,11 @@ fn worse_by(bad: &[f64], good: &[f64], higher_is_better: bool) -> (String, &'sta
     }
 }
 
-/// The section, or nothing when no variant ran beside its counterpart.
-pub fn section(groups: &[Group]) -> Vec<Block> {
+/// The section's blocks, or none when no variant ran beside its counterpart.
+fn blocks(groups: &[Group]) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut described: Vec<String> = Vec::new();
-    for (question, title, higher_is_better) in QUESTIONS {
+    for &(question, title, higher_is_better) in QUESTIONS {
         let mut rows = Vec::new();
         for g in groups {
             let Some((preset, description, q, counterpart)) = info(g) else {
@@ -337,7 +348,7 @@ mod tests {
                 &[25.0, 20.0, 30.0],
             ),
         ];
-        let s = section(&groups);
+        let s = blocks(&groups);
         let t = tables(&s);
         assert_eq!(t.len(), 1);
         // Medians 100 and 25 (computed by hand): 4.00, clearly worse; the Go
@@ -372,7 +383,7 @@ mod tests {
                 &[80.0, 84.0],
             ),
         ];
-        let t = section(&groups);
+        let t = blocks(&groups);
         let row = &tables(&t)[0].rows[0];
         // Medians 41 and 82: 2.00, every resample between 80/42 and 84/40.
         assert!(row[6].starts_with("2.00 ["), "{row:?}");
@@ -394,7 +405,7 @@ mod tests {
             ),
             group("bad", "rust", "bad", "coverage", "good-single", m, &[0.0]),
         ];
-        let t = section(&groups);
+        let t = blocks(&groups);
         assert_eq!(tables(&t)[0].rows[0][6], "∞ (variant at 0)");
         // A steady-state cost where the counterpart costs nothing at all.
         let w = Metric::WritesPerS;
@@ -419,7 +430,7 @@ mod tests {
                 &[0.0],
             ),
         ];
-        let t = section(&groups);
+        let t = blocks(&groups);
         let rows = &tables(&t)[0].rows;
         assert_eq!(
             (rows[0][6].as_str(), rows[0][7].as_str()),
@@ -441,7 +452,7 @@ mod tests {
             ),
             group("bad", "rust", "bad", "coverage", "good-single", m, &[25.0]),
         ];
-        let t = section(&groups);
+        let t = blocks(&groups);
         let row = &tables(&t)[0].rows[0];
         assert_eq!(row[6], "2.00 (single sample)");
         assert_eq!(row[7], "one sample: cannot tell");
@@ -466,7 +477,7 @@ mod tests {
                 &[25.0],
             ),
         ];
-        assert!(section(&groups).is_empty());
-        assert!(section(&groups[1..]).is_empty());
+        assert!(blocks(&groups).is_empty());
+        assert!(blocks(&groups[1..]).is_empty());
     }
 }

@@ -1,22 +1,27 @@
-//! "Performance goals" (issue 15): for every `rust-X`/`go-X` pair of one run
-//! whose variants both ran with `work_ms = 0`, the Rust/Go ratios the goals
-//! name — throughput, peak RSS, CPU per reconcile — each with its 95 %
-//! bootstrap interval over the repeats (the compare machinery) and whether
-//! the goal is met, not met or within noise of its target; then, when the
-//! run recorded `ctrlbench probe`'s figures, the Rust controller's status
-//! patch rate at one worker (first writes/s, timed by our watch: one patch
-//! per object in these presets) against the probe's one-writer patch rate (P3
-//! overhead) and the loader's create rate alone (start = "after-load")
-//! against the probe's create rate at the loader's concurrency (P2).
+//! "Performance goals": for every `rust-X`/`go-X` pair of one run whose
+//! variants both ran with `work_ms = 0`, the Rust/Go ratios the goals name —
+//! throughput, peak RSS, CPU per reconcile — each with its 95 % bootstrap
+//! interval over the repeats (the compare machinery) and whether the goal is
+//! met, not met or within noise of its target; then, when the run recorded
+//! `ctrlbench probe`'s figures, the Rust controller's status patch rate at
+//! one worker (first writes/s, timed by our watch: one patch per object in
+//! these presets) against the probe's one-writer patch rate, and the loader's
+//! create rate alone (start = "after-load") against the probe's create rate
+//! at the loader's concurrency.
 
 use ctrlbench_record::manifest::ProbeRow;
 use ctrlbench_record::summary::StartMode;
 
-use crate::figures::{Group, Metric};
+use super::Section;
+use crate::context::ReportCtx;
+use crate::figures::Group;
 use crate::interval::Ratio;
 use crate::load::Results;
+use crate::metrics::Metric;
 use crate::stats::{fmt_stat, stat};
 use crate::{Block, Table};
+
+pub struct PerformanceGoals;
 
 /// One goal on a Rust/Go ratio.
 pub struct Goal {
@@ -27,7 +32,7 @@ pub struct Goal {
     pub target: f64,
 }
 
-pub const GOALS: [Goal; 3] = [
+pub const GOALS: &[Goal] = &[
     Goal {
         name: "P3 throughput (Ready/s)",
         metric: Metric::ReadyPerS,
@@ -48,9 +53,9 @@ pub const GOALS: [Goal; 3] = [
     },
 ];
 
-/// P3 overhead: status-patch rate at 1 worker ≥ 85 % of the probe's 1-writer rate.
+/// Status-patch overhead: the rate at 1 worker ≥ 85 % of the probe's 1-writer rate.
 pub const OVERHEAD_TARGET: f64 = 0.85;
-/// P2 loader: create rate alone ≥ 95 % of the probe's at the same concurrency.
+/// Loader: its create rate alone ≥ 95 % of the probe's at the same concurrency.
 pub const LOADER_TARGET: f64 = 0.95;
 /// Scale: at N ≥ 100 000 the harness's own peak RSS stays ≤ 300 MiB.
 pub const SCALE_N: u64 = 100_000;
@@ -74,10 +79,6 @@ pub fn verdict(r: &Ratio, at_least: bool, target: f64) -> &'static str {
         None if meets(r.ratio) => "met (one sample)",
         None => "not met (one sample)",
     }
-}
-
-fn values(g: &Group, m: Metric) -> Vec<f64> {
-    g.used().iter().filter_map(|r| r.get(m)).collect()
 }
 
 /// Every variant of the group ran with work_ms = 0 (as it printed its settings).
@@ -187,13 +188,71 @@ fn plain_verdict(v: f64, target: f64, n: usize) -> &'static str {
     }
 }
 
-/// The section; empty when no pair qualifies and no probe was recorded.
-pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
-    let pairs = pairs(groups);
+impl Section for PerformanceGoals {
+    fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
+        let r = &ctx.results;
+        let rows = pair_rows(&ctx.groups);
+        // The probe's figures, when the run recorded them (probe = true).
+        let probe = r.manifest.probe.as_deref().unwrap_or_default();
+        let mut probe_rows = overhead_rows(&ctx.groups, probe);
+        probe_rows.extend(loader_row(r, probe));
+        probe_rows.extend(harness_row(r));
+        if rows.is_empty() && probe_rows.is_empty() {
+            return;
+        }
+        out.push(Block::Heading(2, "Performance goals".into()));
+        out.push(Block::Para(INTRO.into()));
+        if !rows.is_empty() {
+            out.push(Block::Table(Table {
+                head: [
+                    "N",
+                    "pair",
+                    "goal",
+                    "target",
+                    "Rust",
+                    "Go",
+                    "Rust/Go [95 %]",
+                    "verdict",
+                ]
+                .map(String::from)
+                .to_vec(),
+                rows,
+            }));
+        }
+        if !probe_rows.is_empty() {
+            out.push(Block::Table(Table {
+                head: [
+                    "N", "variant", "goal", "target", "figures", "ratio", "verdict",
+                ]
+                .map(String::from)
+                .to_vec(),
+                rows: probe_rows,
+            }));
+        }
+    }
+}
+
+const INTRO: &str = "Issue 15's goals, for every rust-X / go-X pair of this run whose variants both ran \
+     with work_ms = 0: Rust/Go of the medians over the repeats, with a 95 % bootstrap \
+     interval (as `ctrlbench compare`). \"met\" when the whole interval is on the \
+     target's side, \"not met\" when it is wholly on the other, \"within noise\" when it \
+     straddles the target; one run per side gives no interval. Probe rows compare with \
+     `ctrlbench probe`'s figures (probe = true), taken before each repeat: each run \
+     is divided by the probe of its repeat (older results: the one probe before the \
+     first run), and the ratio is the median [min–max] of those per-run ratios; the \
+     figures cell shows the probe's median [min–max] over the repeats. P3 overhead \
+     is judged on the runs whose controller started after the load. A controller's status \
+     patches/s there is its first writes/s: (k − 1) ÷ the time from the first to the \
+     last first_write_at of the k objects it wrote (objects.csv, our own watch's \
+     timestamps; one patch per object at one worker), exact where the scraped \
+     writes/s is bounded by the scrape interval at both ends of a short burst.";
+
+/// Per pair and goal: the Rust and Go cells, Rust/Go with its interval, the verdict.
+fn pair_rows(groups: &[Group]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
-    for (rust, go) in &pairs {
-        for g in &GOALS {
-            let ratio = Ratio::of(&values(go, g.metric), &values(rust, g.metric));
+    for (rust, go) in pairs(groups) {
+        for g in GOALS {
+            let ratio = Ratio::of(&go.values(g.metric), &rust.values(g.metric));
             rows.push(vec![
                 rust.scale.to_string(),
                 format!("{} / {}", rust.variant, go.variant),
@@ -208,12 +267,16 @@ pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
             ]);
         }
     }
-    // The probe's figures, when the run recorded them (probe = true). P3
-    // overhead: Rust groups at one worker writing status by patch whose
-    // controller started after the load (with the loader writing beside it a
-    // controller's rate is not the runtime's overhead).
-    let probe = r.manifest.probe.as_deref().unwrap_or_default();
-    let mut probe_rows = Vec::new();
+    rows
+}
+
+/// The status-patch overhead against the probe: Rust groups at one worker
+/// writing status by patch whose controller started after the load (with
+/// the loader writing beside it, a controller's rate is not the runtime's
+/// overhead); the goal row, then the same against the probe's pass with one
+/// watch open, the watch every controller holds (context, not the goal).
+fn overhead_rows(groups: &[Group], probe: &[ProbeRow]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
     for g in groups.iter().filter(|g| {
         g.variant.starts_with("rust-")
             && g.runs.iter().all(|f| {
@@ -228,14 +291,12 @@ pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
             .iter()
             .filter_map(|f| Some((f.scale, f.repeat, f.get(Metric::FirstWritesPerS)?)))
             .collect();
-        let rows: [(&str, ProbeFigure, bool); 2] = [
+        let kinds: [(&str, ProbeFigure, bool); 2] = [
             (
                 "P3 overhead: status patches/s at 1 worker ÷ probe's 1-writer patch rate",
                 |p| Some(p.status_patch_per_s),
                 true,
             ),
-            // Context, not the goal: the same ratio against the probe's pass
-            // with one watch open, the watch every controller holds.
             (
                 "context: status patches/s at 1 worker ÷ probe's 1-writer patch rate \
                  with one watch open",
@@ -243,10 +304,10 @@ pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
                 false,
             ),
         ];
-        for (name, of, goal) in rows {
+        for (name, of, goal) in kinds {
             let (v, used) = to_probe(&rates, probe, 1, of);
             if let Some((m, lo, hi)) = spread(&v) {
-                probe_rows.push(vec![
+                rows.push(vec![
                     g.scale.to_string(),
                     g.variant.clone(),
                     name.into(),
@@ -270,8 +331,12 @@ pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
             }
         }
     }
-    // P2: the loader alone — runs whose controller started after the load —
-    // against the probe's create rate at the loader's concurrency.
+    rows
+}
+
+/// The loader alone — runs whose controller started after the load —
+/// against the probe's create rate at the loader's concurrency.
+fn loader_row(r: &Results, probe: &[ProbeRow]) -> Option<Vec<String>> {
     let conc = concurrency(r);
     let loads: Vec<(u64, u32, f64)> = r
         .runs
@@ -288,88 +353,40 @@ pub fn section(r: &Results, groups: &[Group]) -> Vec<Block> {
         })
         .collect();
     let (alone, used) = to_probe(&loads, probe, conc, |p| Some(p.create_per_s));
-    if let Some((m, lo, hi)) = spread(&alone) {
-        probe_rows.push(vec![
-            "all".into(),
-            format!("loader alone ({} after-load runs)", alone.len()),
-            format!("P2 loader: creates/s ÷ probe's create rate at {conc} writers"),
-            format!("≥ {LOADER_TARGET}"),
-            format!("{} probe", probe_cell(&used)),
-            format!("{m:.2} [{lo:.2}–{hi:.2}]"),
-            plain_verdict(m, LOADER_TARGET, alone.len()).into(),
-        ]);
-    }
+    let (m, lo, hi) = spread(&alone)?;
+    Some(vec![
+        "all".into(),
+        format!("loader alone ({} after-load runs)", alone.len()),
+        format!("P2 loader: creates/s ÷ probe's create rate at {conc} writers"),
+        format!("≥ {LOADER_TARGET}"),
+        format!("{} probe", probe_cell(&used)),
+        format!("{m:.2} [{lo:.2}–{hi:.2}]"),
+        plain_verdict(m, LOADER_TARGET, alone.len()).into(),
+    ])
+}
+
+/// The harness's own peak memory, at scales large enough for it to matter.
+fn harness_row(r: &Results) -> Option<Vec<String>> {
     let max_scale = r.runs.iter().map(|x| x.scale).max().unwrap_or(0);
-    if max_scale >= SCALE_N
-        && let Some(rss) = r.manifest.harness_peak_rss_bytes
-    {
-        let mib = rss as f64 / f64::from(1u32 << 20);
-        probe_rows.push(vec![
-            max_scale.to_string(),
-            "ctrlbench itself (manifest.json harness_peak_rss_bytes)".into(),
-            "Scale: the harness's peak RSS over the whole experiment".into(),
-            format!("≤ {HARNESS_RSS_TARGET_MIB} MiB"),
-            format!("{mib:.0} MiB"),
-            "—".into(),
-            if mib <= HARNESS_RSS_TARGET_MIB {
-                "met"
-            } else {
-                "not met"
-            }
-            .into(),
-        ]);
-    }
-    if rows.is_empty() && probe_rows.is_empty() {
-        return Vec::new();
-    }
-    let mut v = vec![
-        Block::Heading(2, "Performance goals".into()),
-        Block::Para(
-            "Issue 15's goals, for every rust-X / go-X pair of this run whose variants both ran \
-             with work_ms = 0: Rust/Go of the medians over the repeats, with a 95 % bootstrap \
-             interval (as `ctrlbench compare`). \"met\" when the whole interval is on the \
-             target's side, \"not met\" when it is wholly on the other, \"within noise\" when it \
-             straddles the target; one run per side gives no interval. Probe rows compare with \
-             `ctrlbench probe`'s figures (probe = true), taken before each repeat: each run \
-             is divided by the probe of its repeat (older results: the one probe before the \
-             first run), and the ratio is the median [min–max] of those per-run ratios; the \
-             figures cell shows the probe's median [min–max] over the repeats. P3 overhead \
-             is judged on the runs whose controller started after the load. A controller's status \
-             patches/s there is its first writes/s: (k − 1) ÷ the time from the first to the \
-             last first_write_at of the k objects it wrote (objects.csv, our own watch's \
-             timestamps; one patch per object at one worker), exact where the scraped \
-             writes/s is bounded by the scrape interval at both ends of a short burst."
-                .into(),
-        ),
-    ];
-    if !rows.is_empty() {
-        v.push(Block::Table(Table {
-            head: [
-                "N",
-                "pair",
-                "goal",
-                "target",
-                "Rust",
-                "Go",
-                "Rust/Go [95 %]",
-                "verdict",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        }));
-    }
-    if !probe_rows.is_empty() {
-        v.push(Block::Table(Table {
-            head: [
-                "N", "variant", "goal", "target", "figures", "ratio", "verdict",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: probe_rows,
-        }));
-    }
-    v
+    let rss = r
+        .manifest
+        .harness_peak_rss_bytes
+        .filter(|_| max_scale >= SCALE_N)?;
+    let mib = rss as f64 / f64::from(1u32 << 20);
+    Some(vec![
+        max_scale.to_string(),
+        "ctrlbench itself (manifest.json harness_peak_rss_bytes)".into(),
+        "Scale: the harness's peak RSS over the whole experiment".into(),
+        format!("≤ {HARNESS_RSS_TARGET_MIB} MiB"),
+        format!("{mib:.0} MiB"),
+        "—".into(),
+        if mib <= HARNESS_RSS_TARGET_MIB {
+            "met"
+        } else {
+            "not met"
+        }
+        .into(),
+    ])
 }
 
 #[cfg(test)]

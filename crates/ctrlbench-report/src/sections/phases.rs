@@ -1,17 +1,28 @@
-//! The report section for the phases after the create phase (summary.json
-//! `phases`, phases.csv; each run's figures come from figures.rs
-//! `phase_figures`): per scale × variant × phase, how many steps completed (objects ready
-//! again after a patch, or gone after a delete), the per-object time p50 and
-//! p99 (a step that never completed counts as +∞, so a percentile that
-//! reaches one reads "> phase"), and what the phase cost — the controller's
-//! requests/s, reconciles/s (every result) and CPU over the phase's span from its own
-//! counters, and the apiserver's requests/s from all callers.
+//! "Phases after the create phase" (summary.json `phases`, phases.csv; each
+//! run's figures come from `figures::phase_figures`): per scale × variant ×
+//! phase, how many steps completed (objects ready again after a patch, or
+//! gone after a delete), the per-object time p50 and p99 (a step that never
+//! completed counts as +∞, so a percentile that reaches one reads
+//! "> phase"), and what the phase cost — the controller's requests/s,
+//! reconciles/s (every result) and CPU over the phase's span from its own
+//! counters, and the apiserver's requests/s from all callers — then a
+//! warning for each run whose phase did not complete.
 
 use ctrlbench_record::phases::PhaseSummary;
 
+use super::Section;
+use crate::context::ReportCtx;
 use crate::figures::{Group, PhaseFigures};
 use crate::stats::{fmt_duration, fmt_stat, stat};
 use crate::{Block, Table};
+
+pub struct Phases;
+
+impl Section for Phases {
+    fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
+        out.extend(blocks(&ctx.groups));
+    }
+}
 
 fn cell(vals: Vec<f64>, f: impl Fn(f64) -> String) -> String {
     stat(vals).map_or("—".into(), |s| fmt_stat(&s, f))
@@ -25,8 +36,8 @@ fn time(v: f64) -> String {
     }
 }
 
-/// The section, or nothing when no run had phases.
-pub fn section(groups: &[Group]) -> Vec<Block> {
+/// The section's blocks, or none when no run had phases.
+fn blocks(groups: &[Group]) -> Vec<Block> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for g in groups {
@@ -59,34 +70,11 @@ pub fn section(groups: &[Group]) -> Vec<Block> {
                     .join(", ")
             };
             for r in &used {
-                let Some(f) = r.phases.iter().find(|f| f.summary.phase == p.phase) else {
-                    continue;
-                };
-                let s = &f.summary;
-                if idle || s.done >= s.steps {
-                    continue;
+                if let Some(f) = r.phases.iter().find(|f| f.summary.phase == p.phase)
+                    && !idle
+                {
+                    notes.extend(unfinished(g, r.repeat, &f.summary));
                 }
-                let why = if s.interrupted {
-                    "interrupted"
-                } else if s.timed_out {
-                    "the phase timed out"
-                } else {
-                    "the phase ended"
-                };
-                let what = if s.kind == "delete" {
-                    "gone"
-                } else {
-                    "ready again after its patch"
-                };
-                let refused = if s.errors > 0 {
-                    format!(", {} requests refused", s.errors)
-                } else {
-                    String::new()
-                };
-                notes.push(format!(
-                    "N={} {} rep{}: {} phase {} did not complete — {} of {} objects {what} ({why}{refused})",
-                    g.scale, g.variant, r.repeat, s.kind, s.phase, s.done, s.steps
-                ));
             }
             let rate = |v: f64| format!("{v:.1}/s");
             rows.push(vec![
@@ -150,6 +138,34 @@ pub fn section(groups: &[Group]) -> Vec<Block> {
         out.push(Block::Warning(notes));
     }
     out
+}
+
+/// Why one run's phase did not complete, or None when it did.
+fn unfinished(g: &Group, repeat: u32, s: &PhaseSummary) -> Option<String> {
+    if s.done >= s.steps {
+        return None;
+    }
+    let why = if s.interrupted {
+        "interrupted"
+    } else if s.timed_out {
+        "the phase timed out"
+    } else {
+        "the phase ended"
+    };
+    let what = if s.kind == "delete" {
+        "gone"
+    } else {
+        "ready again after its patch"
+    };
+    let refused = if s.errors > 0 {
+        format!(", {} requests refused", s.errors)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "N={} {} rep{repeat}: {} phase {} did not complete — {} of {} objects {what} ({why}{refused})",
+        g.scale, g.variant, s.kind, s.phase, s.done, s.steps
+    ))
 }
 
 #[cfg(test)]

@@ -1,0 +1,388 @@
+//! The metric catalogue: every headline figure of a run, each defined once —
+//! its label, the heading of its column in the report's tables, its unit and
+//! how it is computed from the run's files. The `Metric` enum and the list of
+//! all metrics are generated from that one list, so a new figure is one
+//! entry here plus the table that shows it.
+
+use ctrlbench_record::columns::apiserver::{WIDGET_CREATE_LATENCY, WIDGET_UPDATE_LATENCY};
+use ctrlbench_record::series::Series;
+use ctrlbench_record::summary::{Start, StartMode};
+use ctrlbench_record::time::parse_time;
+
+use crate::load::Run;
+use crate::quantile::{histogram_quantile, percentile};
+use crate::stats::{fmt_count, fmt_duration};
+
+/// How a metric's values are shown.
+#[derive(Clone, Copy, Debug)]
+pub enum Unit {
+    Count,
+    Duration,
+    Rate,
+    Bytes,
+    Seconds,
+}
+
+/// One metric's definition.
+pub struct Def {
+    /// How the metric is named in running text, `compare` and the goals.
+    pub label: &'static str,
+    /// The heading of its column in the report's tables.
+    pub column: &'static str,
+    pub unit: Unit,
+    /// +∞ is a value ("censored at the window end"), not a failed computation.
+    pub censored: bool,
+    /// The value for one run; None when its files do not measure it.
+    pub of: fn(&Inputs) -> Option<f64>,
+}
+
+impl Def {
+    const fn new(label: &'static str, unit: Unit, of: fn(&Inputs) -> Option<f64>) -> Def {
+        Def {
+            label,
+            column: label,
+            unit,
+            censored: false,
+            of,
+        }
+    }
+
+    const fn column(mut self, column: &'static str) -> Def {
+        self.column = column;
+        self
+    }
+
+    const fn censored(mut self) -> Def {
+        self.censored = true;
+        self
+    }
+}
+
+/// Generates `Metric` (one variant per entry, documented as the entry) and
+/// its definitions in the same order, which is what `Metric::def` indexes by.
+macro_rules! catalogue {
+    ($($(#[$doc:meta])* $name:ident = $def:expr;)*) => {
+        /// A headline figure of a run; `Metric::def` says what it is.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Metric {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Metric {
+            /// Every metric, in the catalogue's order.
+            pub const ALL: &'static [Metric] = &[$(Metric::$name),*];
+
+            pub fn def(self) -> &'static Def {
+                const DEFS: &[Def] = &[$($def),*];
+                &DEFS[self as usize]
+            }
+        }
+    };
+}
+
+use Unit::{Bytes, Count, Duration, Rate, Seconds};
+
+catalogue! {
+    /// Objects first seen Ready by the window end (our own watch).
+    Ready = Def::new("Ready at window end", Count, |x| Some(x.ready.len() as f64))
+        .column("Ready/N at window end");
+    /// Objects anyone but the loader ever wrote: the controller's status or
+    /// annotation writes; unknown when objects.csv has no first_write_at.
+    Coverage = Def::new("objects written", Count, |x| {
+        x.run.records_first_writes.then_some(x.first_writes.len() as f64)
+    })
+    .column("objects written (coverage)");
+    /// Load start → the last object first seen Ready, when all N were.
+    Convergence = Def::new("convergence", Duration, |x| x.convergence)
+        .column("convergence (Ready==N)");
+    Success = Def::new("reconciles ok", Count, |x| x.metrics()?.delta("reconcile_success_total"));
+    Errors = Def::new("reconcile errors", Count, |x| x.metrics()?.delta("reconcile_error_total"));
+    Retries = Def::new("retries", Count, |x| x.metrics()?.delta("queue_retries_total"));
+    MeanLatency = Def::new("mean reconcile", Duration, |x| {
+        x.per_reconcile(x.metrics()?.delta("reconcile_latency_sum"))
+    });
+    P50 = Def::new("reconcile p50", Duration, |x| x.reconcile_quantile(0.5));
+    P90 = Def::new("reconcile p90", Duration, |x| x.reconcile_quantile(0.9));
+    P99 = Def::new("reconcile p99", Duration, |x| x.reconcile_quantile(0.99));
+    TtrP50 = Def::new("time-to-Ready p50", Duration, |x| percentile(&x.ttr, 0.5)).censored();
+    TtrP99 = Def::new("time-to-Ready p99", Duration, |x| percentile(&x.ttr, 0.99)).censored();
+    /// First create → the moment 50 % of N were Ready.
+    T50 = Def::new("T50", Duration, |x| x.time_to_fraction(0.5));
+    T90 = Def::new("T90", Duration, |x| x.time_to_fraction(0.9));
+    T100 = Def::new("T100", Duration, |x| x.time_to_fraction(1.0));
+    ReadyPerS = Def::new("Ready/s", Rate, |x| x.ready_per_s());
+    /// The controller's own writes per second of its writing span.
+    WritesPerS = Def::new("writes/s", Rate, |x| {
+        // Shown only for runs whose apiserver was scraped too.
+        x.run.apiserver.as_ref()?;
+        controller_writes_per_s(x.run)
+    })
+    .column("controller writes/s (own client)");
+    Conflicts = Def::new("409s", Count, |x| x.metrics()?.delta("rest_409_total"));
+    ThrottleWait = Def::new("throttle wait", Duration, |x| {
+        x.metrics()?.delta("throttle_wait_s_sum")
+    })
+    .column("client throttle wait");
+    Cpu = Def::new("CPU", Seconds, |x| x.metrics()?.delta("cpu_seconds")).column("controller CPU");
+    PeakRss = Def::new("peak RSS", Bytes, |x| x.metrics()?.max("rss_bytes"));
+    /// Updates only (what controllers send). Results from before the
+    /// update/create split have one histogram over both: it fits neither
+    /// label, so both stay unmeasured.
+    ApiP99 = Def::new("apiserver update p99", Duration, |x| {
+        x.apiserver_p99(WIDGET_UPDATE_LATENCY)
+    })
+    .column("apiserver widget update p99 (PUT/PATCH/APPLY)");
+    ApiCreateP99 = Def::new("apiserver create p99", Duration, |x| {
+        x.apiserver_p99(WIDGET_CREATE_LATENCY)
+    })
+    .column("apiserver widget create p99 (loader's POST)");
+    FsyncP99 = Def::new("etcd fsync p99", Duration, |x| {
+        let e = x.run.etcd.as_ref()?;
+        Some(histogram_quantile(0.99, &e.bucket_delta("wal_fsync")))
+    })
+    .column("etcd WAL fsync p99");
+    /// This variant's own updates as the apiserver's audit log saw them.
+    OwnUpdates = Def::new("own updates (server-side)", Count, |x| {
+        Some(x.own_updates.as_ref()?.len() as f64)
+    })
+    .column("own updates (server-side count)");
+    OwnUpdateP50 = Def::new("own update p50 (server-side)", Duration, |x| {
+        percentile(x.own_updates.as_ref()?, 0.5)
+    })
+    .column("own update p50");
+    OwnUpdateP99 = Def::new("own update p99 (server-side)", Duration, |x| {
+        percentile(x.own_updates.as_ref()?, 0.99)
+    })
+    .column("own update p99");
+    /// Controller start → the end of its initial list (its own
+    /// ctrlbench_initial_list_seconds gauge, metrics-<variant>.csv).
+    StartInitialList = Def::new("start → initial list", Duration, |x| {
+        x.start()?;
+        // The gauge is set once, when the list completes (0 before).
+        let m = x.run.metrics_all.as_ref().or(x.metrics());
+        m?.max("initial_list_s").filter(|v| *v > 0.0)
+    });
+    /// Controller start → first object written (summary.json's start).
+    StartFirstWrite = Def::new("start → first write", Duration, |x| x.start()?.first_write_s);
+    /// Controller start → Ready == N.
+    StartAllReady = Def::new("start → Ready==N", Duration, |x| x.start()?.all_ready_s);
+    /// Controller CPU seconds per reconcile.
+    CpuPerReconcile = Def::new("CPU per reconcile", Duration, |x| {
+        x.per_reconcile(x.metrics()?.delta("cpu_seconds"))
+    });
+    /// Mean time a key waited in the work queue before its reconcile began.
+    QueueWait = Def::new("queue wait (mean)", Duration, |x| {
+        let m = x.metrics()?;
+        let sum = m.delta("queue_wait_s_sum")?;
+        m.delta("queue_wait_count").filter(|c| *c > 0.0).map(|c| sum / c)
+    });
+    /// Objects written per second from our own watch's timestamps: (k − 1)
+    /// ÷ (last first_write_at − first first_write_at) over the k objects
+    /// written (objects.csv). Exact to the millisecond where writes/s is
+    /// bounded by the scrape interval at each end of the writing span.
+    FirstWritesPerS = Def::new("first writes/s", Rate, |x| {
+        match (x.first_writes.first(), x.first_writes.last()) {
+            (Some(a), Some(b)) if b > a && x.run.records_first_writes => {
+                Some((x.first_writes.len() - 1) as f64 / (b - a))
+            }
+            _ => None,
+        }
+    });
+}
+
+impl Metric {
+    pub fn label(self) -> &'static str {
+        self.def().label
+    }
+
+    pub fn column(self) -> &'static str {
+        self.def().column
+    }
+
+    /// The value as the report shows it; +∞ (censored) reads "> window".
+    pub fn fmt(self, v: f64) -> String {
+        if v == f64::INFINITY {
+            return "> window".into();
+        }
+        match self.def().unit {
+            Count => fmt_count(v),
+            Rate => format!("{v:.1}/s"),
+            Bytes => format!("{:.1} MiB", v / (1024.0 * 1024.0)),
+            Seconds => format!("{v:.2} s"),
+            Duration => fmt_duration(v),
+        }
+    }
+
+    /// This metric's value for one run, as computed from its inputs.
+    pub fn of(self, inputs: &Inputs) -> Option<f64> {
+        (self.def().of)(inputs)
+    }
+
+    /// The value kept for a run: finite, or +∞ where it means censored.
+    pub fn keep(self, v: Option<f64>) -> Option<f64> {
+        let censored = self.def().censored;
+        v.filter(|x| x.is_finite() || (censored && *x == f64::INFINITY))
+    }
+}
+
+/// What a run's metrics are computed from: the run, and the pieces several
+/// metrics share, worked out once.
+pub struct Inputs<'a> {
+    pub run: &'a Run,
+    /// The load start (epoch seconds): the last create minus the loader's duration.
+    pub origin: f64,
+    /// First-Ready times, ascending.
+    ready: Vec<f64>,
+    /// First writes by anyone but the loader, ascending.
+    first_writes: Vec<f64>,
+    convergence: Option<f64>,
+    /// Time-to-Ready of every created object; one never seen Ready is
+    /// censored at the window end (+∞), so a percentile that falls on it
+    /// reads "> window" instead of quietly describing only the lucky objects.
+    ttr: Vec<f64>,
+    first_create: Option<f64>,
+    /// Latencies of this variant's own updates (audit.csv), when audited.
+    own_updates: Option<Vec<f64>>,
+}
+
+impl<'a> Inputs<'a> {
+    pub fn of(run: &'a Run) -> Inputs<'a> {
+        let origin = run.origin();
+        let n = run.scale;
+        let mut ready: Vec<f64> = run.objects.iter().filter_map(|o| o.ready).collect();
+        let convergence = (n > 0 && ready.len() as u64 >= n)
+            .then(|| ready.iter().copied().reduce(f64::max))
+            .flatten()
+            .map(|t| t - origin);
+        ready.sort_by(f64::total_cmp);
+        let mut first_writes: Vec<f64> = run.objects.iter().filter_map(|o| o.first_write).collect();
+        first_writes.sort_by(f64::total_cmp);
+        let ttr = run
+            .objects
+            .iter()
+            .filter_map(|o| {
+                let c = o.created?;
+                Some(o.ready.map_or(f64::INFINITY, |r| r - c))
+            })
+            .collect();
+        let first_create = run
+            .objects
+            .iter()
+            .filter_map(|o| o.created)
+            .reduce(f64::min);
+        Inputs {
+            run,
+            origin,
+            ready,
+            first_writes,
+            convergence,
+            ttr,
+            first_create,
+            own_updates: own_update_latencies(run),
+        }
+    }
+
+    fn metrics(&self) -> Option<&'a Series> {
+        self.run.metrics.as_ref()
+    }
+
+    fn start(&self) -> Option<&'a Start> {
+        self.run.summary.as_ref()?.start.as_ref()
+    }
+
+    /// A counter delta per reconcile (reconcile_latency_count's delta).
+    fn per_reconcile(&self, v: Option<f64>) -> Option<f64> {
+        let count = self.metrics()?.delta("reconcile_latency_count");
+        v.zip(count.filter(|c| *c > 0.0)).map(|(s, c)| s / c)
+    }
+
+    fn reconcile_quantile(&self, q: f64) -> Option<f64> {
+        let b = self.metrics()?.bucket_delta("reconcile_latency");
+        Some(histogram_quantile(q, &b))
+    }
+
+    fn apiserver_p99(&self, histogram: &str) -> Option<f64> {
+        let a = self.run.apiserver.as_ref()?;
+        Some(histogram_quantile(0.99, &a.bucket_delta(histogram)))
+    }
+
+    /// First create → the moment the fraction `q` of N was Ready (the k-th
+    /// Ready, k = ⌈q·N⌉); None when not reached.
+    fn time_to_fraction(&self, q: f64) -> Option<f64> {
+        let k = ((q * self.run.scale as f64).ceil() as usize).max(1);
+        self.first_create
+            .and_then(|c| self.ready.get(k - 1).map(|t| t - c))
+    }
+
+    /// Ready per second: to convergence, else over the whole observed window
+    /// (the controller's last good scrape; without controller metrics, the
+    /// apiserver's); from the controller's start when it started after the
+    /// load (the load is not its time).
+    fn ready_per_s(&self) -> Option<f64> {
+        let run = self.run;
+        let started = after_load_start(run).unwrap_or(0.0);
+        let window = run
+            .metrics
+            .as_ref()
+            .or(run.apiserver.as_ref())
+            .and_then(|m| m.last_good())
+            .map(|r| r.t - self.origin - started);
+        match self.convergence.map(|c| c - started) {
+            Some(c) if c > 0.0 => Some(run.scale as f64 / c),
+            _ => window
+                .filter(|w| *w > 0.0)
+                .map(|w| self.ready.len() as f64 / w),
+        }
+    }
+}
+
+/// When the controller started after the load: its start, in seconds from the load start.
+fn after_load_start(run: &Run) -> Option<f64> {
+    let st = run.summary.as_ref()?.start.as_ref()?;
+    (st.mode == StartMode::AfterLoad).then_some(st.controller_started_s)
+}
+
+/// The controller's own writes — its client's request counter
+/// (rest_writes_total: POST/PUT/PATCH/APPLY it sent, any response), so the
+/// figure is this variant's even when variants share the apiserver — per
+/// second of its writing span: from the last scrape before its first write
+/// to the first scrape that shows its final count (real timestamps).
+fn controller_writes_per_s(run: &Run) -> Option<f64> {
+    const COL: &str = "rest_writes_total";
+    let m = run.metrics.as_ref()?;
+    let good: Vec<_> = m.good().collect();
+    let base = m.get(good.first()?, COL)?;
+    let last = m.get(good.last()?, COL)?;
+    let writes = last - base;
+    if writes <= 0.0 {
+        return Some(0.0);
+    }
+    let first = good
+        .iter()
+        .position(|r| m.get(r, COL).is_some_and(|v| v > base))?;
+    let start = good[first.saturating_sub(1)].t;
+    let end = good.iter().find(|r| m.get(r, COL) == Some(last))?.t;
+    (end > start).then(|| writes / (end - start))
+}
+
+/// The audit log names each request's caller: the latencies of this
+/// variant's own updates, whatever ran beside it, counted over the
+/// controller's scrape span (baseline → last good row) like every counter
+/// here, since the controller writes on until it is stopped.
+fn own_update_latencies(run: &Run) -> Option<Vec<f64>> {
+    let rows = run.audit.as_ref()?;
+    let span = run
+        .metrics
+        .as_ref()
+        .and_then(|m| Some((m.first_good()?.t, m.last_good()?.t)));
+    Some(
+        rows.iter()
+            .filter(|r| r.is_update())
+            .filter(|r| match (span, parse_time(&r.received_at)) {
+                (Some((a, b)), Some(t)) => t >= a && t <= b,
+                _ => true,
+            })
+            .map(|r| r.latency_s)
+            .collect(),
+    )
+}

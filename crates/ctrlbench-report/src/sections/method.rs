@@ -1,0 +1,93 @@
+//! "How the numbers are computed": the definitions behind every table, in
+//! the reader's words, plus the notes that apply only to these results (the
+//! concurrent schedule, an audit log, repeats).
+
+use ctrlbench_record::summary::Schedule;
+
+use super::Section;
+use crate::Block;
+use crate::context::ReportCtx;
+use crate::load::Results;
+
+pub struct Method;
+
+impl Section for Method {
+    fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
+        out.push(Block::Heading(2, "How the numbers are computed".into()));
+        out.push(Block::List(notes(&ctx.results)));
+    }
+}
+
+fn notes(r: &Results) -> Vec<String> {
+    let mut v = vec![
+        "Time zero of every run is the load start, reconstructed as objects.csv's last \
+         created_at minus summary.json's load.seconds (the loader's own clock)."
+            .to_string(),
+        "Convergence is the first moment Ready==N: the latest ready_at in objects.csv (our own \
+         watch, not the controller's metrics), minus time zero. Time-to-Ready is ready_at − \
+         created_at per object, over every created object (p50/p99 with linear interpolation); \
+         an object never Ready is censored at the window end, and a percentile that falls on \
+         one reads \"> window\"."
+            .into(),
+        "Counters (reconciles, retries, 409s, throttle wait, CPU, histogram buckets) are deltas \
+         from the baseline row (the first with scrape_ok=1) to the last good row; failed scrapes \
+         are skipped, never read as zeros."
+            .into(),
+        "Latency percentiles are interpolated from the histogram buckets as PromQL's \
+         histogram_quantile does (linear within a bucket; a rank in the +Inf bucket gives the \
+         highest finite bound)."
+            .into(),
+        "T50, T90 and T100 run from the first create (objects.csv) to the moment 50 %, 90 % and \
+         100 % of N objects were Ready (the ⌈q·N⌉-th ready_at); — when that many never were."
+            .into(),
+        "Ready/s is N / convergence, or Ready / the observed window when not converged. \
+         Controller writes/s is the controller's own client count of the writes it sent \
+         (rest_writes_total: POST/PUT/PATCH/APPLY, any response), so it is per variant even \
+         when variants share the apiserver, over its writing span: the last scrape before \
+         its first write → the first scrape showing its final count. Rates in the plots use \
+         the real gaps between scrapes."
+            .into(),
+        "Peak RSS is the largest resident-memory sample of the controller process.".into(),
+        "Objects written (coverage) counts the objects that anyone but the loader ever wrote \
+         (objects.csv first_write_at: the first change by another field manager, seen by our \
+         own watch): the controller's status or annotation writes. — when objects.csv predates \
+         the column."
+            .into(),
+    ];
+    let concurrent = r
+        .runs
+        .iter()
+        .filter_map(|x| x.summary.as_ref())
+        .any(|s| s.schedule == Schedule::Concurrent);
+    if concurrent {
+        v.push(
+            "Schedule concurrent: variants of a group shared the apiserver and etcd, so the \
+             apiserver and etcd metrics cannot tell them apart: the server-side table has one \
+             cluster-wide row per scale, and the API write time in the attribution is the \
+             variant's own writes per reconcile × the cluster-wide mean update latency. \
+             Controller writes/s, writes/reconcile and every controller-side figure are per \
+             variant (each controller's own metrics)."
+                .into(),
+        );
+    }
+    if r.runs.iter().any(|x| x.audit.is_some()) {
+        v.push(
+            "Own updates and their p50/p99 come from audit.csv (the apiserver's audit log, kept \
+         when the plane runs with audit_log on): the update and patch requests of this run's \
+         namespace, whose caller is the variant's own ServiceAccount; latency is the event's \
+         stageTimestamp − requestReceivedTimestamp (percentiles with linear interpolation). \
+         Without an audit log there is no per-variant server-side figure."
+                .into(),
+        );
+    }
+    if r.runs.iter().any(|x| x.repeat > 1) {
+        v.push(
+            "With repeats, cells show median [min–max]; runs with problems (incomplete, failed \
+             scrapes, missing files) are left out and listed under Warnings. The reconcile-time \
+             breakdown is the median run's (runs ranked by mean reconcile; two middle runs \
+             averaged), taken whole, so its parts add up to one run's total."
+                .into(),
+        );
+    }
+    v
+}

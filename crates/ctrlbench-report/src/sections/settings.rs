@@ -1,0 +1,145 @@
+//! What each variant ran with, as its controller printed it
+//! (--print-settings, recorded in summary.json): the same load is not enough
+//! for like for like, the client limits and retry policy must be visible too.
+//! Then any cluster-scoped grant a variant's identity had beyond its own
+//! namespace.
+
+use ctrlbench_record::summary::Settings;
+
+use super::Section;
+use crate::context::ReportCtx;
+use crate::figures::Group;
+use crate::{Block, Table};
+
+pub struct ControllerSettings;
+
+impl Section for ControllerSettings {
+    fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
+        if let Some(t) = settings_table(&ctx.groups) {
+            out.push(Block::Heading(2, "Controller settings".into()));
+            out.push(Block::Para(
+                "As each controller resolved its flags (--print-settings, recorded in \
+                 summary.json): the effective client limit includes the client library's own \
+                 default; watches are never throttled."
+                    .into(),
+            ));
+            out.push(t);
+        }
+        for g in first_of_each_variant(&ctx.groups) {
+            if let Some(r) = g.runs.iter().find(|r| !r.cluster_grants.is_empty()) {
+                out.push(Block::Para(format!(
+                    "Cluster-scoped grant: {} ran with {} in every namespace (beyond its own).",
+                    g.variant,
+                    r.cluster_grants.join("; ")
+                )));
+            }
+        }
+    }
+}
+
+/// A variant's settings do not change with the scale: its first group.
+fn first_of_each_variant(groups: &[Group]) -> Vec<&Group> {
+    let mut seen: Vec<&Group> = Vec::new();
+    for g in groups {
+        if !seen.iter().any(|s| s.variant == g.variant) {
+            seen.push(g);
+        }
+    }
+    seen
+}
+
+fn settings_table(groups: &[Group]) -> Option<Block> {
+    // A Kubernetes column only when the variants ran on different versions.
+    let mut versions: Vec<&str> = groups
+        .iter()
+        .flat_map(|g| {
+            g.runs
+                .iter()
+                .filter_map(|r| r.kubernetes_version.as_deref())
+        })
+        .collect();
+    versions.sort();
+    versions.dedup();
+    let by_version = versions.len() > 1;
+    let mut rows = Vec::new();
+    for g in first_of_each_variant(groups) {
+        let mut row = settings_row(g);
+        if by_version && g.settings().is_some() {
+            let v = g.runs.iter().find_map(|r| r.kubernetes_version.clone());
+            row.push(v.unwrap_or_else(|| "?".into()));
+        }
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let width = if by_version { 9 } else { 8 };
+    for r in &mut rows {
+        r.resize(width, String::new());
+    }
+    Some(Block::Table(Table {
+        head: [
+            "variant",
+            "impl",
+            "preset",
+            "workers",
+            "queue",
+            "client limit (effective)",
+            "clients with their own bucket",
+            "retry on error",
+            "Kubernetes",
+        ]
+        .into_iter()
+        .take(width)
+        .map(String::from)
+        .collect(),
+        rows,
+    }))
+}
+
+/// A variant's row; without recorded settings, why there are none.
+fn settings_row(g: &Group) -> Vec<String> {
+    let Some((imp, s)) = g.settings() else {
+        let imp = g
+            .runs
+            .iter()
+            .find_map(|r| r.implementation.clone())
+            .unwrap_or_else(|| "?".into());
+        let why = match imp.as_str() {
+            "command" => "a user's command: its settings are its own",
+            "external" => "already running in the cluster: not started by ctrlbench",
+            _ => "not recorded",
+        };
+        return vec![g.variant.clone(), imp, why.into()];
+    };
+    vec![
+        g.variant.clone(),
+        imp.to_string(),
+        s.preset.clone(),
+        s.workers.to_string(),
+        queue_cell(s),
+        s.client_limit(),
+        if s.client_buckets.is_empty() {
+            "?".into()
+        } else {
+            s.client_buckets.join(", ")
+        },
+        s.retry_policy(),
+    ]
+}
+
+/// "fifo", "kube, debounce 5 ms", "fifo, priority": the queue, its
+/// debounce, and whether controller-runtime's priority queue was on.
+fn queue_cell(s: &Settings) -> String {
+    let Some(q) = s.queue.as_deref() else {
+        return "?".into();
+    };
+    let mut cell = q.to_string();
+    if let Some(d) = s.debounce_ms.filter(|d| *d > 0) {
+        cell.push_str(&format!(", debounce {d} ms"));
+    }
+    if s.priority_queue == Some(true) {
+        cell.push_str(", priority");
+    }
+    cell
+}
