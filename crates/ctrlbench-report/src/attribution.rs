@@ -5,7 +5,8 @@
 use crate::load::Run;
 use crate::stats::fmt_duration;
 
-/// controller flag default, DESIGN §3: every preset sleeps 10 ms per reconcile.
+/// The controllers' --work-ms default: unless the experiment overrides it,
+/// every preset sleeps 10 ms per reconcile to stand for real work.
 pub const DEFAULT_WORK_MS: f64 = 10.0;
 
 /// One run's split of the mean reconcile time, in seconds per reconcile.

@@ -1,5 +1,6 @@
-//! "Performance goals": for every `rust-X`/`go-X` pair of one run whose
-//! variants both ran with `work_ms = 0`, the Rust/Go ratios the goals name —
+//! Rust vs controller-runtime: for every `rust-X`/`go-X` pair of one run
+//! whose variants both ran with `work_ms = 0` (our kube-rs controller against
+//! our controller-runtime one), the Rust/Go ratios the goals name —
 //! throughput, peak RSS, CPU per reconcile — each with its 95 % bootstrap
 //! interval over the repeats (the compare machinery) and whether the goal is
 //! met, not met or within noise of its target; then, when the run recorded
@@ -34,7 +35,7 @@ pub struct Goal {
 
 pub const GOALS: &[Goal] = &[
     Goal {
-        name: "P3 throughput (Ready/s)",
+        name: "throughput (Ready/s)",
         metric: Metric::ReadyPerS,
         at_least: true,
         target: 1.1,
@@ -200,7 +201,7 @@ impl Section for PerformanceGoals {
         if rows.is_empty() && probe_rows.is_empty() {
             return;
         }
-        out.push(Block::Heading(2, "Performance goals".into()));
+        out.push(Block::Heading(2, HEADING.into()));
         out.push(Block::Para(INTRO.into()));
         if !rows.is_empty() {
             out.push(Block::Table(Table {
@@ -232,20 +233,24 @@ impl Section for PerformanceGoals {
     }
 }
 
-const INTRO: &str = "Issue 15's goals, for every rust-X / go-X pair of this run whose variants both ran \
-     with work_ms = 0: Rust/Go of the medians over the repeats, with a 95 % bootstrap \
-     interval (as `ctrlbench compare`). \"met\" when the whole interval is on the \
-     target's side, \"not met\" when it is wholly on the other, \"within noise\" when it \
-     straddles the target; one run per side gives no interval. Probe rows compare with \
-     `ctrlbench probe`'s figures (probe = true), taken before each repeat: each run \
-     is divided by the probe of its repeat (older results: the one probe before the \
-     first run), and the ratio is the median [min–max] of those per-run ratios; the \
-     figures cell shows the probe's median [min–max] over the repeats. P3 overhead \
-     is judged on the runs whose controller started after the load. A controller's status \
-     patches/s there is its first writes/s: (k − 1) ÷ the time from the first to the \
-     last first_write_at of the k objects it wrote (objects.csv, our own watch's \
-     timestamps; one patch per object at one worker), exact where the scraped \
-     writes/s is bounded by the scrape interval at both ends of a short burst.";
+const HEADING: &str =
+    "Rust vs controller-runtime: throughput, CPU and memory; overhead against the probe";
+
+const INTRO: &str = "Our Rust (kube-rs) controller against our Go (controller-runtime) one, for \
+     every rust-X / go-X pair of this run whose variants both ran with work_ms = 0, on \
+     throughput, memory and CPU per reconcile: Rust/Go of the medians over the repeats, with \
+     a 95 % bootstrap interval (as `ctrlbench compare`). \"met\" when the whole interval is \
+     on the target's side, \"not met\" when it is wholly on the other, \"within noise\" when \
+     it straddles the target; one run per side gives no interval. Probe rows compare with \
+     `ctrlbench probe`'s figures (probe = true), taken before each repeat: each run is \
+     divided by the probe of its repeat (older results: the one probe before the first run), \
+     and the ratio is the median [min–max] of those per-run ratios; the figures cell shows \
+     the probe's median [min–max] over the repeats. The status-patch overhead against the \
+     probe is judged on the runs whose controller started after the load. A controller's \
+     status patches/s there is its first writes/s: (k − 1) ÷ the time from the first to the \
+     last first_write_at of the k objects it wrote (objects.csv, our own watch's timestamps; \
+     one patch per object at one worker), exact where the scraped writes/s is bounded by the \
+     scrape interval at both ends of a short burst.";
 
 /// Per pair and goal: the Rust and Go cells, Rust/Go with its interval, the verdict.
 fn pair_rows(groups: &[Group]) -> Vec<Vec<String>> {
@@ -293,7 +298,8 @@ fn overhead_rows(groups: &[Group], probe: &[ProbeRow]) -> Vec<Vec<String>> {
             .collect();
         let kinds: [(&str, ProbeFigure, bool); 2] = [
             (
-                "P3 overhead: status patches/s at 1 worker ÷ probe's 1-writer patch rate",
+                "status-patch overhead against the probe: status patches/s at 1 worker ÷ \
+                 probe's 1-writer patch rate",
                 |p| Some(p.status_patch_per_s),
                 true,
             ),
@@ -357,7 +363,7 @@ fn loader_row(r: &Results, probe: &[ProbeRow]) -> Option<Vec<String>> {
     Some(vec![
         "all".into(),
         format!("loader alone ({} after-load runs)", alone.len()),
-        format!("P2 loader: creates/s ÷ probe's create rate at {conc} writers"),
+        format!("loader against the probe: creates/s ÷ probe's create rate at {conc} writers"),
         format!("≥ {LOADER_TARGET}"),
         format!("{} probe", probe_cell(&used)),
         format!("{m:.2} [{lo:.2}–{hi:.2}]"),

@@ -70,8 +70,8 @@ Definitions (per run, N = the scale):
   first writes/s  (k - 1) / (last - first first_write_at) over the k objects
                   with a first_write_at
 
-Performance goals (issue 15), both tables checked row by row, every row
-expected present once and no other:
+Rust vs controller-runtime (the goals section), both tables checked row by
+row, every row expected present once and no other:
   pairs           every rust-X / go-X of a scale whose runs all recorded
                   work_ms = 0; per goal (Ready/s >= 1.1, peak RSS <= 0.5, CPU
                   per reconcile <= 0.5) the Rust and Go cells, median(Rust) /
@@ -82,15 +82,17 @@ expected present once and no other:
   probe           manifest.json probe rows; tagged with scale and repeat (a
                   probe before each repeat), a run is divided by its own
                   repeat's row; untagged (older), by the one row
-  P3 overhead     rust- groups whose runs all started after the load, at 1
-                  worker writing status by patch: each run's first writes/s /
-                  its probe's writers=1 status_patch_per_s, median [min-max],
+  overhead        status-patch overhead against the probe: rust- groups
+                  whose runs all started after the load, at 1 worker writing
+                  status by patch: each run's first writes/s / its probe's
+                  writers=1 status_patch_per_s, median [min-max],
                   "met (median)" at >= 0.85; the figures cell shows the rates'
                   and the probes' median [min-max]; the context row the same
                   against watched_status_patch_per_s
-  P2              every after-load run with no load errors: summary.json
-                  load.rate_per_s / its probe's create_per_s at the
-                  experiment's concurrency (its TOML, default 16)
+  loader          the loader against the probe: every after-load run with no
+                  load errors: summary.json load.rate_per_s / its probe's
+                  create_per_s at the experiment's concurrency (its TOML,
+                  default 16)
 """
 import csv
 import datetime
@@ -424,7 +426,7 @@ def run_cells(r):
 
 GOALS = (
     # (goal, figure, Rust/Go at least (True) or at most (False) the target, target, format)
-    ("P3 throughput (Ready/s)", "ready_per_s", True, 1.1, fmt_rate),
+    ("throughput (Ready/s)", "ready_per_s", True, 1.1, fmt_rate),
     ("memory (peak RSS)", "peak_rss", False, 0.5, fmt_mib),
     ("CPU per reconcile", "cpu_per_reconcile", False, 0.5, fmt_duration),
 )
@@ -497,15 +499,17 @@ def plain_verdict(m, target, n):
     return ("met" if m >= target else "not met") + (" (one sample)" if n == 1 else " (median)")
 
 
-OVERHEAD = "P3 overhead: status patches/s at 1 worker ÷ probe's 1-writer patch rate"
-CONTEXT = OVERHEAD + " with one watch open"
+OVERHEAD_RATIO = "status patches/s at 1 worker ÷ probe's 1-writer patch rate"
+OVERHEAD = "status-patch overhead against the probe: " + OVERHEAD_RATIO
+CONTEXT = "context: " + OVERHEAD_RATIO + " with one watch open"
 
 
 def probe_rows(runs, groups, manifest):
-    """{(N, variant, goal): cells} of the probe table: P3 overhead (and its
-    context row against the probe's pass with a watch open) for each rust-
-    group at 1 worker writing status by patch, from each run's first
-    writes/s; P2 over every after-load run with an error-free load."""
+    """{(N, variant, goal): cells} of the probe table: the status-patch
+    overhead (and its context row against the probe's pass with a watch open)
+    for each rust- group at 1 worker writing status by patch, from each run's
+    first writes/s; the loader over every after-load run with an error-free
+    load."""
     rows_of = manifest.get("probe") or []
     tagged = any(p.get("repeat") is not None for p in rows_of)
 
@@ -536,8 +540,7 @@ def probe_rows(runs, groups, manifest):
             continue
         fw = [r["first_writes_per_s"] for r in used(rs) if r["first_writes_per_s"] is not None]
         for goal, key, target in ((OVERHEAD, "status_patch_per_s", 0.85),
-                                  (CONTEXT.replace("P3 overhead: ", "context: "),
-                                   "watched_status_patch_per_s", None)):
+                                  (CONTEXT, "watched_status_patch_per_s", None)):
             v, seen = ratios(used(rs), lambda r: r["first_writes_per_s"], 1, key)
             if not v:
                 continue
@@ -553,7 +556,7 @@ def probe_rows(runs, groups, manifest):
     alone, seen = ratios(alone_runs, lambda r: r["load"]["rate_per_s"], conc, "create_per_s")
     if alone:
         rows[("all", f"loader alone ({len(alone)} after-load runs)",
-              f"P2 loader: creates/s ÷ probe's create rate at {conc} writers")] = {
+              f"loader against the probe: creates/s ÷ probe's create rate at {conc} writers")] = {
             "target": "≥ 0.95",
             "figures": f"{fmt_stat(seen, fmt_rate)} probe",
             "ratio": spread_cell(alone),
@@ -782,7 +785,8 @@ def check(runs, report_md, manifest):
         elif key in notes:
             failures.append(f"N={key[0]} {key[1]}: a coverage note, but coverage is not below N")
     if not goal_tables and (pair_rows(groups) or probe_rows(runs, groups, manifest)):
-        failures.append("no Performance goals table, but this run has rust-X/go-X pairs or probe rows")
+        failures.append("no goals table (Rust vs controller-runtime), but this run has "
+                        "rust-X/go-X pairs or probe rows")
     for key in groups:
         if key not in seen_groups:
             failures.append(f"N={key[0]} {key[1]}: not in the report's tables")
