@@ -38,7 +38,7 @@ type options struct {
 	Annotate      bool
 	ConflictRetry bool
 	// ConflictReread is "api" (retries re-read through the API reader) or
-	// "cache" (every attempt re-reads the cached object, as the seed did).
+	// "cache" (every attempt re-reads the cached object, as the write-up did).
 	ConflictReread string
 	WorkMS         int
 	// The anti-pattern settings, from the preset only (no flags).
@@ -137,7 +137,7 @@ func newFlagSet(r *rawFlags) *flag.FlagSet {
 	fs.StringVar(&r.logFormat, "log-format", d.LogFormat, "console|json")
 	fs.BoolVar(&r.watchList, "watch-list", false, "streaming initial list: sets KUBE_FEATURE_WatchListClient in this process (--watch-list=false sets it false)")
 	fs.BoolVar(&r.stripManagedFields, "strip-managed-fields", false, "drop managedFields from every object before it enters the cache (cache.TransformStripManagedFields)")
-	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the seed)")
+	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the write-up)")
 	fs.StringVar(&r.queue, "queue", "", "work-queue order: fifo (client-go's work queue, the only one controller-runtime has here and its default; kube is the Rust controller's kube-runtime scheduler)")
 	fs.BoolVar(&r.priorityQueue, "priority-queue", false, "controller-runtime's priority queue (controller.Options.UsePriorityQueue; v0.20 and later; unset = the runtime's default: off in v0.22, on in v0.25)")
 	fs.StringVar(&r.kubeconfig, "kubeconfig", "", "kubeconfig path (default: KUBECONFIG, in-cluster, ~/.kube/config)")

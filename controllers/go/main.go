@@ -1,5 +1,5 @@
 // Command widget-controller is ctrlbench's controller-runtime reference
-// controller: one program, eight presets (DESIGN §3), built against two
+// controller: one program, eight presets (docs/architecture.md#controller-presets-and-flags), built against two
 // controller-runtime versions from the same sources (see README.md).
 package main
 
@@ -104,7 +104,7 @@ func zapOptions(o *options, w io.Writer) []zap.Opts {
 	if o.LogFormat == "json" {
 		opts = append(opts, zap.UseDevMode(false), zap.JSONEncoder())
 	} else {
-		// The seed's logger: zap's development config (console encoder).
+		// The write-up's logger: zap's development config (console encoder).
 		opts = append(opts, zap.UseDevMode(true), zap.ConsoleEncoder())
 	}
 	return opts

@@ -146,7 +146,7 @@ type proc struct {
 	exitErr error
 	// shutdownMayHang: controller-runtime v0.20–v0.22's priority queue can
 	// leave workers blocked in GetWithPriority after shutdown (upstream
-	// issue 3239, fixed in v0.23), so the manager gives up after its 30 s
+	// controller-runtime#3239, fixed in v0.23), so the manager gives up after its 30 s
 	// grace period and the program exits 1; tolerated for those builds.
 	shutdownMayHang bool
 
@@ -782,7 +782,7 @@ func TestParseFlagsPresets(t *testing.T) {
 		o.PrintSettings {
 		t.Errorf("defaults: %+v", o)
 	}
-	// Spot-check the table against DESIGN §3.
+	// Spot-check the table against docs/architecture.md#controller-presets-and-flags.
 	table := map[string]string{
 		"good": "5 generation update false true", "good-single": "1 generation update false true",
 		"good-patch": "5 generation patch false true", "good-single-patch": "1 generation patch false true",
@@ -811,7 +811,7 @@ func TestParseFlagsPresets(t *testing.T) {
 			got = fmt.Sprintf("%d %s %s %v %v %s %v %d %v %v %s", p.Workers, p.Predicate, p.StatusWrite, p.Annotate, p.ConflictRetry,
 				p.Read, p.ListInReconcile, p.RequeueAfterMS, p.StatusIfChanged, p.Finalizer, p.Cache)
 		} else if p.Read != readCache || p.ListInReconcile || p.RequeueAfterMS != 0 || p.StatusIfChanged || p.Finalizer || p.Cache != cacheNamespace {
-			t.Errorf("seed preset %s: anti-pattern settings are not the defaults: %+v", name, p)
+			t.Errorf("write-up preset %s: anti-pattern settings are not the defaults: %+v", name, p)
 		}
 		if got != row {
 			t.Errorf("preset %s = %q, want %q", name, got, row)

@@ -32,7 +32,7 @@ type presetDefaults struct {
 	LogFormat          string `toml:"log_format"`
 }
 
-// preset is one [[preset]] row (DESIGN §3).
+// preset is one [[preset]] row (docs/architecture.md#controller-presets-and-flags).
 type preset struct {
 	Name        string `toml:"name"`
 	Description string `toml:"description"`

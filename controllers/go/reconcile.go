@@ -23,7 +23,7 @@ import (
 // 10 ms apart.
 var conflictBackoff = wait.Backoff{Steps: 5, Duration: 10 * time.Millisecond, Factor: 1.0}
 
-// widgetReconciler implements one preset (see DESIGN §3). Requeues happen only
+// widgetReconciler implements one preset (see docs/architecture.md#controller-presets-and-flags). Requeues happen only
 // through returned errors, so controller-runtime's default per-item
 // exponential rate limiter decides when to retry.
 type widgetReconciler struct {
@@ -104,7 +104,7 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		err = r.client.Status().Patch(ctx, r.applyObject(w), client.Apply,
 			client.FieldOwner(fieldManager), client.ForceOwnership)
 	case r.opts.StatusWrite == writeObject:
-		// The seed's bad controller: one Update of the main resource carrying
+		// The write-up's bad controller: one Update of the main resource carrying
 		// both the annotation and the status. The API server drops the status
 		// (status subresource), so the object never becomes Ready.
 		if r.opts.Annotate {
@@ -129,7 +129,7 @@ func statusUnchanged(w *Widget) bool {
 // updateStatus does PUT .../status, wrapped in RetryOnConflict for the good
 // presets. The first attempt uses the object already read; each retry
 // re-reads it through the API reader (--conflict-reread=api, fresh) or, as
-// the seed did, every attempt re-reads the cached object (=cache, which may
+// the write-up did, every attempt re-reads the cached object (=cache, which may
 // still be stale after a conflict).
 func (r *widgetReconciler) updateStatus(ctx context.Context, key types.NamespacedName, w *Widget) error {
 	if !r.opts.ConflictRetry {

@@ -1,4 +1,4 @@
-// The Widget types (DESIGN §2) written by hand with their DeepCopy methods,
+// The Widget types (docs/architecture.md#the-widget-api) written by hand with their DeepCopy methods,
 // so the Go controller needs no code generator.
 
 package main

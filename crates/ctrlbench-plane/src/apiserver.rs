@@ -1,5 +1,5 @@
 //! kube-apiserver on loopback, with the flags a machine without a default
-//! route and without a controller-manager needs (DESIGN §5).
+//! route and without a controller-manager needs (docs/architecture.md#local-plane-configuration).
 
 use std::path::{Path, PathBuf};
 

@@ -39,7 +39,7 @@ const RELEASES: [Release; 2] = [
         etcd_mod: include_str!("../../../tools/k8s/etcd-3.7.0/go.mod"),
         etcd_sum: include_str!("../../../tools/k8s/etcd-3.7.0/go.sum"),
     },
-    // The seed's release, pinned in experiments/seed-exp*.toml.
+    // The write-up's release, pinned in experiments/seed-exp*.toml.
     Release {
         k8s: "1.34.12",
         apiserver_mod: include_str!("../../../tools/k8s/kube-apiserver-1.34.12/go.mod"),

@@ -1,4 +1,4 @@
-//! The results directory as a type (DESIGN §8):
+//! The results directory as a type (docs/results.md):
 //! `<root>/<UTC timestamp>-<experiment>/manifest.json`, then per run
 //! `N<scale>/<variant>/rep<k>/` with `metrics-<variant>.csv`,
 //! `apiserver.csv`, `etcd.csv` (a plane of several apiservers or etcd

@@ -29,7 +29,7 @@ impl StopReason {
     }
 }
 
-/// One variant at a time, or all at once (the seed's Experiment 1).
+/// One variant at a time, or all at once (the write-up's Experiment 1).
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Schedule {

@@ -65,7 +65,13 @@ pub enum Command {
         fail_on_regression: Option<f64>,
     },
     /// List the built-in experiments.
-    Experiments,
+    Experiments {
+        /// Print every `[[variant]]` key instead (the table of
+        /// docs/experiments.md, in Markdown): its controller flag, which
+        /// implementations take it and what it does.
+        #[arg(long)]
+        keys: bool,
+    },
     /// Write NAME.toml: a commented experiment file for your own controller
     /// (impl = "command", a [workload] with CRD and object template paths to
     /// fill in). Refuses to overwrite an existing file.

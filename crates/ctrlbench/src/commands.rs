@@ -122,7 +122,8 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             );
             Ok(())
         }
-        Command::Experiments => {
+        Command::Experiments { keys: true } => emit(&crate::experiment::spec::keys::markdown()),
+        Command::Experiments { keys: false } => {
             for (name, desc) in crate::experiment::list() {
                 emit(&format!("{name:<12} {desc}\n"))?;
             }

@@ -180,7 +180,7 @@ async fn good_presets_converge_and_stop() {
     .await;
 }
 
-/// The anti-pattern presets that still converge (issue 13); a widget in
+/// The anti-pattern presets that still converge (docs/architecture.md#controller-presets-and-flags); a widget in
 /// another namespace stays untouched (the cluster-wide cache sees it).
 #[tokio::test]
 async fn antipattern_presets_that_converge_stop() {
@@ -572,7 +572,7 @@ async fn watch_list_works_on_the_default_plane() {
     wait_ready(&client, ns, 5, Duration::from_secs(30)).await;
 }
 
-/// DESIGN §4's names (histograms by their _bucket series), and our start-up gauge.
+/// The metric names of docs/architecture.md#metric-names-and-buckets (histograms by their _bucket series), and our start-up gauge.
 const DESIGN_NAMES: [&str; 15] = [
     "workqueue_depth",
     "workqueue_adds_total",

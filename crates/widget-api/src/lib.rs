@@ -1,7 +1,7 @@
 //! The Widget custom resource (`widgets.benchmark.example.com`): the one object
 //! type every ctrlbench experiment creates and every controller reconciles.
 //!
-//! Kept exactly as the seed write-up defined it (DESIGN §2) so that seed users'
+//! Kept exactly as the write-up defined it (docs/architecture.md#the-widget-api) so that its users'
 //! kubectl habits and queries still work.
 
 pub mod presets;
@@ -67,7 +67,7 @@ impl Widget {
     }
 }
 
-/// Object name of the i-th widget, as the seed's scripts named them.
+/// Object name of the i-th widget, as the write-up's scripts named them.
 pub fn object_name(i: u64) -> String {
     format!("widget-{i:06}")
 }
@@ -113,7 +113,7 @@ mod tests {
     }
 
     #[test]
-    fn numbered_objects_follow_the_seed() {
+    fn numbered_objects_follow_the_write_up() {
         let w = Widget::numbered(7);
         assert_eq!(w.metadata.name.as_deref(), Some("widget-000007"));
         assert_eq!(w.spec.count, 7);

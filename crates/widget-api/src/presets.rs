@@ -676,7 +676,7 @@ mod tests {
                     p.cache
                 ),
                 (Read::Cache, false, 0, false, false, Cache::Namespace),
-                "{}: the seed presets keep the defaults",
+                "{}: the write-up's presets keep the defaults",
                 p.name
             );
         }

@@ -1,7 +1,7 @@
 //! The reconcile loop: a (optionally generation-filtered) watch stream
 //! feeding either kube-runtime's Controller (`--queue kube`) or our
 //! client-go-style FIFO work queue and workers (`--queue fifo`), with the
-//! seed's reconcile and controller-runtime's default retry policy on errors:
+//! write-up's reconcile and controller-runtime's default retry policy on errors:
 //! the larger of a per-item exponential backoff and one overall token bucket.
 
 use std::collections::HashMap;
@@ -28,7 +28,7 @@ use crate::metrics::{Metrics, Outcome};
 /// client-go's default per-item backoff: 5 ms doubling per failure, capped at 1000 s.
 const BACKOFF_BASE: Duration = Duration::from_millis(retry::BACKOFF_BASE_MS);
 const BACKOFF_CAP: Duration = Duration::from_secs(retry::BACKOFF_CAP_S);
-/// RetryOnConflict as the seed used it: 5 tries, 10 ms apart.
+/// RetryOnConflict as the write-up used it: 5 tries, 10 ms apart.
 const CONFLICT_TRIES: u32 = 5;
 const CONFLICT_WAIT: Duration = Duration::from_millis(10);
 

@@ -1,4 +1,4 @@
-//! The flags every widget controller accepts (DESIGN §3). Parsing only: the
+//! The flags every widget controller accepts (docs/architecture.md#controller-presets-and-flags). Parsing only: the
 //! presets, the defaults and the rules that resolve flags into settings are
 //! `deploy/presets.toml`, applied by `widget_api::presets` (the Go controller
 //! applies the same file the same way).
@@ -24,7 +24,7 @@ where
     })
 }
 
-/// Reconciles Widgets in one namespace the way one of the seed's controller variants does.
+/// Reconciles Widgets in one namespace the way one of the write-up's controller variants does.
 #[derive(Parser, Debug)]
 #[command(name = "widget-controller", version)]
 pub struct Flags {

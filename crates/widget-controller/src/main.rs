@@ -1,4 +1,4 @@
-//! widget-controller: the seed write-up's controller variants in Rust
+//! widget-controller: the write-up's controller variants in Rust
 //! (kube-rs), selected by flags, exporting controller-runtime's metric names.
 //!
 //! Prints `metrics-address=HOST:PORT` on stdout once /metrics is served, and
@@ -92,7 +92,7 @@ impl RuntimeFlavor {
 
 fn init_logging(s: &Settings) {
     let level = s.log_level.as_str();
-    // Our own lines at the chosen level; libraries at warn, as the seed's zap setup logged only the controller.
+    // Our own lines at the chosen level; libraries at warn, as the write-up's zap setup logged only the controller.
     let filter = tracing_subscriber::EnvFilter::new(format!("warn,widget_controller={level}"));
     let b = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

@@ -1,5 +1,5 @@
 //! The controller's /metrics, under controller-runtime's names, label sets and
-//! buckets (DESIGN §4), so the same sampler and queries read Rust and Go.
+//! buckets (docs/architecture.md#metric-names-and-buckets), so the same sampler and queries read Rust and Go.
 //!
 //! kube-runtime exposes no work-queue hooks, so `queue` tracks the queue the
 //! way client-go's workqueue counts it and this module publishes the numbers.

@@ -1,5 +1,5 @@
 //! `metrics-<variant>.csv`: one row per scrape of a controller's /metrics.
-//! The first twelve columns are exactly the seed's (DESIGN §4); the names
+//! The first twelve columns are exactly the write-up's (docs/architecture.md#metric-names-and-buckets); the names
 //! read are controller-runtime's, which the Rust controller shares.
 
 use super::{Catalogue, Column, Histogram, Labels, Value, WRITE_VERBS};
@@ -14,7 +14,7 @@ const fn sum(name: &'static str, metric: &'static str, labels: Labels) -> Column
     }
 }
 
-/// The seed's columns, in order (DESIGN §4).
+/// The write-up's columns, in order.
 pub const SEED_COLUMNS: usize = 12;
 
 const COLUMNS: &[Column] = &[
@@ -64,7 +64,7 @@ const COLUMNS: &[Column] = &[
         "controller_runtime_reconcile_time_seconds_count",
         CTL,
     ),
-    // Extras after the seed's columns.
+    // Extras after the write-up's columns.
     Column {
         name: "scrape_ok",
         value: Value::ScrapeOk,

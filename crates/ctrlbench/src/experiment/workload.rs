@@ -437,7 +437,7 @@ impl Workload {
         self.crd_file.is_none()
     }
 
-    /// Name of the i-th object (`widget-000001` for widgets, as the seed's scripts).
+    /// Name of the i-th object (`widget-000001` for widgets, as the write-up's scripts).
     pub fn object_name(&self, i: u64) -> String {
         format!("{}-{i:06}", self.name_prefix)
     }

@@ -274,10 +274,10 @@ pub async fn execute(
             break;
         }
         // probe = true: the probe runs before each repeat (of each scale),
-        // interleaved with the runs like the variants are, so P2 and P3
-        // divide each run by a probe of the cluster as that repeat found it
-        // (etcd's history grows over an experiment), not by one taken on a
-        // fresh plane only.
+        // interleaved with the runs like the variants are, so the loader
+        // and status-patch comparisons divide each run by a probe of the
+        // cluster as that repeat found it (etcd's history grows over an
+        // experiment), not by one taken on a fresh plane only.
         if exp.probe && probed != Some((run.scale, run.repeat)) {
             probed = Some((run.scale, run.repeat));
             eprintln!("probe before N={} rep {}", run.scale, run.repeat);

@@ -150,7 +150,7 @@ macro_rules! variant_keys {
                 flag: None,
                 style: Style::Value,
                 accepts: Accepts::All,
-                doc: "The variant's name: lowercase letters, digits and '-' (≤ 40); it names the run's directory and namespace.",
+                doc: "The variant's name (required): lowercase letters, digits and `-`, ≤ 40, unique. Names the run directory and `metrics-<name>.csv`.",
             },
             $(
                 Key {
@@ -222,75 +222,95 @@ macro_rules! variant_keys {
 }
 
 variant_keys! {
-    /// Which controller runs the variant: rust, go@v0.18.4, go@v0.22, go@v0.25,
-    /// command (a program of yours) or external (already running). Default: rust.
+    /// Who runs the controller: `rust` (default), `go@v0.18.4`, `go@v0.22`, `go@v0.25`, `command`
+    /// or `external`.
     implementation as "impl": String, accepts All;
-    /// A row of deploy/presets.toml; required for rust and go@….
+    /// A row of `deploy/presets.toml` (`good`, `bad-fix`, the anti-patterns …: `ctrlbench run --dry-run`
+    /// lists a file's flags); required for rust and go@….
     preset: Preset, accepts Own, flag "--preset" (Separate),
         resolve |f, v| f.preset = Some(v.as_str().to_string());
-    /// Concurrent reconciles (≥ 1); default: the preset's.
+    /// Concurrent reconciles; ≥ 1. Default: the preset's.
     workers: u32, accepts Own, flag "--workers",
         resolve |f, v| f.workers = Some(i64::from(*v));
-    /// Event filter on the watch stream: generation or none.
+    /// `generation` (reconcile on spec changes only) or `none`. Default: the preset's.
     predicate: Predicate, accepts Own, flag "--predicate",
         resolve |f, v| f.predicate = Some(*v);
-    /// How status is written: update, patch, apply or object.
+    /// `update` (PUT /status), `patch` (merge patch, no resourceVersion), `apply` (server-side
+    /// apply on /status) or `object` (one Update of the main resource, whose status the server
+    /// drops). Default: the preset's.
     status_write: StatusWrite, accepts Own, flag "--status-write",
         resolve |f, v| f.status_write = Some(*v);
-    /// Stamp an annotation with an object update on every reconcile.
+    /// Stamp the annotation `bad-controller/last-seen` with an object Update before the status
+    /// write. Default: the preset's.
     annotate: bool, accepts Own, flag "--annotate",
         resolve |f, v| f.annotate = Some(*v);
-    /// Simulated work per reconcile, in milliseconds (default 10).
+    /// Simulated work per reconcile in milliseconds; default 10; 0 does not sleep.
     work_ms: u64, accepts Own, flag "--work-ms",
         resolve |f, v| f.work_ms = Some(i64::try_from(*v).unwrap_or(i64::MAX));
-    /// Client-side rate limit in requests/s: unset = the library's default,
-    /// ≤ 0 = none, > 0 = a token bucket.
+    /// Client-side token bucket. Unset: the library's default stays (none for kube-rs and
+    /// controller-runtime v0.22/v0.25, 20 qps / burst 30 for v0.18.4); ≤ 0: no limiter; > 0: a
+    /// bucket of this rate.
     client_qps: f64, accepts Own, flag "--client-qps",
         resolve |f, v| f.client_qps = Some(*v);
-    /// The token bucket's size; needs client_qps > 0.
+    /// The bucket's burst, ≥ 1; needs `client_qps` > 0. Default 10 (client-go's) when only
+    /// `client_qps` is set.
     client_burst: i64, accepts Own, flag "--client-burst",
         resolve |f, v| f.client_burst = Some(*v);
-    /// The initial list as a watch stream (the WatchList protocol).
+    /// Streaming initial list (kube-rs `streaming_lists()`, client-go's `WatchListClient`). Default
+    /// `false`.
     watch_list: bool, accepts Own, flag "--watch-list" (Switch),
         resolve |f, v| f.watch_list = Some(*v);
-    /// Drop managedFields before objects enter the controller's cache (kube-rs's
-    /// `.modify()` on the watch stream, controller-runtime's TransformStripManagedFields).
+    /// Drop managedFields before objects enter the cache (kube-rs in the watch stream,
+    /// controller-runtime with `cache.TransformStripManagedFields`). Default `false`.
     strip_managed_fields: bool, accepts Own, flag "--strip-managed-fields" (Switch),
         resolve |f, v| f.strip_managed_fields = *v;
-    /// Debounce of triggers per object in milliseconds: kube-runtime's, or the same
-    /// delay-and-reset before the fifo queue.
+    /// Delay and coalesce re-triggers per object (kube-runtime's debounce, or the same before the
+    /// FIFO queue).
     debounce_ms: u64, accepts Rust, flag "--debounce-ms",
         resolve |f, v| f.debounce_ms = Some(i64::try_from(*v).unwrap_or(i64::MAX));
-    /// debug, info or error (default debug, the write-up's level).
+    /// `debug` (default, as the write-up's controllers logged), `info` or `error`.
     log_level: LogLevel, accepts Own, flag "--log-level" default |_| Some("debug".to_string()),
         resolve |f, v| f.log_level = Some(*v);
-    /// On a conflict retry, re-read through the API reader (api) or the cache (cache).
+    /// How a conflict retry re-reads the object: `api` (default, through the API reader) or
+    /// `cache`.
     conflict_reread: ConflictReread, accepts Go, flag "--conflict-reread";
-    /// Work-queue order: kube (kube-runtime's scheduler; Rust's default) or fifo
-    /// (client-go's work queue; Go's only one).
+    /// Work-queue order: `kube` (kube-runtime's scheduler; Rust only, its default) or `fifo`
+    /// (client-go's work queue; Go's only queue). Always passed, so every run records its queue.
     queue: Queue, accepts Own, flag "--queue" default |imp| Some(imp.default_queue().as_str().to_string()),
         resolve |f, v| f.queue = Some(*v);
-    /// controller-runtime's priority queue; default: the build's (off in v0.22, on in v0.25).
+    /// controller-runtime's priority queue, `go@v0.22` and `go@v0.25` only. Unset: the build's
+    /// default (off in v0.22, on in v0.25), always passed.
     priority_queue: bool, accepts GoPriorityQueue,
         flag "--priority-queue" default |imp| imp.priority_queue_default().map(|b| b.to_string());
-    /// before-load (default: the controller runs while the loader creates) or
-    /// after-load (all N objects first, then the controller).
+    /// `before-load` (default: the controller runs while the loader creates) or `after-load` (all N
+    /// objects exist first, then the controller starts). `external` accepts only `before-load`;
+    /// with `schedule = "concurrent"` every variant must start alike.
     start: StartMode, accepts All;
-    /// Environment variables for the controller (nothing that redirects it).
+    /// Environment variables for the controller process, e.g. `{ LOG_LEVEL = "info" }`. Variables
+    /// that would redirect or alter it are refused (see below).
     env: BTreeMap<String, String>, accepts Started;
-    /// This variant's runs on a local plane of this Kubernetes version.
+    /// This variant's runs use a local plane of this Kubernetes version; the plane restarts between
+    /// runs that need another. Needs the local plane, `schedule = "isolated"`, no `[cluster]
+    /// k8s_version`, no `probe` and no `background_objects`.
     k8s_version: String, accepts All;
-    /// false: this variant's runs skip the [[fault]] schedule (the fault-free baseline).
+    /// `false`: this variant's runs skip the `[[fault]]` schedule — the fault-free baseline the
+    /// report counts objects lost against. Needs a `[[fault]]` schedule and `schedule =
+    /// "isolated"`.
     faults: bool, accepts All;
-    /// The program and its arguments; {port}, {namespace} and {kubeconfig} are replaced.
+    /// Required there: the program and its arguments. `{port}`, `{namespace}` and `{kubeconfig}`
+    /// are replaced.
     command: Vec<String>, accepts Command;
-    /// The controller's metrics URL (plain HTTP on loopback; {port} as in the command).
+    /// The controller's metrics URL, plain HTTP on a loopback address (`{port}` as in the command).
+    /// Without it the controller is not scraped.
     metrics: String, accepts Foreign;
-    /// The rules of the controller's namespaced Role.
+    /// The rules of the controller's namespaced Role: `[{ api_groups = [...], resources = [...],
+    /// verbs = [...] }]`.
     rbac: Vec<RbacRule>, accepts Command;
-    /// Read-only cluster-wide rules (a ClusterRole).
+    /// Cluster-wide read rules (a ClusterRole + ClusterRoleBinding): `get`, `list`, `watch` only,
+    /// named groups and resources, no secrets.
     cluster_rbac: Vec<RbacRule>, accepts Command;
-    /// The namespace the running controller watches (created and deleted only if missing).
+    /// The namespace the running controller watches (a DNS label, not `default` or `kube-*`), used
+    /// as is: created, and later deleted, only when missing. Default: a fresh namespace per run.
     namespace: String, accepts External;
 }
 

@@ -704,3 +704,13 @@ fn start_is_before_load_unless_a_variant_says_after_load() {
             .any(|v| v.start() == StartMode::BeforeLoad)
     );
 }
+
+#[test]
+fn the_docs_list_every_variant_key_as_the_table_says() {
+    let doc = include_str!("../../../../../docs/experiments.md");
+    let table = keys::markdown();
+    assert!(
+        doc.contains(&table),
+        "docs/experiments.md's \"Variant keys\" table is not the key table's: replace it with the output of `ctrlbench experiments --keys`:\n{table}"
+    );
+}
