@@ -2,13 +2,15 @@
 //! modules and started on loopback, envtest-style. It knows nothing of
 //! experiments or runs. One small type per process
 //! (`etcd`, `apiserver`, the optional `controller_manager`), the front that gives several apiservers one URL
-//! (`front`), the CA (`tinyca`), the whole plane (`plane`), named
+//! (`front`), the CA (`tinyca`), the whole plane (`plane`, its processes
+//! configured in `assemble`), named
 //! planes that outlive the command (`state`), and the binaries (`binaries`).
 //! `process` is the one way a child is started (process group, parent-death
 //! signal); `progress` the one progress display; `testing` one shared plane
 //! per test binary.
 
 pub mod apiserver;
+pub mod assemble;
 pub mod audit;
 pub mod bench;
 pub mod binaries;

@@ -25,11 +25,11 @@ use kube::core::CustomResourceExt;
 use kube::runtime::wait::{await_condition, conditions};
 use widget_api::Widget;
 
-use super::apiserver::{ApiServer, ApiServerConfig};
-use super::audit::AuditFiles;
+use super::apiserver::ApiServer;
+use super::assemble::{etcd_configs, numbered, start_apiservers};
 use super::binaries::{self, Binaries};
 use super::controller_manager::{self, ControllerManager, ControllerManagerConfig};
-use super::etcd::{Etcd, EtcdConfig, EtcdTls};
+use super::etcd::Etcd;
 use super::front::{Front, FrontConfig};
 use super::kubeconfig::{self, Credentials};
 use super::process::{Process, Signal};
@@ -291,42 +291,7 @@ impl ControlPlane {
         let (n_etcd, n_api) = (opts.etcd_members, opts.apiservers);
         let (certs, pems) = tinyca::generate(&dir.join("pki"), n_etcd, n_api)?;
         let ports = free_ports(3 * n_etcd + n_api)?;
-        // Single-member names and files stay as they always were.
-        let numbered = |base: &str, k: usize, n: usize, ext: &str| match n {
-            1 => format!("{base}{ext}"),
-            _ => format!("{base}-{k}{ext}"),
-        };
-        let etcd_configs: Vec<EtcdConfig> = (0..n_etcd)
-            .map(|k| EtcdConfig {
-                bin: bins.etcd.clone(),
-                name: if n_etcd == 1 {
-                    "ctrlbench".into()
-                } else {
-                    format!("etcd-{k}")
-                },
-                initial_cluster: String::new(),
-                data_dir: dir.join(numbered("etcd", k, n_etcd, "")),
-                client_port: ports[3 * k],
-                peer_port: ports[3 * k + 1],
-                metrics_port: ports[3 * k + 2],
-                fsync: opts.etcd_fsync,
-                tls: EtcdTls {
-                    ca: certs.ca_cert.clone(),
-                    cert: certs.etcd_members[k].cert.clone(),
-                    key: certs.etcd_members[k].key.clone(),
-                },
-                extra_args: opts.etcd_args.clone(),
-            })
-            .collect();
-        let initial_cluster = if n_etcd > 1 {
-            etcd_configs
-                .iter()
-                .map(|c| format!("{}={}", c.name, c.peer_url()))
-                .collect::<Vec<_>>()
-                .join(",")
-        } else {
-            String::new()
-        };
+        let etcd_configs = etcd_configs(opts, bins, &dir, &certs, &ports);
         let etcd_urls = etcd_configs
             .iter()
             .map(|c| c.client_url())
@@ -335,39 +300,13 @@ impl ControlPlane {
 
         let started = Instant::now();
         let mut etcd = Vec::new();
-        for (k, mut config) in etcd_configs.into_iter().enumerate() {
-            config.initial_cluster = initial_cluster.clone();
+        for (k, config) in etcd_configs.into_iter().enumerate() {
             let log = dir.join(numbered("etcd", k, n_etcd, ".log"));
             etcd.push(Etcd::start(config, &log, detached)?);
         }
-        let audit = if opts.audit_log {
-            let a = AuditFiles::in_dir(&dir);
-            a.write_policy()?;
-            Some(a)
-        } else {
-            None
-        };
         let api_ports = &ports[3 * n_etcd..];
-        // One issuer for all: a token one apiserver issues, every one accepts.
-        let issuer = format!("https://127.0.0.1:{}", api_ports[0]);
-        let mut apiservers = Vec::new();
-        for (k, port) in api_ports.iter().enumerate() {
-            let log = dir.join(numbered("kube-apiserver", k, n_api, ".log"));
-            apiservers.push(ApiServer::start(
-                ApiServerConfig {
-                    bin: bins.kube_apiserver.clone(),
-                    port: *port,
-                    etcd_url: etcd_urls.clone(),
-                    certs: certs.for_apiserver(k),
-                    issuer: Some(issuer.clone()),
-                    feature_gates: opts.feature_gates.clone(),
-                    extra_args: opts.apiserver_args.clone(),
-                    audit: audit.clone(),
-                },
-                &log,
-                detached,
-            )?);
-        }
+        let apiservers =
+            start_apiservers(opts, bins, &dir, api_ports, &etcd_urls, &certs, detached)?;
         let admin = kubeconfig::build(
             "ctrlbench",
             &apiservers[0].config.url(),
@@ -433,42 +372,57 @@ impl ControlPlane {
             install_crd(&client).await?;
         }
         if opts.controller_manager {
-            let bin = bins
-                .kube_controller_manager
-                .clone()
-                .context("no kube-controller-manager binary (PlaneOptions::binaries)")?;
-            let kubeconfig = plane.dir.join("kube-controller-manager.kubeconfig");
-            kubeconfig::write(
-                &kubeconfig,
-                &kubeconfig::build(
-                    "ctrlbench",
-                    &url,
-                    &pems.ca_cert,
-                    Credentials::Cert {
-                        cert: &pems.controller_manager_cert,
-                        key: &pems.controller_manager_key,
-                    },
-                    None,
-                ),
-            )?;
-            let kcm = ControllerManager::start(
-                ControllerManagerConfig {
-                    bin,
-                    kubeconfig,
-                    extra_args: Vec::new(),
-                },
-                &plane.dir.join("kube-controller-manager.log"),
-                detached,
-            )?;
-            *plane
-                .controller_manager
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = Some(kcm);
             plane
-                .wait_controller_manager(&client, opts.startup_timeout)
+                .start_controller_manager(opts, bins, &url, &pems, &client, detached)
                 .await?;
         }
         Ok(plane)
+    }
+
+    /// kube-controller-manager with its own client certificate, once it
+    /// runs its controllers.
+    async fn start_controller_manager(
+        &self,
+        opts: &PlaneOptions,
+        bins: &Binaries,
+        url: &str,
+        pems: &tinyca::Pems,
+        client: &kube::Client,
+        detached: bool,
+    ) -> Result<()> {
+        let bin = bins
+            .kube_controller_manager
+            .clone()
+            .context("no kube-controller-manager binary (PlaneOptions::binaries)")?;
+        let kubeconfig = self.dir.join("kube-controller-manager.kubeconfig");
+        kubeconfig::write(
+            &kubeconfig,
+            &kubeconfig::build(
+                "ctrlbench",
+                url,
+                &pems.ca_cert,
+                Credentials::Cert {
+                    cert: &pems.controller_manager_cert,
+                    key: &pems.controller_manager_key,
+                },
+                None,
+            ),
+        )?;
+        let kcm = ControllerManager::start(
+            ControllerManagerConfig {
+                bin,
+                kubeconfig,
+                extra_args: Vec::new(),
+            },
+            &self.dir.join("kube-controller-manager.log"),
+            detached,
+        )?;
+        *self
+            .controller_manager
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(kcm);
+        self.wait_controller_manager(client, opts.startup_timeout)
+            .await
     }
 
     /// Waits until kube-controller-manager has made its controllers'

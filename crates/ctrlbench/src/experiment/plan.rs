@@ -164,7 +164,7 @@ fn render_cluster(s: &mut String, exp: &Experiment) {
         "cluster: local plane, Kubernetes {}, etcd fsync {}{}",
         c.k8s_version
             .as_deref()
-            .unwrap_or(ctrlbench_plane::binaries::DEFAULT_K8S_VERSION),
+            .unwrap_or(ctrlbench_plane::DEFAULT_K8S_VERSION),
         if c.etcd_fsync { "on" } else { "off" },
         if c.feature_gates.is_empty() {
             String::new()

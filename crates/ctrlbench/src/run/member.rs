@@ -10,7 +10,7 @@ use anyhow::Result;
 use ctrlbench_record::{RunDir, Settings};
 
 use super::controller::ControllerProcess;
-use super::watch::Objects;
+use super::measure::watch::Objects;
 
 /// One variant's part of a run.
 pub struct Member {

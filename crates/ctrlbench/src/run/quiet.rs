@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ctrlbench_record::summary::QuietWait;
 
-use super::sampler::{apiserver_value, apiserver_values};
+use super::measure::sampler::{apiserver_value, apiserver_values};
 
 /// How long a run waits for quiet at most.
 const BOUND: Duration = Duration::from_secs(10);

@@ -10,8 +10,8 @@ use ctrlbench_record::summary::{
 use ctrlbench_record::{StopReason, Summary};
 
 use super::loader::LoadStats;
+use super::measure::sampler::{ControllerRow, ControllerTarget, Sampler};
 use super::member::Member;
-use super::sampler::{ControllerRow, ControllerTarget, Sampler};
 use crate::experiment::Experiment;
 use crate::experiment::plan::Run;
 

@@ -16,9 +16,12 @@ use anyhow::Result;
 use ctrlbench_record::faults::{self, FaultRecord};
 use ctrlbench_record::time::now_rfc3339;
 
-use super::member::Member;
+use futures::future::BoxFuture;
+
 use super::sampler::Sampler;
+use super::{Measurement, Run};
 use crate::experiment::spec::{Fault, FaultAction, FaultTarget};
+use crate::run::member::Member;
 use ctrlbench_plane::process::Signal;
 use ctrlbench_plane::{ControlPlane, Member as PlaneMember};
 
@@ -63,6 +66,16 @@ impl Faults {
             killed: Vec::new(),
             records: Vec::new(),
         }
+    }
+
+    /// The schedule of `run`'s variants (faulted and fault-free variants
+    /// never share a run: spec validation).
+    pub fn of(run: &Run<'_>) -> Faults {
+        Faults::new(
+            run.members
+                .first()
+                .map_or(&[][..], |m| run.ctx.exp.faults_for(m.variant)),
+        )
     }
 
     pub fn is_empty(&self) -> bool {
@@ -303,5 +316,26 @@ impl Faults {
         if let Some((_, r)) = self.records.get_mut(f.record) {
             r.outcome = outcome;
         }
+    }
+}
+
+impl Measurement for Faults {
+    fn tick<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            if !self.is_empty() {
+                let plane = run.ctx.cluster.plane.as_ref();
+                self.tick(run.load_start, run.members, &mut run.sampler, plane)
+                    .await?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Stopped or killed processes come back before the next phase or run.
+    fn after_window<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let plane = run.ctx.cluster.plane.as_ref();
+            self.finish(run.members, &mut run.sampler, plane).await
+        })
     }
 }

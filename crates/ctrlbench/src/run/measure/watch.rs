@@ -4,17 +4,30 @@
 //! the controller's). "Written" is read off managedFields, so it needs no
 //! knowledge of the controller: any field manager but the loader's counts,
 //! status and annotation writes alike. Any kind, through kube's dynamic API;
-//! only the run's own objects (its run-id label) are watched.
+//! only the run's own objects (its run-id label) are watched. As a
+//! measurement ([`ReadyWatch`]) it writes objects.csv as the run goes (a
+//! killed run keeps what was seen) and the controller's start-up times.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use anyhow::Result;
+use ctrlbench_record::summary::StartMode;
+use ctrlbench_record::{Summary, objects};
 use futures::TryStreamExt;
+use futures::future::BoxFuture;
 use kube::api::DynamicObject;
 use kube::runtime::{WatchStreamExt, watcher};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+use super::{Measurement, Run};
+use crate::experiment::plan;
+use crate::run::Ctx;
+use crate::run::member::Member;
 
 use crate::experiment::workload::Workload;
 
@@ -126,9 +139,9 @@ pub async fn watch_ready(
     listed: tokio::sync::oneshot::Sender<()>,
     cancel: CancellationToken,
 ) {
-    let api = super::workload::api(&client, &ns, &workload);
+    let api = crate::run::workload::api(&client, &ns, &workload);
     let config =
-        watcher::Config::default().labels(&format!("{}={run}", super::workload::RUN_LABEL));
+        watcher::Config::default().labels(&format!("{}={run}", crate::run::workload::RUN_LABEL));
     let stream = watcher(api, config).default_backoff();
     let mut stream = std::pin::pin!(stream);
     let mut listed = Some(listed);
@@ -155,5 +168,108 @@ pub async fn watch_ready(
                 Err(e) => tracing::warn!(namespace = %ns, error = %e, "ready watch failed; retrying"),
             }
         }
+    }
+}
+
+/// How long our watch gets to list a run's existing objects before the
+/// controller starts anyway (100 000 objects list in a few seconds).
+const WATCH_LIST_WAIT: Duration = Duration::from_secs(120);
+
+/// How often objects.csv is rewritten during a run.
+const OBJECTS_EVERY: Duration = Duration::from_secs(5);
+
+/// Our watch of each member's objects, as a measurement.
+pub struct ReadyWatch {
+    watches: Vec<JoinHandle<()>>,
+    next_objects: Instant,
+}
+
+impl ReadyWatch {
+    /// Starts a watch per member; returns once every watch has listed what
+    /// exists (after-load: all N objects, before the controller starts).
+    pub async fn start(
+        ctx: &Ctx<'_>,
+        plan: &plan::Run,
+        members: &[Member],
+        stop: &CancellationToken,
+    ) -> ReadyWatch {
+        let workload = Arc::new(ctx.exp.workload.clone());
+        let mut watches = Vec::new();
+        let mut listed = Vec::new();
+        for m in members {
+            m.objects.expected.store(plan.scale, Ordering::SeqCst);
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            listed.push(rx);
+            watches.push(tokio::spawn(watch_ready(
+                ctx.cluster.client.clone(),
+                workload.clone(),
+                m.ns.clone(),
+                m.run_id.clone(),
+                m.objects.clone(),
+                tx,
+                stop.clone(),
+            )));
+        }
+        for rx in listed {
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::timeout(WATCH_LIST_WAIT, rx) => {}
+            }
+        }
+        ReadyWatch {
+            watches,
+            next_objects: Instant::now() + OBJECTS_EVERY,
+        }
+    }
+}
+
+impl Measurement for ReadyWatch {
+    fn tick<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            if Instant::now() >= self.next_objects {
+                self.next_objects += OBJECTS_EVERY;
+                for m in run.members.iter() {
+                    objects::write(&m.dir.objects(), &m.objects.rows())?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn after_window<'a>(&'a mut self, _run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            // The window's end stopped them.
+            for w in self.watches.drain(..) {
+                let _ = w.await;
+            }
+            Ok(())
+        })
+    }
+
+    fn finish<'a>(
+        &'a mut self,
+        run: &'a mut Run<'_>,
+        summaries: &'a mut [Summary],
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            for (i, (m, s)) in run.members.iter().zip(summaries.iter_mut()).enumerate() {
+                objects::write(&m.dir.objects(), &m.objects.rows())?;
+                let start = crate::run::summary::start(
+                    run.ctx.exp.variants[m.variant].start(),
+                    m,
+                    run.load_start,
+                    run.sampler.controllers[i].baseline.map(|b| b.reconciles),
+                );
+                if let Some(t) = start.all_ready_s
+                    && start.mode == StartMode::AfterLoad
+                    && t > 0.0
+                {
+                    // Ready/s from the controller's start: the load is not its time.
+                    s.throughput_ready_per_s = s.ready as f64 / t;
+                }
+                s.start = Some(start);
+            }
+            Ok(())
+        })
     }
 }

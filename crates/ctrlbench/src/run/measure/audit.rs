@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use ctrlbench_record::RunDir;
+use ctrlbench_record::Summary;
 use ctrlbench_record::audit::{self, AuditRecord};
+use futures::future::BoxFuture;
+
+use super::{Measurement, Run};
 
 pub struct AuditSpan {
     log: PathBuf,
@@ -47,5 +51,41 @@ impl AuditSpan {
             audit::write(&dir.audit(), &by_ns[ns])?;
         }
         Ok(())
+    }
+}
+
+/// The audit log as a measurement (nothing without one).
+pub struct Audit {
+    span: Option<AuditSpan>,
+}
+
+impl Audit {
+    pub fn new(run: &Run<'_>) -> Audit {
+        let log = run.ctx.cluster.plane.as_ref().and_then(|p| p.audit_log());
+        Audit {
+            span: AuditSpan::begin(log.as_deref()),
+        }
+    }
+}
+
+impl Measurement for Audit {
+    fn finish<'a>(
+        &'a mut self,
+        run: &'a mut Run<'_>,
+        _summaries: &'a mut [Summary],
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            // Every controller has stopped: the blocking audit backend has
+            // logged each of their writes.
+            if let Some(a) = &self.span {
+                let runs: Vec<(&str, &RunDir)> = run
+                    .members
+                    .iter()
+                    .map(|m| (m.ns.as_str(), &m.dir))
+                    .collect();
+                a.write(&runs)?;
+            }
+            Ok(())
+        })
     }
 }

@@ -15,6 +15,9 @@ use ctrlbench_record::prom::Page;
 use ctrlbench_record::table::Table;
 use ctrlbench_record::time::now_rfc3339;
 
+use crate::run::Ctx;
+use crate::run::member::Member;
+
 /// The apiserver's page through the catalogue (None: the scrape failed).
 pub async fn apiserver_values(client: &kube::Client) -> Option<Vec<Option<f64>>> {
     let req = http::Request::get("/metrics").body(Vec::new()).ok()?;
@@ -190,6 +193,36 @@ impl Sampler {
             apiserver_failed: 0,
             etcd_failed: 0,
         })
+    }
+
+    /// The sampler of a run group: every apiserver and etcd member directly
+    /// (an existing cluster: its URL, no etcd) and each member's controller.
+    pub async fn of_group(ctx: &Ctx<'_>, members: &[Member]) -> Result<Sampler> {
+        let (apis, etcd_urls) = match &ctx.cluster.plane {
+            Some(p) => {
+                let mut apis = Vec::new();
+                for k in 0..p.apiserver_urls().len() {
+                    apis.push(ctrlbench_plane::kubeconfig::client(&p.kubeconfig_for(k)).await?);
+                }
+                (apis, p.etcd_metrics_urls())
+            }
+            None => (vec![ctx.cluster.client.clone()], Vec::new()),
+        };
+        let targets = members
+            .iter()
+            .map(|m| {
+                (
+                    ctx.exp.variants[m.variant].name.clone(),
+                    m.metrics_url.clone(),
+                    m.dir.clone(),
+                )
+            })
+            .collect();
+        let mut sampler = Sampler::new(apis, etcd_urls, targets)?;
+        for (c, m) in sampler.controllers.iter_mut().zip(members) {
+            c.any_controller = !ctx.exp.variants[m.variant].is_own();
+        }
+        Ok(sampler)
     }
 
     async fn get(&self, url: String, c: &Catalogue) -> Option<Vec<Option<f64>>> {

@@ -19,9 +19,17 @@ use tokio_util::sync::CancellationToken;
 use ctrlbench_record::phases::{PhaseRecord, PhaseSummary};
 use ctrlbench_record::time::now_rfc3339;
 
+use anyhow::Result;
+use ctrlbench_record::{StopReason, Summary};
+use futures::future::BoxFuture;
+
+use super::sampler::Sampler;
 use super::watch::LOADER_MANAGER;
+use super::{Measurement, Run};
 use crate::experiment::phase::{Phase, render, widget_patch};
 use crate::experiment::workload::{ReadyRule, Workload, object_view};
+use crate::run::Ctx;
+use crate::run::member::Member;
 
 /// When an object counts as ready again after a patch that returned
 /// generation `g`: the controller must have acted on that generation, not
@@ -160,7 +168,7 @@ pub async fn run(t: &Target, index: u32, phase: &Phase, cancel: &CancellationTok
     match phase {
         Phase::Idle { duration_s } => {
             let idle = tokio::time::sleep(Duration::from_secs_f64(*duration_s));
-            summary.interrupted = super::until_cancelled(cancel, idle).await.is_none();
+            summary.interrupted = crate::run::until_cancelled(cancel, idle).await.is_none();
         }
         Phase::Update {
             count,
@@ -324,7 +332,8 @@ where
         .buffer_unordered(t.concurrency.max(1))
         .collect::<Vec<bool>>();
     let errors =
-        match tokio::time::timeout_at(deadline.into(), super::until_cancelled(cancel, sends)).await
+        match tokio::time::timeout_at(deadline.into(), crate::run::until_cancelled(cancel, sends))
+            .await
         {
             Ok(Some(e)) => e.iter().filter(|x| **x).count() as u64,
             _ => return (0, false),
@@ -440,6 +449,127 @@ pub fn index_of(name: &str, position: usize) -> u64 {
         .rev()
         .collect();
     digits.parse().unwrap_or(position as u64 + 1)
+}
+
+/// The `[[phase]]` entries as a measurement: after the window, each phase
+/// on every member's objects at once, scraped like the window; phases.csv
+/// and each summary's `phases`.
+#[derive(Default)]
+pub struct Phases {
+    /// Per member, the summary of each phase.
+    done: Vec<Vec<PhaseSummary>>,
+}
+
+impl Phases {
+    pub fn new() -> Phases {
+        Phases::default()
+    }
+
+    async fn run_all(&mut self, run: &mut Run<'_>) -> Result<()> {
+        let exp = run.ctx.exp;
+        let cancel = run.ctx.cancel;
+        let interval = Duration::from_secs_f64(exp.scrape_interval_s);
+        self.done = run.members.iter().map(|_| Vec::new()).collect();
+        if run.stop_reason == StopReason::Interrupted || exp.phases.is_empty() {
+            return Ok(());
+        }
+        run.sampler.scrape_once().await?;
+        run.create_last = Some(run.sampler.controllers.iter().map(|c| c.last).collect());
+        let targets: Vec<Arc<Target>> = run
+            .members
+            .iter()
+            .map(|m| Arc::new(Target::of(run.ctx, m)))
+            .collect();
+        let mut rows: Vec<Vec<PhaseRecord>> = run.members.iter().map(|_| Vec::new()).collect();
+        for (k, p) in exp.phases.iter().enumerate() {
+            if cancel.is_cancelled() {
+                break;
+            }
+            eprintln!("phase {}: {}", k + 1, p.kind());
+            // A row at each phase boundary, so each phase's rates cover it alone.
+            run.sampler.scrape_once().await?;
+            let tasks: Vec<_> = targets
+                .iter()
+                .map(|t| {
+                    let (t, p, cancel) = (t.clone(), p.clone(), cancel.clone());
+                    tokio::spawn(async move { self::run(&t, k as u32 + 1, &p, &cancel).await })
+                })
+                .collect();
+            let outs =
+                scrape_while(&mut run.sampler, interval, futures::future::join_all(tasks)).await?;
+            for (i, o) in outs.into_iter().enumerate() {
+                let o = o.map_err(|e| anyhow::anyhow!("phase {} failed: {e}", k + 1))?;
+                self.done[i].push(o.summary);
+                rows[i].extend(o.rows);
+                ctrlbench_record::phases::write(&run.members[i].dir.phases(), &rows[i])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Target {
+    /// Every object the loader created for `m`.
+    fn of(ctx: &Ctx<'_>, m: &Member) -> Target {
+        let created: Vec<String> = m
+            .objects
+            .rows()
+            .into_iter()
+            .filter(|r| r.created_at.is_some())
+            .map(|r| r.name)
+            .collect();
+        Target {
+            client: ctx.cluster.client.clone(),
+            resource: ctx.exp.workload.resource.clone(),
+            namespace: m.ns.clone(),
+            objects: created
+                .into_iter()
+                .enumerate()
+                .map(|(k, n)| (index_of(&n, k), n))
+                .collect(),
+            ready_again: ReadyAgain::of(&ctx.exp.workload),
+            concurrency: ctx.exp.concurrency as usize,
+        }
+    }
+}
+
+impl Measurement for Phases {
+    fn after_window<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.run_all(run))
+    }
+
+    fn finish<'a>(
+        &'a mut self,
+        _run: &'a mut Run<'_>,
+        summaries: &'a mut [Summary],
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            for (s, p) in summaries.iter_mut().zip(self.done.iter_mut()) {
+                s.phases = std::mem::take(p);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// `fut`'s output, scraping every `interval` while it runs (the phases after
+/// the create phase are measured like it).
+async fn scrape_while<T>(
+    sampler: &mut Sampler,
+    interval: Duration,
+    fut: impl std::future::Future<Output = T>,
+) -> Result<T> {
+    let mut fut = std::pin::pin!(fut);
+    let mut next = tokio::time::Instant::now() + interval;
+    loop {
+        tokio::select! {
+            r = &mut fut => return Ok(r),
+            _ = tokio::time::sleep_until(next) => {
+                next += interval;
+                sampler.scrape_once().await?;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

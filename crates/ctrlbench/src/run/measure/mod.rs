@@ -1,0 +1,276 @@
+//! The measurement of one run group. Every measurement — our Ready watch
+//! and objects.csv (`watch`), the scrapes of controllers, apiservers and
+//! etcd (`sampler`), the fault schedule (`faults`), the phases after the
+//! create phase (`phases`), the audit log (`audit`), the harness's own CPU
+//! (`harness_cpu`) — implements [`Measurement`]: it is told when the run
+//! starts, on every tick of the loop, when the window is over (the
+//! controllers still run) and when the controllers have stopped, where it
+//! writes its files and its part of each summary. [`run`] composes them
+//! around the loader; adding a measurement is a file and a line in
+//! [`measurements`].
+
+pub mod audit;
+pub mod faults;
+pub mod harness_cpu;
+pub mod phases;
+pub mod sampler;
+pub mod scrapes;
+pub mod watch;
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use ctrlbench_record::summary::QuietWait;
+use ctrlbench_record::{StopReason, Summary};
+use futures::future::BoxFuture;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use ctrlbench_plane::process::own_cpu_seconds;
+
+use super::loader::LoadStats;
+use super::member::Member;
+use super::{Ctx, loader, summary};
+use crate::experiment::plan;
+use sampler::Sampler;
+
+/// What every measurement sees of the run.
+pub struct Run<'a> {
+    pub ctx: &'a Ctx<'a>,
+    pub plan: &'a plan::Run,
+    pub members: &'a mut [Member],
+    /// Ends our watches and the loader at the end of the window.
+    pub stop: CancellationToken,
+    pub sampler: Sampler,
+    /// When the loader started (the window counts from here).
+    pub load_start: Instant,
+    /// When every loader had finished, once they have, and the harness's
+    /// CPU seconds then.
+    pub loaded_at: Option<(Instant, f64)>,
+    /// The controllers start after the load (start = "after-load").
+    pub after_load: bool,
+    pub stop_reason: StopReason,
+    /// Seconds from the load's start to the end of the create phase.
+    pub elapsed: f64,
+    /// Each controller's counters at the end of the create phase, when
+    /// phases followed it (summary.json's reconcile counts are the create
+    /// phase's, like the report's figures).
+    pub create_last: Option<Vec<Option<sampler::ControllerRow>>>,
+}
+
+/// One measurement of a run group; every step has a default that does
+/// nothing, so a measurement implements only the steps it has.
+pub trait Measurement: Send {
+    /// The controllers run, the loader is about to start.
+    fn start<'a>(&'a mut self, _run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+    /// Every turn of the loop (about every 100 ms): a measurement keeps its own pace.
+    fn tick<'a>(&'a mut self, _run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+    /// The window is over and the loader has returned; the controllers still run.
+    fn after_window<'a>(&'a mut self, _run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+    /// The controllers have stopped: write the files, fill in the summaries
+    /// (one per member, in order).
+    fn finish<'a>(
+        &'a mut self,
+        _run: &'a mut Run<'_>,
+        _summaries: &'a mut [Summary],
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Every measurement of a run, in the order they are called (faults are
+/// restored before the phases run; the harness's CPU is read last).
+fn measurements(
+    run: &Run<'_>,
+    watch: watch::ReadyWatch,
+    cpu: harness_cpu::HarnessCpu,
+) -> Vec<Box<dyn Measurement>> {
+    vec![
+        Box::new(watch),
+        Box::new(scrapes::Scrapes::new(run)),
+        Box::new(faults::Faults::of(run)),
+        Box::new(phases::Phases::new()),
+        Box::new(audit::Audit::new(run)),
+        Box::new(cpu),
+    ]
+}
+
+pub async fn run(
+    ctx: &Ctx<'_>,
+    plan: &plan::Run,
+    members: &mut [Member],
+    quiet_wait: &Option<QuietWait>,
+) -> Result<Vec<Summary>> {
+    let stop = ctx.cancel.child_token();
+    let after_load = members.iter().any(|m| m.pending);
+    let mut cpu = harness_cpu::HarnessCpu::starting();
+    let mut loads = Vec::new();
+    if after_load {
+        // All N objects first, the loader alone; then our watch lists them
+        // before the controllers start.
+        loads = spawn_loads(ctx, plan, members, &stop);
+        while !loads.iter().all(|l| l.is_finished()) {
+            if ctx.cancel.is_cancelled() {
+                stop.cancel();
+                anyhow::bail!("interrupted while loading (before the controllers started)");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cpu.loaded_alone();
+    }
+    let watch = watch::ReadyWatch::start(ctx, plan, members, &stop).await;
+    for m in members.iter_mut() {
+        m.start_controller().await?;
+    }
+    let sampler = sampler::Sampler::of_group(ctx, members).await?;
+    let mut run = Run {
+        ctx,
+        plan,
+        members,
+        stop,
+        sampler,
+        load_start: Instant::now(),
+        loaded_at: None,
+        after_load,
+        stop_reason: StopReason::Window,
+        elapsed: 0.0,
+        create_last: None,
+    };
+    let mut all = measurements(&run, watch, cpu);
+    for m in all.iter_mut() {
+        m.start(&mut run).await?;
+    }
+    if !after_load {
+        run.load_start = Instant::now();
+        loads = spawn_loads(ctx, plan, run.members, &run.stop);
+    }
+    run.stop_reason = window(&mut run, &mut all, &loads).await?;
+    run.stop.cancel();
+    let mut load_stats = Vec::new();
+    for l in loads {
+        load_stats.push(l.await.unwrap_or_default());
+    }
+    run.elapsed = run.load_start.elapsed().as_secs_f64();
+    for m in all.iter_mut() {
+        m.after_window(&mut run).await?;
+    }
+    let mut codes = Vec::new();
+    for m in run.members.iter_mut() {
+        codes.push(match m.process.take() {
+            Some(p) => p.stop(ctx.stop_grace()).await,
+            None => None,
+        });
+    }
+    let mut summaries = base_summaries(&run, &load_stats, &codes, quiet_wait);
+    for m in all.iter_mut() {
+        m.finish(&mut run, &mut summaries).await?;
+    }
+    for (m, s) in run.members.iter().zip(&summaries) {
+        s.write(&m.dir.summary())?;
+    }
+    Ok(summaries)
+}
+
+/// The window: ticks every measurement until it ends, everything has
+/// converged (stop_when_converged) or Ctrl-C.
+async fn window(
+    run: &mut Run<'_>,
+    all: &mut [Box<dyn Measurement>],
+    loads: &[JoinHandle<LoadStats>],
+) -> Result<StopReason> {
+    let exp = run.ctx.exp;
+    let window = Duration::from_secs_f64(exp.window_s);
+    let quiet = Duration::from_secs_f64(exp.quiet_s);
+    let cancel = run.ctx.cancel;
+    loop {
+        if cancel.is_cancelled() {
+            return Ok(StopReason::Interrupted);
+        }
+        if run.loaded_at.is_none() && loads.iter().all(|l| l.is_finished()) {
+            run.loaded_at = Some((Instant::now(), own_cpu_seconds()));
+        }
+        if run.load_start.elapsed() >= window {
+            return Ok(StopReason::Window);
+        }
+        if exp.stop_when_converged
+            && run
+                .members
+                .iter()
+                .all(|m| m.objects.ready() >= run.plan.scale)
+            && run
+                .sampler
+                .controllers
+                .iter()
+                .all(|c| c.last_change.elapsed() >= quiet)
+        {
+            return Ok(StopReason::Converged);
+        }
+        for m in all.iter_mut() {
+            m.tick(run).await?;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => {},
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {},
+        }
+    }
+}
+
+fn spawn_loads(
+    ctx: &Ctx<'_>,
+    plan: &plan::Run,
+    members: &[Member],
+    stop: &CancellationToken,
+) -> Vec<JoinHandle<LoadStats>> {
+    let workload = std::sync::Arc::new(ctx.exp.workload.clone());
+    members
+        .iter()
+        .map(|m| {
+            tokio::spawn(loader::create(
+                ctx.cluster.client.clone(),
+                workload.clone(),
+                m.ns.clone(),
+                m.run_id.clone(),
+                plan.scale,
+                ctx.exp.concurrency as usize,
+                m.objects.clone(),
+                stop.clone(),
+            ))
+        })
+        .collect()
+}
+
+/// Each member's summary from what every run has: the variant, its load,
+/// our watch's Ready counts and the sampler's reconcile deltas.
+fn base_summaries(
+    run: &Run<'_>,
+    load_stats: &[LoadStats],
+    codes: &[Option<i32>],
+    quiet_wait: &Option<QuietWait>,
+) -> Vec<Summary> {
+    run.members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            summary::of(summary::Inputs {
+                exp: run.ctx.exp,
+                run: run.plan,
+                member: m,
+                controller: &run.sampler.controllers[i],
+                load: &load_stats[i],
+                load_start: run.load_start,
+                elapsed: run.elapsed,
+                stop_reason: run.stop_reason,
+                exit_code: codes[i],
+                sampler: &run.sampler,
+                quiet_wait,
+                kubernetes_version: &run.ctx.cluster.version,
+            })
+        })
+        .collect()
+}

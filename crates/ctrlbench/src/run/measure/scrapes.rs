@@ -1,0 +1,168 @@
+//! The scrapes as a measurement: a baseline scrape of every controller
+//! before the load, a row every scrape interval during the window (with the
+//! progress display and a check that each controller still runs), the last
+//! row while the controllers still run, and which controllers stopped by
+//! themselves. The scraping itself is the [`Sampler`]'s.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use ctrlbench_record::Summary;
+use futures::future::BoxFuture;
+
+use super::sampler::Sampler;
+use super::{Measurement, Run};
+use crate::experiment::spec::FaultTarget;
+use ctrlbench_plane::progress::Progress;
+
+/// How long every controller's metrics get to answer a first scrape.
+const BASELINE_WAIT: Duration = Duration::from_secs(15);
+
+pub struct Scrapes {
+    interval: Duration,
+    next: Instant,
+    bars: Option<Progress>,
+    /// Controllers that stopped by themselves during the window.
+    exited_early: Vec<bool>,
+    /// A controller the fault schedule kills or restarts exits on purpose.
+    controller_faults: bool,
+}
+
+impl Scrapes {
+    pub fn new(run: &Run<'_>) -> Scrapes {
+        let exp = run.ctx.exp;
+        let interval = Duration::from_secs_f64(exp.scrape_interval_s);
+        // Faulted and fault-free variants never share a run (spec validation).
+        let faults = run
+            .members
+            .first()
+            .map_or(&[][..], |m| exp.faults_for(m.variant));
+        Scrapes {
+            interval,
+            next: Instant::now() + interval,
+            bars: None,
+            exited_early: vec![false; run.members.len()],
+            controller_faults: faults.iter().any(|f| f.target == FaultTarget::Controller),
+        }
+    }
+
+    /// One row, the progress display, and whether each controller still runs.
+    async fn scrape(&mut self, run: &mut Run<'_>) -> Result<()> {
+        run.sampler.scrape_once().await?;
+        let elapsed = run.load_start.elapsed().as_secs_f64();
+        let window = run.ctx.exp.window_s;
+        for (i, m) in run.members.iter_mut().enumerate() {
+            let alive = m.process.as_mut().is_some_and(|p| p.running());
+            if m.process.is_some() && !alive && !self.controller_faults {
+                self.exited_early[i] = true;
+            }
+            let msg = format!(
+                "{:>7.1} reconciles/s  {:>5.0}/{window:.0} s{}",
+                run.sampler.controllers[i].rate,
+                elapsed,
+                if alive { "" } else { "  controller exited!" }
+            );
+            if let Some(b) = &self.bars {
+                b.set(i, m.objects.ready(), Some(msg));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A first successful scrape of every controller that has metrics.
+async fn baseline(sampler: &mut Sampler) -> Result<()> {
+    let t0 = Instant::now();
+    loop {
+        sampler.scrape_once().await?;
+        if sampler
+            .controllers
+            .iter()
+            .all(|c| c.url.is_none() || c.baseline.is_some())
+        {
+            return Ok(());
+        }
+        if t0.elapsed() >= BASELINE_WAIT {
+            let silent: Vec<String> = sampler
+                .controllers
+                .iter()
+                .filter(|c| c.url.is_some() && c.baseline.is_none())
+                .map(|c| format!("{} ({})", c.variant, c.url.as_deref().unwrap_or_default()))
+                .collect();
+            anyhow::bail!(
+                "no answer from the controller metrics of {} within {} s",
+                silent.join(", "),
+                BASELINE_WAIT.as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+impl Measurement for Scrapes {
+    fn start<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            baseline(&mut run.sampler).await?;
+            let exp = run.ctx.exp;
+            let names: Vec<String> = run
+                .members
+                .iter()
+                .map(|m| exp.variants[m.variant].name.clone())
+                .collect();
+            self.bars = Some(Progress::new(
+                &names,
+                run.plan.scale,
+                "Ready",
+                Duration::from_secs(5),
+                run.ctx.opts.progress,
+            ));
+            self.next = Instant::now() + self.interval;
+            Ok(())
+        })
+    }
+
+    fn tick<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            if Instant::now() >= self.next {
+                self.next += self.interval;
+                self.scrape(run).await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn after_window<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            if let Some(b) = self.bars.take() {
+                b.finish();
+            }
+            // The last row is taken while the controllers still run.
+            if run.ctx.cancel.is_cancelled() {
+                // The user is waiting: the last row only if it comes quickly.
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(1), run.sampler.scrape_once()).await;
+            } else {
+                run.sampler.scrape_once().await?;
+            }
+            if let Some(last) = run.create_last.take() {
+                for (c, l) in run.sampler.controllers.iter_mut().zip(last) {
+                    c.last = l;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn finish<'a>(
+        &'a mut self,
+        _run: &'a mut Run<'_>,
+        summaries: &'a mut [Summary],
+    ) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            for (s, e) in summaries.iter_mut().zip(&self.exited_early) {
+                s.controller_exited_early = *e;
+            }
+            Ok(())
+        })
+    }
+}

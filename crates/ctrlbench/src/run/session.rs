@@ -1,0 +1,431 @@
+//! One experiment's session, in the order it happens: the controllers are
+//! built first (a failed build costs no cluster time), then the cluster,
+//! the results directory and its manifest, the workload's CRD and a warm-up,
+//! the background objects; then every run of the plan — the probe before a
+//! repeat, a plane of another Kubernetes version where a variant needs one,
+//! a quiet cluster — and last the clean-up. The manifest is rewritten after
+//! every step, so an interruption keeps what was measured.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use ctrlbench_plane::process::own_cpu_seconds;
+use ctrlbench_record::time::now_rfc3339;
+use ctrlbench_record::{Manifest, ResultsDir};
+use tokio_util::sync::CancellationToken;
+
+use super::background::{self, Background};
+use super::{Ctx, Outcome, RunOptions, group, manifest, plane_grace, probe, quiet, target};
+use super::{command_program, etcd_versions, until_cancelled};
+use crate::experiment::{Experiment, Impl, plan};
+
+/// The controller binaries, by implementation, and each command variant's program.
+pub struct Builds {
+    pub binaries: HashMap<Impl, PathBuf>,
+    pub programs: HashMap<usize, PathBuf>,
+}
+
+impl Builds {
+    pub async fn prepare(exp: &Experiment, cancel: &CancellationToken) -> Result<Builds> {
+        let mut b = Builds {
+            binaries: HashMap::new(),
+            programs: HashMap::new(),
+        };
+        for (i, v) in exp.variants.iter().enumerate() {
+            if v.implementation == Impl::Command {
+                let first = v.command().first().cloned().unwrap_or_default();
+                let exp_file = exp.file.clone();
+                let resolve =
+                    tokio::task::spawn_blocking(move || command_program(&exp_file, &first));
+                let Some(program) = until_cancelled(cancel, resolve).await else {
+                    bail!("interrupted while building the controllers");
+                };
+                b.programs.insert(i, program??);
+            } else if v.is_own() && !b.binaries.contains_key(&v.implementation) {
+                let imp = v.implementation.clone();
+                let build = tokio::task::spawn_blocking(move || crate::controllers::binary(&imp));
+                let Some(bin) = until_cancelled(cancel, build).await else {
+                    bail!("interrupted while building the controllers");
+                };
+                b.binaries.insert(v.implementation.clone(), bin??);
+            }
+        }
+        Ok(b)
+    }
+}
+
+/// An experiment under way.
+pub struct Session<'a> {
+    exp: &'a Experiment,
+    opts: &'a RunOptions,
+    cancel: &'a CancellationToken,
+    /// None once closed (between planes of two versions, or at the end).
+    cluster: Option<target::Cluster>,
+    results: ResultsDir,
+    pub manifest: Manifest,
+    background: Option<Background>,
+    /// The apiserver's idle request rate, the level each run waits to return to.
+    idle: Option<f64>,
+    /// The Kubernetes version the plane runs when variants name one.
+    version: Option<String>,
+    versions_seen: Vec<String>,
+    /// The (scale, repeat) the probe last ran before.
+    probed: Option<(u64, u32)>,
+}
+
+/// Where opening a session ended.
+pub enum Opened<'a> {
+    Ready(Box<Session<'a>>),
+    /// Interrupted before the first run: the results so far.
+    Interrupted(Outcome),
+}
+
+/// The version the plane runs for `run` (variants that name one).
+fn version_of(exp: &Experiment, run: &plan::Run) -> Option<String> {
+    exp.variant_k8s_version(run.variants[0])
+}
+
+/// `exp` on the plane version `v`, when one is named.
+fn on(exp: &Experiment, v: &Option<String>) -> Option<Experiment> {
+    v.as_ref().map(|v| exp.on_version(v))
+}
+
+impl<'a> Session<'a> {
+    /// The cluster before the results directory: a cluster that cannot be
+    /// reached leaves nothing behind. Dropping the start-up future on an
+    /// interrupt stops a half-started plane and removes its directory.
+    pub async fn open(
+        exp: &'a Experiment,
+        opts: &'a RunOptions,
+        cancel: &'a CancellationToken,
+        runs: &[plan::Run],
+    ) -> Result<Opened<'a>> {
+        let version = runs.first().and_then(|r| version_of(exp, r));
+        let first = on(exp, &version);
+        let Some(cluster) =
+            until_cancelled(cancel, target::connect(first.as_ref().unwrap_or(exp), opts)).await
+        else {
+            bail!("interrupted while starting the cluster");
+        };
+        let cluster = cluster?;
+        let results = ResultsDir::create(&opts.results_root, &exp.name)?;
+        let mut manifest = manifest::new(exp);
+        manifest.kubernetes_version = cluster.version.clone();
+        manifest.local_plane = cluster.plane.is_some();
+        manifest.write(&results.manifest())?;
+        write_workload(exp, &results)?;
+        let mut s = Session {
+            exp,
+            opts,
+            cancel,
+            versions_seen: vec![cluster.version.clone()],
+            cluster: Some(cluster),
+            results,
+            manifest,
+            background: None,
+            idle: None,
+            version,
+            probed: None,
+        };
+        if let Some(o) = s.prepare().await? {
+            return Ok(Opened::Interrupted(o));
+        }
+        Ok(Opened::Ready(Box::new(s)))
+    }
+
+    fn cluster(&self) -> &target::Cluster {
+        self.cluster
+            .as_ref()
+            .expect("the session's cluster is open")
+    }
+
+    fn cluster_mut(&mut self) -> &mut target::Cluster {
+        self.cluster
+            .as_mut()
+            .expect("the session's cluster is open")
+    }
+
+    /// Stops the plane (or lets go of the existing cluster), once.
+    async fn close_cluster(&mut self) -> Result<()> {
+        match self.cluster.take() {
+            Some(c) => c.close_within(plane_grace(self.cancel)).await,
+            None => Ok(()),
+        }
+    }
+
+    /// The workload's CRD, a warm-up and the background objects; an
+    /// interruption ends the session (its outcome), an error too.
+    async fn prepare(&mut self) -> Result<Option<Outcome>> {
+        let (exp, cancel) = (self.exp, self.cancel);
+        let cluster = self.cluster_mut();
+        let prepared = async {
+            cluster.ensure_workload(&exp.workload).await?;
+            target::warm_up(cluster, &exp.workload).await?;
+            anyhow::Ok(())
+        };
+        match until_cancelled(cancel, prepared).await {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                // Flagged in the manifest; the CRD we installed and the plane go.
+                self.manifest
+                    .errors
+                    .push(format!("before the first run: {e:#}"));
+                self.manifest.finished_at = Some(now_rfc3339());
+                self.manifest.write(&self.results.manifest())?;
+                self.close_cluster().await?;
+                return Err(e.context(format!(
+                    "no run started (results in {})",
+                    self.results.path.display()
+                )));
+            }
+            None => return self.interrupted("during warm-up").await.map(Some),
+        }
+        self.manifest.write(&self.results.manifest())?;
+        let k = self.exp.background_objects;
+        if k > 0 {
+            let workload = std::sync::Arc::new(self.exp.workload.clone());
+            let create = background::create(
+                &self.cluster().client,
+                &workload,
+                &self.exp.name,
+                k,
+                self.exp.concurrency as usize,
+                self.cancel,
+            );
+            match until_cancelled(self.cancel, create).await {
+                Some(b) => self.background = Some(b?),
+                None => {
+                    return self
+                        .interrupted("while creating the background objects")
+                        .await
+                        .map(Some);
+                }
+            }
+        }
+        self.idle = quiet::idle_rate(&self.cluster().client, Duration::from_secs(2)).await;
+        if self.version.is_some() {
+            self.manifest.etcd_version = etcd_versions(&self.versions_seen);
+        }
+        Ok(None)
+    }
+
+    /// Stops the plane and records the interruption.
+    async fn interrupted(&mut self, phase: &str) -> Result<Outcome> {
+        self.close_cluster().await?;
+        self.manifest.errors.push(format!("interrupted {phase}"));
+        self.manifest.finished_at = Some(now_rfc3339());
+        self.manifest.write(&self.results.manifest())?;
+        Ok(Outcome {
+            dir: self.results.path.clone(),
+            complete: false,
+        })
+    }
+
+    /// Every run of the plan in order; false when interrupted. An error
+    /// here ends the experiment (a plane that cannot start).
+    pub async fn run_all(&mut self, runs: &[plan::Run], builds: &Builds) -> Result<bool> {
+        for (i, run) in runs.iter().enumerate() {
+            if self.cancel.is_cancelled() {
+                return Ok(false);
+            }
+            if !self.probe_before(run).await? {
+                return Ok(false);
+            }
+            if !self.switch_version(run).await? {
+                return Ok(false);
+            }
+            if !self.one(i, runs.len(), run, builds).await? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// probe = true: the probe runs before each repeat (of each scale),
+    /// interleaved with the runs like the variants are, so the loader and
+    /// status-patch comparisons divide each run by a probe of the cluster
+    /// as that repeat found it (etcd's history grows over an experiment),
+    /// not by one taken on a fresh plane only. False when interrupted.
+    async fn probe_before(&mut self, run: &plan::Run) -> Result<bool> {
+        if !self.exp.probe || self.probed == Some((run.scale, run.repeat)) {
+            return Ok(true);
+        }
+        self.probed = Some((run.scale, run.repeat));
+        let at = format!("N={} rep {}", run.scale, run.repeat);
+        eprintln!("probe before {at}");
+        let c = self.cluster();
+        let p = probe::run(&c.client, self.exp.probe_objects, c.no_namespace_controller);
+        let going = match until_cancelled(self.cancel, p).await {
+            Some(Ok(rows)) => {
+                self.manifest
+                    .probe
+                    .get_or_insert_default()
+                    .extend(rows.into_iter().map(|r| probe::ProbeRow {
+                        scale: Some(run.scale),
+                        repeat: Some(run.repeat),
+                        ..r
+                    }));
+                true
+            }
+            Some(Err(e)) => {
+                self.manifest
+                    .errors
+                    .push(format!("probe before {at}: {e:#}"));
+                true
+            }
+            None => {
+                self.manifest
+                    .errors
+                    .push(format!("interrupted during the probe before {at}"));
+                false
+            }
+        };
+        self.manifest.write(&self.results.manifest())?;
+        Ok(going)
+    }
+
+    /// A plane of the version `run` needs, when it is not the one running.
+    async fn switch_version(&mut self, run: &plan::Run) -> Result<bool> {
+        let want = version_of(self.exp, run);
+        if want == self.version {
+            return Ok(true);
+        }
+        let v = want.clone().unwrap_or_default();
+        eprintln!("switching the local plane to Kubernetes {v}");
+        self.close_cluster().await?;
+        let next = on(self.exp, &want);
+        let (exp, opts) = (self.exp, self.opts);
+        let start = async {
+            let c = target::connect(next.as_ref().unwrap_or(exp), opts).await?;
+            target::warm_up(&c, &exp.workload).await?;
+            anyhow::Ok(c)
+        };
+        match until_cancelled(self.cancel, start).await {
+            Some(Ok(c)) => self.cluster = Some(c),
+            Some(Err(e)) => {
+                self.manifest
+                    .errors
+                    .push(format!("cannot start a plane of Kubernetes {v}: {e:#}"));
+                self.manifest.write(&self.results.manifest())?;
+                return Err(e.context(format!("starting Kubernetes {v}")));
+            }
+            None => {
+                self.manifest
+                    .errors
+                    .push(format!("interrupted while starting Kubernetes {v}"));
+                return Ok(false);
+            }
+        }
+        self.version = want;
+        let version = self.cluster().version.clone();
+        if !self.versions_seen.contains(&version) {
+            self.versions_seen.push(version);
+            self.manifest.kubernetes_version = self.versions_seen.join(", ");
+            self.manifest.etcd_version = etcd_versions(&self.versions_seen);
+        }
+        self.idle = quiet::idle_rate(&self.cluster().client, Duration::from_secs(2)).await;
+        Ok(true)
+    }
+
+    /// Run `i` of `n`, once the cluster is quiet; false when interrupted.
+    async fn one(&mut self, i: usize, n: usize, run: &plan::Run, builds: &Builds) -> Result<bool> {
+        let exp = self.exp;
+        let names: Vec<&str> = run
+            .variants
+            .iter()
+            .map(|v| exp.variants[*v].name.as_str())
+            .collect();
+        eprintln!(
+            "run {}/{n}: N={} rep {} {}",
+            i + 1,
+            run.scale,
+            run.repeat,
+            names.join(" + ")
+        );
+        let quiet_wait = match self.idle {
+            Some(idle) => {
+                match until_cancelled(self.cancel, quiet::wait(&self.cluster().client, idle)).await
+                {
+                    Some(q) => Some(q),
+                    None => return Ok(false),
+                }
+            }
+            None => None,
+        };
+        if let Some(q) = quiet_wait.as_ref().filter(|q| !q.quiet) {
+            eprintln!(
+                "warning: the cluster did not quiet down in {:.0} s ({:.1} requests/s, idle {:.1}/s); running anyway",
+                q.waited_s, q.rate_per_s, q.idle_per_s
+            );
+        }
+        let ctx = Ctx {
+            exp,
+            cluster: self.cluster(),
+            binaries: &builds.binaries,
+            programs: &builds.programs,
+            results: &self.results,
+            opts: self.opts,
+            cancel: self.cancel,
+        };
+        let (result, not_cleaned) = group::run(&ctx, run, quiet_wait).await;
+        self.manifest.not_cleaned.extend(not_cleaned);
+        match result {
+            Ok(summaries) => self.manifest.runs.extend(summaries),
+            Err(e) => {
+                self.manifest.errors.push(format!(
+                    "N={} rep {} {}: {e:#}",
+                    run.scale,
+                    run.repeat,
+                    names.join("+")
+                ));
+                eprintln!("run failed: {e:#}");
+            }
+        }
+        self.manifest.write(&self.results.manifest())?;
+        Ok(!self.cancel.is_cancelled())
+    }
+
+    /// The background objects go, the manifest is finished, the plane stops
+    /// (shortly after an interrupt: no long graceful shutdown).
+    pub async fn close(mut self, complete: bool) -> Result<Outcome> {
+        let cancelled = self.cancel.is_cancelled();
+        if let Some(b) = &self.background
+            && let Some(c) = &self.cluster
+            && !(cancelled && c.plane.is_some())
+            && let Err(e) = background::remove(&c.client, b, c.no_namespace_controller).await
+        {
+            self.manifest
+                .not_cleaned
+                .push(format!("namespace {}: {e:#}", b.namespace));
+        }
+        let m = &mut self.manifest;
+        m.complete = complete && !cancelled && m.errors.is_empty();
+        m.finished_at = Some(now_rfc3339());
+        m.harness_cpu_seconds = own_cpu_seconds();
+        m.harness_peak_rss_bytes = ctrlbench_plane::process::own_peak_rss_bytes();
+        m.write(&self.results.manifest())?;
+        self.close_cluster().await?;
+        Ok(Outcome {
+            dir: self.results.path,
+            complete: self.manifest.complete,
+        })
+    }
+}
+
+/// The workload's files next to the manifest (which holds the experiment
+/// file's text): the results say what was created and when it counted as ready.
+fn write_workload(exp: &Experiment, results: &ResultsDir) -> Result<()> {
+    if exp.workload.is_builtin() {
+        return Ok(());
+    }
+    let dir = results.path.join("workload");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        dir.join("crd.json"),
+        serde_json::to_string_pretty(&exp.workload.crd)?,
+    )?;
+    std::fs::write(dir.join("object-template.yaml"), &exp.workload.template)?;
+    Ok(())
+}
