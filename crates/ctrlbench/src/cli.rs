@@ -64,6 +64,18 @@ pub enum Command {
         #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
         fail_on_regression: Option<f64>,
     },
+    /// Say what on this machine would disturb a measurement right now:
+    /// other processes' CPU (a run is flagged "machine busy" above 10 % of
+    /// a core), steal, load, the CPU governor, memory, swap and disk. Exits
+    /// 1 when something would.
+    Doctor {
+        /// How long to watch the other processes.
+        #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+        seconds: f64,
+        /// Where results go (its file system's free space is checked).
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+    },
     /// List the built-in experiments.
     Experiments {
         /// Print every `[[variant]]` key instead (the table of

@@ -122,6 +122,15 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             );
             Ok(())
         }
+        Command::Doctor { seconds, results } => {
+            let over = std::time::Duration::from_secs_f64(seconds.clamp(0.2, 60.0));
+            let lines = crate::doctor::check(over, &results);
+            emit(&crate::doctor::render(&lines))?;
+            if lines.iter().any(|l| l.disturbs) {
+                bail!("something on this machine would disturb a measurement (✗ above)");
+            }
+            Ok(())
+        }
         Command::Experiments { keys: true } => emit(&crate::experiment::spec::keys::markdown()),
         Command::Experiments { keys: false } => {
             for (name, desc) in crate::experiment::list() {

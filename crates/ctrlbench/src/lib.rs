@@ -10,5 +10,7 @@ pub mod cli;
 pub mod commands;
 pub mod controllers;
 pub mod demo;
+pub mod doctor;
 pub mod experiment;
+pub mod machine;
 pub mod run;
