@@ -272,19 +272,20 @@ mod tests {
 
     #[test]
     fn our_own_spinning_is_not_counted_as_others() {
+        use ctrlbench_plane::process::own_cpu_seconds;
         let a = Reading::now().expect("/proc/stat");
-        let t0 = Instant::now();
+        // 0.3 s of CPU, however long a busy machine takes to give it.
+        let cpu0 = own_cpu_seconds();
         let mut x = 0u64;
-        while t0.elapsed() < Duration::from_millis(300) {
+        while own_cpu_seconds() - cpu0 < 0.3 {
             x = x.wrapping_add(std::hint::black_box(1));
         }
         std::hint::black_box(x);
         let b = Reading::now().unwrap();
-        let u = b.since(&a);
         let hz = ticks_per_second();
         let ours = (b.ours - a.ours) as f64 / hz;
-        // At least most of our 0.3 s of spinning is ours (tick granularity).
-        assert!(ours >= 0.2, "ours {ours}");
-        assert!(u.wall_s >= 0.3);
+        // Our tree holds our own spinning (to the 10 ms tick).
+        assert!(ours >= 0.28, "ours {ours}");
+        assert!(b.since(&a).wall_s >= 0.3);
     }
 }

@@ -35,7 +35,7 @@ impl Overrides {
         }
         if let Some(r) = self.repeats {
             flag("--repeats", spec::top::check_repeats(r))?;
-            exp.repeats = r;
+            exp.repeats = super::spec::Repeats::Fixed(r);
         }
         if let Some(k) = self.background_objects {
             flag("--background-objects", spec::top::check_background(k))?;
@@ -97,7 +97,10 @@ mod tests {
         .unwrap();
         assert!(e.cluster.controller_manager);
         assert_eq!(e.scales, [5, 50]);
-        assert_eq!((e.window_s, e.repeats, e.variants.len()), (3.0, 2, 1));
+        assert_eq!(
+            (e.window_s, e.repeats, e.variants.len()),
+            (3.0, super::spec::Repeats::Fixed(2), 1)
+        );
         assert_eq!(e.background_objects, 300);
         for (o, want) in [
             (

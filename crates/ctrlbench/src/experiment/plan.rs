@@ -27,7 +27,7 @@ const CREATE_RATE: f64 = 300.0;
 pub fn expand(exp: &Experiment) -> Vec<Run> {
     let mut runs = Vec::new();
     for &scale in &exp.scales {
-        for repeat in 1..=exp.repeats {
+        for repeat in 1..=exp.repeats.max() {
             match exp.schedule {
                 // Each repeat starts one variant later (A B C, B C A, C A B):
                 // no variant always runs first, on the freshest plane, or

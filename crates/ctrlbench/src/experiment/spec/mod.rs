@@ -28,10 +28,43 @@ pub use schema::{
     ConflictReread, DEFAULT_PROBE_OBJECTS, FaultAction, LogLevel, Predicate, Queue, RbacRule,
     Schedule, Spec, StartMode, StatusWrite,
 };
-pub use validated::{Cluster, Experiment, Variant};
+pub use validated::{Cluster, Compare, Experiment, Repeats, Variant};
 
 use crate::experiment::{phase, workload};
 use errors::Source;
+
+/// `[[compare]]`: both sides are variants of the file, and not the same one.
+fn compare(src: &Source, spec: &Spec, variants: &[Variant]) -> Result<Vec<Compare>, SpecError> {
+    let mut out = Vec::new();
+    for c in &spec.compare {
+        for (key, v) in [("a", &c.a), ("b", &c.b)] {
+            if !variants.iter().any(|x| &x.name == v.get_ref()) {
+                return Err(src.at(
+                    key,
+                    v.span(),
+                    format!(
+                        "no variant {:?} in this file (it has {})",
+                        v.get_ref(),
+                        variants
+                            .iter()
+                            .map(|x| x.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+        if c.a.get_ref() == c.b.get_ref() {
+            return Err(src.at("b", c.b.span(), "compares a variant with itself"));
+        }
+        out.push(Compare {
+            a: c.a.get_ref().clone(),
+            b: c.b.get_ref().clone(),
+            figure: c.figure.get_ref().clone(),
+        });
+    }
+    Ok(out)
+}
 
 /// Parses an experiment file; `[workload]` files are read from disk,
 /// relative to `file`.
@@ -79,6 +112,16 @@ pub fn parse_with(
         variants.push(checked);
     }
     let phases = phase::check(&src, file, &spec.phases, window_s, workload.is_builtin())?;
+    let repeats = top::repeats(&src, &spec)?;
+    let margin = top::fraction(&src, "margin", &spec.margin, 1.0, top::DEFAULT_MARGIN)?;
+    let busy_threshold = top::fraction(
+        &src,
+        "busy_threshold",
+        &spec.busy_threshold,
+        64.0,
+        crate::doctor::BUSY_THRESHOLD,
+    )?;
+    let compare = compare(&src, &spec, &variants)?;
     Ok(Experiment {
         file: file.to_path_buf(),
         text: text.to_string(),
@@ -90,7 +133,10 @@ pub fn parse_with(
         window_s,
         stop_when_converged: spec.stop_when_converged,
         quiet_s: *spec.quiet_s.get_ref(),
-        repeats: *spec.repeats.get_ref(),
+        repeats,
+        margin,
+        busy_threshold,
+        compare,
         schedule: spec.schedule,
         concurrency: *spec.concurrency.get_ref(),
         scrape_interval_s: *spec.scrape_interval_s.get_ref(),

@@ -39,8 +39,21 @@ pub struct Spec {
     /// With stop_when_converged: seconds without a reconcile that count as quiet.
     #[serde(default = "default_quiet")]
     pub quiet_s: Spanned<f64>,
+    /// A number of interleaved repeats, or "auto": repeats until every
+    /// question of the experiment is decided (between min_repeats and max_repeats).
     #[serde(default = "default_one")]
-    pub repeats: Spanned<u32>,
+    pub repeats: Spanned<RepeatsSpec>,
+    pub min_repeats: Option<Spanned<u32>>,
+    pub max_repeats: Option<Spanned<u32>>,
+    /// The equivalence margin of every verdict (a fraction: 0.05 is ±5 %).
+    pub margin: Option<Spanned<f64>>,
+    /// Other processes' CPU, as a fraction of one core, above which a run
+    /// is flagged "machine busy" and kept out of medians and pairs.
+    pub busy_threshold: Option<Spanned<f64>>,
+    /// `[[compare]]`: questions of the form "is b higher, lower or the same
+    /// as a on this figure?", answered first in the report.
+    #[serde(rename = "compare", default)]
+    pub compare: Vec<CompareSpec>,
     #[serde(default)]
     pub schedule: Schedule,
     /// Loader: widgets created at once.
@@ -105,6 +118,57 @@ impl FaultAction {
             FaultAction::Restart => "restart",
         }
     }
+}
+
+/// `repeats` as written: a count, or "auto".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum RepeatsSpec {
+    Count(u32),
+    /// Written "auto".
+    Auto,
+}
+
+impl<'de> Deserialize<'de> for RepeatsSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RepeatsSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of repeats or \"auto\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RepeatsSpec, E> {
+                u32::try_from(v)
+                    .map(RepeatsSpec::Count)
+                    .map_err(|_| E::custom(format!("{v} is not a number of repeats")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RepeatsSpec, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(-1))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RepeatsSpec, E> {
+                match v {
+                    "auto" => Ok(RepeatsSpec::Auto),
+                    _ => Err(E::custom(format!("{v:?}: repeats is a number or \"auto\""))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `[[compare]]` as written.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareSpec {
+    pub a: Spanned<String>,
+    pub b: Spanned<String>,
+    /// A figure of the report's catalogue ("Ready/s", "peak RSS", …).
+    #[serde(default = "default_figure")]
+    pub figure: Spanned<String>,
+}
+
+fn default_figure() -> Spanned<String> {
+    Spanned::new(0..0, "Ready/s".to_string())
 }
 
 /// `[cluster]`: a local plane (default) or an existing cluster.
@@ -216,8 +280,8 @@ fn default_window() -> Spanned<f64> {
 fn default_quiet() -> Spanned<f64> {
     Spanned::new(0..0, 3.0)
 }
-fn default_one() -> Spanned<u32> {
-    Spanned::new(0..0, 1)
+fn default_one() -> Spanned<RepeatsSpec> {
+    Spanned::new(0..0, RepeatsSpec::Count(1))
 }
 fn default_one_f() -> Spanned<f64> {
     Spanned::new(0..0, 1.0)

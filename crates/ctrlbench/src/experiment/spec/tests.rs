@@ -21,7 +21,8 @@ fn err(text: &str) -> SpecError {
 fn a_valid_file_parses_with_defaults() {
     let e = parse(Path::new("exp.toml"), GOOD).unwrap();
     assert_eq!(e.scales, [20]);
-    assert_eq!(e.repeats, 1);
+    assert_eq!(e.repeats, Repeats::Fixed(1));
+    assert_eq!(e.margin, 0.05);
     assert_eq!(e.schedule, Schedule::Isolated);
     assert_eq!(e.variants[0].implementation, Impl::Rust);
     assert!(e.is_local());
@@ -713,4 +714,47 @@ fn the_docs_list_every_variant_key_as_the_table_says() {
         doc.contains(&table),
         "docs/experiments.md's \"Variant keys\" table is not the key table's: replace it with the output of `ctrlbench experiments --keys`:\n{table}"
     );
+}
+
+#[test]
+fn repeats_until_decided_margin_and_compare_questions_are_checked() {
+    let two = "[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\n";
+    let with = |top: &str, tail: &str| format!("name = \"t\"\nscales = [5]\n{top}{two}{tail}");
+    let e = parse(
+        Path::new("exp.toml"),
+        &with(
+            "repeats = \"auto\"\nmax_repeats = 6\nmargin = 0.03\nbusy_threshold = 0.2\n",
+            "[[compare]]\na = \"a\"\nb = \"b\"\nfigure = \"Ready/s\"\n",
+        ),
+    )
+    .unwrap();
+    assert_eq!(e.repeats, Repeats::Auto { min: 3, max: 6 });
+    assert_eq!((e.margin, e.busy_threshold), (0.03, 0.2));
+    assert_eq!(
+        e.compare,
+        [Compare {
+            a: "a".into(),
+            b: "b".into(),
+            figure: "Ready/s".into()
+        }]
+    );
+    assert_eq!(
+        parse(Path::new("exp.toml"), &with("repeats = 4\n", ""))
+            .unwrap()
+            .repeats,
+        Repeats::Fixed(4)
+    );
+    for (top, tail, line, key) in [
+        ("repeats = \"often\"\n", "", 3, "repeats"),
+        ("repeats = 3\nmax_repeats = 5\n", "", 4, "max_repeats"),
+        ("repeats = \"auto\"\nmin_repeats = 5\nmax_repeats = 4\n", "", 5, "max_repeats"),
+        ("margin = 1.5\n", "", 3, "margin"),
+        ("margin = 0\n", "", 3, "margin"),
+        ("busy_threshold = -1\n", "", 3, "busy_threshold"),
+        ("", "[[compare]]\na = \"a\"\nb = \"c\"\n", 11, "b"),
+        ("", "[[compare]]\na = \"a\"\nb = \"a\"\n", 11, "b"),
+    ] {
+        let e = err(&with(top, tail));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{top}{tail}: {e}");
+    }
 }

@@ -4,7 +4,8 @@
 
 use super::errors::{Checked, Source};
 use super::policy;
-use super::schema::Spec;
+use super::schema::{RepeatsSpec, Spec};
+use super::validated::Repeats;
 
 /// The most widgets one run may create.
 pub const MAX_SCALE: u64 = 1_000_000;
@@ -50,12 +51,92 @@ pub fn check_background(k: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The most repeats an experiment may ask for.
+pub const MAX_REPEATS: u32 = 100;
+/// `min_repeats` and `max_repeats` when `repeats = "auto"` leaves them unset.
+pub const AUTO_REPEATS: (u32, u32) = (3, 10);
+/// `margin` when unset: equivalent within ±5 %.
+pub const DEFAULT_MARGIN: f64 = 0.05;
+
 /// `repeats` (also `--repeats`).
 pub fn check_repeats(v: u32) -> Result<(), String> {
     if v == 0 {
         return Err("must be at least 1".into());
     }
+    if v > MAX_REPEATS {
+        return Err(format!("must be at most {MAX_REPEATS}"));
+    }
     Ok(())
+}
+
+/// `repeats`, `min_repeats` and `max_repeats` together.
+pub fn repeats(src: &Source, spec: &Spec) -> Checked<Repeats> {
+    let count = |key: &str, v: &Option<toml::Spanned<u32>>, default: u32| match v {
+        Some(v) => check_repeats(*v.get_ref())
+            .map(|()| *v.get_ref())
+            .map_err(|m| src.at(key, v.span(), m)),
+        None => Ok(default),
+    };
+    match *spec.repeats.get_ref() {
+        RepeatsSpec::Count(n) => {
+            check_repeats(n).map_err(|m| src.at("repeats", spec.repeats.span(), m))?;
+            if let Some((key, v)) = [
+                ("min_repeats", &spec.min_repeats),
+                ("max_repeats", &spec.max_repeats),
+            ]
+            .into_iter()
+            .find_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+            {
+                return Err(src.at(
+                    key,
+                    v.span(),
+                    "needs repeats = \"auto\" (with a number of repeats, that number runs)",
+                ));
+            }
+            Ok(Repeats::Fixed(n))
+        }
+        RepeatsSpec::Auto => {
+            let min = count("min_repeats", &spec.min_repeats, AUTO_REPEATS.0)?;
+            let max = count("max_repeats", &spec.max_repeats, AUTO_REPEATS.1.max(min))?;
+            if min > max {
+                let span = spec
+                    .max_repeats
+                    .as_ref()
+                    .map_or(spec.repeats.span(), |v| v.span());
+                return Err(src.at(
+                    "max_repeats",
+                    span,
+                    format!("is {max}, fewer than min_repeats ({min})"),
+                ));
+            }
+            Ok(Repeats::Auto { min, max })
+        }
+    }
+}
+
+/// A fraction strictly between 0 and 1 (`margin`), or of a core up to 64 (`busy_threshold`).
+pub fn fraction(
+    src: &Source,
+    key: &str,
+    v: &Option<toml::Spanned<f64>>,
+    max: f64,
+    default: f64,
+) -> Checked<f64> {
+    match v {
+        None => Ok(default),
+        Some(v) => {
+            let x = *v.get_ref();
+            if x > 0.0 && x < max && x.is_finite() {
+                Ok(x)
+            } else {
+                Err(src.at(
+                    key,
+                    v.span(),
+                    format!("must be more than 0 and less than {max}, not {x}"),
+                ))
+            }
+        }
+    }
 }
 
 /// The top-level values, each against its bounds.
@@ -73,8 +154,6 @@ pub fn check(src: &Source, spec: &Spec) -> Checked<()> {
     ] {
         check_seconds(*v.get_ref(), bounds).map_err(|m| src.at(key, v.span(), m))?;
     }
-    check_repeats(*spec.repeats.get_ref())
-        .map_err(|m| src.at("repeats", spec.repeats.span(), m))?;
     if !(1..=MAX_CONCURRENCY).contains(spec.concurrency.get_ref()) {
         return Err(src.at(
             "concurrency",

@@ -29,6 +29,35 @@ pub struct Cluster {
     pub context: Option<String>,
 }
 
+/// How many interleaved repeats run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeats {
+    Fixed(u32),
+    /// Until every question is decided, at least `min`, at most `max`.
+    Auto {
+        min: u32,
+        max: u32,
+    },
+}
+
+impl Repeats {
+    /// The most repeats the plan may run.
+    pub fn max(self) -> u32 {
+        match self {
+            Repeats::Fixed(n) => n,
+            Repeats::Auto { max, .. } => max,
+        }
+    }
+}
+
+/// One `[[compare]]` question: is `b` higher, lower or the same as `a` on `figure`?
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compare {
+    pub a: String,
+    pub b: String,
+    pub figure: String,
+}
+
 /// A checked variant.
 #[derive(Debug, Clone)]
 pub struct Variant {
@@ -52,7 +81,13 @@ pub struct Experiment {
     pub window_s: f64,
     pub stop_when_converged: bool,
     pub quiet_s: f64,
-    pub repeats: u32,
+    pub repeats: Repeats,
+    /// The equivalence margin of every verdict (a fraction).
+    pub margin: f64,
+    /// Other processes' share of a core above which a run is "machine busy".
+    pub busy_threshold: f64,
+    /// `[[compare]]` questions: (a, b, figure).
+    pub compare: Vec<Compare>,
     pub schedule: Schedule,
     pub concurrency: u32,
     pub scrape_interval_s: f64,
