@@ -281,9 +281,9 @@ async fn reconcile_inner(obj: &Widget, ctx: &Context) -> Result<(), Error> {
     Ok(())
 }
 
-/// controller-runtime's error path: count a retry and requeue after the
-/// per-item exponential backoff (through our own trigger so the queue metrics
-/// see it); the requeue also waits for the overall retry bucket.
+/// controller-runtime's error path: requeue after the per-item exponential
+/// backoff (through our own trigger so the queue metrics see it, the retry
+/// included); the requeue also waits for the overall retry bucket.
 fn error_policy(obj: Arc<Widget>, err: &Error, ctx: Arc<Context>) -> Action {
     let k = key(&obj);
     let failures = {
@@ -295,7 +295,6 @@ fn error_policy(obj: Arc<Widget>, err: &Error, ctx: Arc<Context>) -> Action {
     };
     let delay = backoff(failures);
     tracing::debug!(controller = "widget", key = %k, error = %err, ?delay, "Reconciler error");
-    ctx.metrics.record_retry();
     let _ = ctx
         .requeue
         .send((ObjectRef::from(obj.as_ref()), delay, true));
@@ -326,6 +325,9 @@ pub type Fatal = mpsc::UnboundedSender<String>;
 /// Delays each requeue by the larger of its per-item backoff and the wait
 /// for a token of the one overall bucket (client-go's MaxOfRateLimiter over
 /// ItemExponentialFailureRateLimiter and BucketRateLimiter), then triggers it.
+/// Every requeue counts as a retry when it is asked for, as client-go's
+/// delaying queue counts one on every AddAfter: error retries and
+/// requeue-after alike.
 fn delayed_requeues(
     rx: mpsc::UnboundedReceiver<Requeue>,
     metrics: Arc<Metrics>,
@@ -335,6 +337,7 @@ fn delayed_requeues(
     tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
         .map(move |(obj, delay, rate_limited)| {
             let m = metrics.clone();
+            m.record_retry();
             let overall = overall.clone();
             async move {
                 if rate_limited {
@@ -655,6 +658,31 @@ mod tests {
         // 101st waits for the first refill (100 ms), the 110th for the tenth.
         assert!(sorted[100] >= Duration::from_millis(90), "{sorted:?}");
         assert!(sorted[109] >= Duration::from_millis(990), "{sorted:?}");
+    }
+
+    /// client-go's delaying queue counts a retry on every AddAfter: a
+    /// requeue-after (not rate limited) counts like an error retry.
+    #[tokio::test]
+    async fn every_requeue_counts_a_retry_as_client_go_does() {
+        let metrics = Arc::new(Metrics::new(1));
+        let (tx, rx) = mpsc::unbounded_channel();
+        for (i, rate_limited) in [false, false, true].into_iter().enumerate() {
+            tx.send((
+                ObjectRef::new(&format!("w{i}")).within("ns"),
+                Duration::from_millis(1),
+                rate_limited,
+            ))
+            .unwrap();
+        }
+        drop(tx);
+        let n = delayed_requeues(rx, metrics.clone()).count().await;
+        assert_eq!(n, 3);
+        let page = metrics.encode();
+        let retries = page
+            .lines()
+            .find(|l| l.starts_with("workqueue_retries_total"))
+            .unwrap_or_else(|| panic!("{page}"));
+        assert!(retries.ends_with(" 3"), "{retries}");
     }
 
     #[test]
