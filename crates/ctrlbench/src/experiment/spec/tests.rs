@@ -747,7 +747,12 @@ fn repeats_until_decided_margin_and_compare_questions_are_checked() {
     for (top, tail, line, key) in [
         ("repeats = \"often\"\n", "", 3, "repeats"),
         ("repeats = 3\nmax_repeats = 5\n", "", 4, "max_repeats"),
-        ("repeats = \"auto\"\nmin_repeats = 5\nmax_repeats = 4\n", "", 5, "max_repeats"),
+        (
+            "repeats = \"auto\"\nmin_repeats = 5\nmax_repeats = 4\n",
+            "",
+            5,
+            "max_repeats",
+        ),
         ("margin = 1.5\n", "", 3, "margin"),
         ("margin = 0\n", "", 3, "margin"),
         ("busy_threshold = -1\n", "", 3, "busy_threshold"),
