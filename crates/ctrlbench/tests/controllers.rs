@@ -257,8 +257,15 @@ async fn requeue_after_reconciles_every_object_every_second() {
     let after = scrape(&ctl.addr).await;
     let (b, a) = (sum(&before, RECONCILES, &[]), sum(&after, RECONCILES, &[]));
     assert!(a - b >= 2.0 * N as f64, "reconciles {b} → {a} in 3 s");
-    assert!(sum(&after, RECONCILES, &["result=requeue_after"]) >= N as f64);
-    assert_eq!(sum(&after, "workqueue_retries_total", &[]), 0.0);
+    let requeued = sum(&after, RECONCILES, &["result=requeue_after"]);
+    assert!(requeued >= N as f64);
+    // client-go's delaying queue counts a retry on every AddAfter, a
+    // requeue-after's included: one retry per requeue, as in Go.
+    let retries = sum(&after, "workqueue_retries_total", &[]);
+    assert!(
+        (retries - requeued).abs() <= N as f64,
+        "retries {retries}, requeue_after results {requeued}"
+    );
 }
 
 #[tokio::test]

@@ -501,7 +501,7 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
 /// probe = true probes before each repeat: manifest.json holds one set of
 /// probe rows per repeat, tagged with its scale and repeat; each summary
 /// records the loader's concurrency; the report divides each after-load run
-/// by its own repeat's probe (P3 overhead and P2 rows); no probe namespace
+/// by its own repeat's probe (the status-patch overhead and loader rows); no probe namespace
 /// stays.
 #[test]
 fn the_probe_runs_before_each_repeat_and_each_run_is_divided_by_its_own() {
@@ -553,13 +553,13 @@ fn the_probe_runs_before_each_repeat_and_each_run_is_divided_by_its_own() {
     };
     let overhead = md
         .lines()
-        .find(|l| l.starts_with("| 10 | rust-p | P3 overhead"))
-        .unwrap_or_else(|| panic!("no P3 overhead row:\n{md}"));
+        .find(|l| l.starts_with("| 10 | rust-p | status-patch overhead against the probe"))
+        .unwrap_or_else(|| panic!("no status-patch overhead row:\n{md}"));
     assert!(overhead.contains(&cell(&p1)), "{overhead}\nprobes {p1:?}");
     let p2 = md
         .lines()
-        .find(|l| l.contains("| loader alone (2 after-load runs) | P2 loader"))
-        .unwrap_or_else(|| panic!("no P2 row:\n{md}"));
+        .find(|l| l.contains("| loader alone (2 after-load runs) | loader against the probe"))
+        .unwrap_or_else(|| panic!("no loader row:\n{md}"));
     assert!(p2.contains("at 4 writers"), "{p2}");
     assert!(leftovers("cb-probe-").is_empty());
     assert!(leftovers("cb-probed-").is_empty());

@@ -109,6 +109,9 @@ pub async fn run(
 ) -> Result<Vec<Summary>> {
     let stop = ctx.cancel.child_token();
     let after_load = members.iter().any(|m| m.pending);
+    // After the load, the window and every start figure still count from
+    // the loader's start.
+    let load_start = Instant::now();
     let mut cpu = harness_cpu::HarnessCpu::starting();
     let mut loads = Vec::new();
     if after_load {
@@ -135,7 +138,7 @@ pub async fn run(
         members,
         stop,
         sampler,
-        load_start: Instant::now(),
+        load_start,
         loaded_at: None,
         after_load,
         stop_reason: StopReason::Window,
