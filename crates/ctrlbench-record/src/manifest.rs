@@ -1,6 +1,8 @@
 //! `manifest.json`: one per results directory — versions, the machine, the
-//! experiment file as run, whether it finished, the probe's figures, and every
-//! run's summary.
+//! experiment file as run, whether it finished, the probe's figures, the
+//! questions the experiment asks (equivalence margin, `[[compare]]` pairs),
+//! how many repeats it ran and why it stopped, where its processes were
+//! placed, and every run's summary.
 
 use std::path::Path;
 
@@ -94,6 +96,61 @@ pub struct Manifest {
     /// What teardown could not remove (namespaces still terminating after the bound).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_cleaned: Vec<String>,
+    /// The experiment's equivalence margin, a fraction (0.05: two figures
+    /// within ±5 % of each other count as equivalent); absent: the report's
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
+    /// The experiment file's `[[compare]]` questions, in its order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compare: Vec<CompareQuestion>,
+    /// How many repeats ran and why the runner stopped there; absent in
+    /// older results (the repeat count is then read off the run directories).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
+    /// Which CPUs the plane, the controller and the harness were pinned to;
+    /// absent: no placement (every process shares every core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+}
+
+/// One `[[compare]]` entry: is variant `b` higher, lower or equivalent to
+/// variant `a` on `figure`? `figure` is a label or a column heading of the
+/// report's metric catalogue ("Ready/s", "peak RSS", "reconcile p99", …).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompareQuestion {
+    pub a: String,
+    pub b: String,
+    pub figure: String,
+}
+
+/// The repeats an experiment ran: a fixed count, or repeats added until
+/// every question was decided (`auto`, between `min` and `max`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Repeats {
+    /// "fixed" or "auto".
+    pub mode: String,
+    /// Repeats completed.
+    pub done: u32,
+    pub min: u32,
+    pub max: u32,
+    /// Why the runner stopped: "all decided", "max_repeats", "interrupted"
+    /// or "fixed".
+    pub stopped: String,
+}
+
+/// CPU lists ("0-1", "2") the processes were pinned to; None: not pinned.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plane: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness: Option<String>,
+    /// Anything a reader should know about it (e.g. "isolcpus not set").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
 }
 
 pub const FILE_NAME: &str = "manifest.json";
@@ -106,5 +163,39 @@ impl Manifest {
     /// Written whole or not at all (temp file + rename).
     pub fn write(&self, path: &Path) -> Result<()> {
         crate::files::write_json(path, self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_repeats_and_placement_are_optional() {
+        let old: Manifest = serde_json::from_str(r#"{"experiment":"x","complete":true}"#).unwrap();
+        assert_eq!(
+            (old.margin, old.compare.len(), &old.repeats, &old.placement),
+            (None, 0, &None, &None)
+        );
+        let out = serde_json::to_string(&old).unwrap();
+        for k in ["margin", "compare", "repeats", "placement"] {
+            assert!(!out.contains(&format!("\"{k}\"")), "{out}");
+        }
+        let new: Manifest = serde_json::from_str(
+            r#"{"margin":0.03,"compare":[{"a":"go-good","b":"rust-good","figure":"Ready/s"}],
+                "repeats":{"mode":"auto","done":3,"min":2,"max":5,"stopped":"all decided"},
+                "placement":{"plane":"0","controller":"1","note":""}}"#,
+        )
+        .unwrap();
+        assert_eq!(new.margin, Some(0.03));
+        assert_eq!(new.compare[0].figure, "Ready/s");
+        assert_eq!(new.repeats.as_ref().unwrap().done, 3);
+        let p = new.placement.as_ref().unwrap();
+        assert_eq!(
+            (p.plane.as_deref(), p.harness.as_deref()),
+            (Some("0"), None)
+        );
+        let back: Manifest = serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
+        assert_eq!(back, new);
     }
 }

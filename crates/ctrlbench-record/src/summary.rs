@@ -1,6 +1,7 @@
 //! `summary.json`: what one run (one variant at one scale and repeat) did —
 //! the variant's effective settings, the load, Ready counts, convergence,
-//! reconcile deltas, scrape failures and why the run stopped.
+//! reconcile deltas, scrape failures, why the run stopped and whether the
+//! machine was busy with other work while it ran.
 
 use std::path::Path;
 
@@ -226,6 +227,29 @@ pub struct Reconciles {
     pub total: Option<f64>,
     pub success: Option<f64>,
     pub error: Option<f64>,
+    /// Requeues (controller-runtime's `requeue` and `requeue_after` results);
+    /// absent in older results, where it is `total − success − error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue: Option<f64>,
+}
+
+/// What else the machine was doing during the run: other processes' CPU
+/// (every process but ctrlbench, the plane and the controller), the load
+/// average, the hypervisor's steal and the CPU frequency governor. `busy`
+/// when the others used more than `threshold_core_fraction` of a core: the
+/// run then measured a shared machine and is kept out of the medians.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineCheck {
+    /// CPU seconds other processes used during the run.
+    pub other_cpu_s: f64,
+    /// The same as a fraction of one core over the run's wall time.
+    pub other_core_fraction: f64,
+    pub load_avg_1m: f64,
+    pub steal_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governor: Option<String>,
+    pub threshold_core_fraction: f64,
+    pub busy: bool,
 }
 
 /// Scrapes taken and failed, per source.
@@ -337,6 +361,9 @@ pub struct Summary {
     /// The controller's start mode and start-up times; absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<Start>,
+    /// The machine check taken over the run; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineCheck>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -371,6 +398,25 @@ impl Summary {
     /// Written whole or not at all (temp file + rename).
     pub fn write(&self, path: &Path) -> Result<()> {
         crate::files::write_json(path, self)
+    }
+}
+
+#[cfg(test)]
+mod machine_check {
+    use super::{MachineCheck, Reconciles};
+
+    #[test]
+    fn absent_in_older_results() {
+        let old: Reconciles =
+            serde_json::from_str(r#"{"total":20.0,"success":18.0,"error":2.0}"#).unwrap();
+        assert_eq!(old.requeue, None);
+        assert!(!serde_json::to_string(&old).unwrap().contains("requeue"));
+        let m: MachineCheck = serde_json::from_str(
+            r#"{"other_cpu_s":4.2,"other_core_fraction":0.7,"load_avg_1m":3.1,"steal_s":0.0,
+                "threshold_core_fraction":0.25,"busy":true}"#,
+        )
+        .unwrap();
+        assert!(m.busy && m.governor.is_none());
     }
 }
 

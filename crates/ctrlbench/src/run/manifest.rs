@@ -44,5 +44,9 @@ pub fn new(exp: &Experiment) -> Manifest {
         runs: vec![],
         errors: vec![],
         not_cleaned: vec![],
+        margin: None,
+        compare: vec![],
+        repeats: None,
+        placement: None,
     }
 }

@@ -82,6 +82,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
             total: delta(|r| r.reconciles),
             success: delta(|r| r.success),
             error: delta(|r| r.errors),
+            requeue: None,
         },
         scrapes: Scrapes {
             ok: c.ok,
@@ -105,6 +106,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
         cluster_grants: m.cluster_grants.clone(),
         controller_exited_early: false,
         start: None,
+        machine: None,
     }
 }
 
