@@ -1,16 +1,23 @@
-//! `ctrlbench compare A B`: the headline figures of two results directories
-//! side by side, per scale × variant present in both, with the ratio B/A, as
-//! one Markdown table.
+//! `ctrlbench compare`: the headline figures of two results directories
+//! side by side, per scale × variant present in both, with the ratio B/A
+//! (unpaired: nothing lines two directories' repeats up), or the variants of
+//! one directory against each other (paired by repeat: they ran
+//! interleaved). One-line answers on the figures with a better side come
+//! first, then one Markdown table; and the regression gate, which fails
+//! only on a decided regression, optionally on figures normalised by a
+//! reference (`normalise`).
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use crate::Table;
-use crate::figures::{Group, groups};
+use crate::figures::{Group, groups, interleaved};
 use crate::interval::Ratio;
 use crate::load::Results;
 use crate::metrics::Metric;
+use crate::normalise::{self, Reference};
+use crate::verdict::{DEFAULT_MARGIN, Verdict, decide, mde, named, percent, plus_minus};
 
 /// The figures compared (the throughput, latency and cost headline).
 pub const HEADLINE: &[Metric] = &[
@@ -37,6 +44,26 @@ pub const HEADLINE: &[Metric] = &[
     Metric::FsyncP99,
     Metric::OwnUpdateP99,
 ];
+
+/// How `compare` judges: the margin of its verdicts and the reference its
+/// answers divide by.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The equivalence margin of the verdicts (a fraction); None: A's
+    /// manifest margin, else B's, else ±5 %.
+    pub margin: Option<f64>,
+    /// Two directories only: divide every figure by this reference first.
+    pub reference: Option<Reference>,
+}
+
+impl Options {
+    /// The margin in force: the command line's, else the first manifest's that has one.
+    fn margin(&self, manifests: &[&Results]) -> f64 {
+        self.margin
+            .or_else(|| manifests.iter().find_map(|r| r.manifest.margin))
+            .unwrap_or(DEFAULT_MARGIN)
+    }
+}
 
 /// Figures from the apiserver's and etcd's own metrics, which name no caller.
 fn server_side(m: Metric) -> bool {
@@ -70,35 +97,117 @@ pub const GATE: &[(Metric, bool)] = &[
     (Metric::PeakRss, false),
 ];
 
-/// Headline figures of `b` worse than `a`'s by more than `threshold`
-/// (0.10 = 10 %) *and* outside the noise interval, one line each.
-pub fn regressions(a: &Path, b: &Path, threshold: f64) -> Result<Vec<String>> {
-    let (ga, gb) = (groups(&Results::load(a)?), groups(&Results::load(b)?));
-    let mut out = Vec::new();
-    for (x, y) in pairs(&ga, &gb) {
+/// Whether higher is better on `m`, for the figures that have a better side.
+fn better(m: Metric) -> Option<bool> {
+    GATE.iter().find(|g| g.0 == m).map(|g| g.1)
+}
+
+/// Two results directories, loaded, with their groups.
+struct Sides {
+    a: Results,
+    b: Results,
+    ga: Vec<Group>,
+    gb: Vec<Group>,
+}
+
+impl Sides {
+    fn load(a: &Path, b: &Path, reference: Option<&Reference>) -> Result<Sides> {
+        let (a, b) = (Results::load(a)?, Results::load(b)?);
+        let (ga, gb) = (groups(&a), groups(&b));
+        if let Some(by) = reference {
+            for (r, g) in [(&a, &ga), (&b, &gb)] {
+                if let Some(why) = normalise::unusable(r, g, by) {
+                    bail!("--reference: {why}");
+                }
+            }
+        }
+        Ok(Sides { a, b, ga, gb })
+    }
+
+    /// B/A of one figure for a pair of groups: unpaired, on the normalised
+    /// figures when there is a reference (None: not normalisable).
+    fn ratio(&self, x: &Group, y: &Group, m: Metric, by: Option<&Reference>) -> Option<Ratio> {
+        match by {
+            None => Ratio::of(&x.values(m), &y.values(m)),
+            Some(by) => Ratio::of(
+                &normalise::values(&self.a, &self.ga, x, m, by)?,
+                &normalise::values(&self.b, &self.gb, y, m, by)?,
+            ),
+        }
+    }
+
+    /// The pairs an answer or the gate is about: the reference variant,
+    /// 1 by construction on both sides, is left out.
+    fn judged(&self, by: Option<&Reference>) -> Vec<(&Group, &Group)> {
+        pairs(&self.ga, &self.gb)
+            .into_iter()
+            .filter(|(x, _)| !matches!(by, Some(Reference::Variant(v)) if *v == x.variant))
+            .collect()
+    }
+}
+
+/// What the regression gate found: decided regressions (it fails on them)
+/// and the rows it could not decide (it never fails on those), one line each.
+#[derive(Debug, Default)]
+pub struct Gate {
+    pub regressions: Vec<String>,
+    pub undecided: Vec<String>,
+    /// Which normalisation the gate used, in words.
+    pub normalised: String,
+}
+
+/// The gate on B against A: a regression is a gate figure whose whole
+/// interval lies beyond `threshold` (0.10 = 10 %) on the worse side;
+/// a figure whose interval straddles it is undecided, never a failure.
+pub fn gate(a: &Path, b: &Path, threshold: f64, reference: Option<&Reference>) -> Result<Gate> {
+    let s = Sides::load(a, b, reference)?;
+    let mut out = Gate {
+        normalised: reference.map_or("not normalised".into(), |r| r.describe()),
+        ..Gate::default()
+    };
+    for (x, y) in s.judged(reference) {
         for &(m, higher_is_better) in GATE {
-            let Some(r) = Ratio::of(&x.values(m), &y.values(m)) else {
+            let Some(r) = s.ratio(x, y, m, reference) else {
                 continue;
             };
-            let worse = if higher_is_better {
-                r.ratio < 1.0 - threshold
-            } else {
-                r.ratio > 1.0 + threshold
-            };
-            if worse && r.within_noise() == Some(false) {
-                out.push(format!(
-                    "N{} {}: {} {} → {} (B/A {})",
-                    x.scale,
-                    x.variant,
-                    m.label(),
-                    cell(x, m),
-                    cell(y, m),
-                    r.cell()
+            let v = decide(r.interval, threshold);
+            let worse = matches!(
+                (v, higher_is_better),
+                (Verdict::Lower, true) | (Verdict::Higher, false)
+            );
+            let what = format!(
+                "N{} {}: {} {} → {} (B/A {})",
+                x.scale,
+                x.variant,
+                m.label(),
+                cell(x, m),
+                cell(y, m),
+                r.cell()
+            );
+            if worse {
+                out.regressions.push(what);
+            } else if v == Verdict::Undecided {
+                let can = match mde(r.interval) {
+                    Some(d) if d.is_finite() => {
+                        format!("could only tell a change beyond {}", plus_minus(d))
+                    }
+                    Some(_) => "interval unbounded".into(),
+                    None => "no interval: one run on a side".into(),
+                };
+                out.undecided.push(format!(
+                    "{what}: undecided against ±{} ({can})",
+                    percent(threshold)
                 ));
             }
         }
     }
     Ok(out)
+}
+
+/// Headline figures of `b` worse than `a`'s by more than `threshold`,
+/// decided (the gate's regressions, not normalised), one line each.
+pub fn regressions(a: &Path, b: &Path, threshold: f64) -> Result<Vec<String>> {
+    Ok(gate(a, b, threshold, None)?.regressions)
 }
 
 fn cell(g: &Group, m: Metric) -> String {
@@ -110,26 +219,61 @@ fn cell(g: &Group, m: Metric) -> String {
     }
 }
 
-/// The comparison as Markdown.
+/// "A: dir (experiment, 4 runs)".
+fn side(dir: &Path, r: &Results) -> String {
+    format!(
+        "{} ({}, {} runs{})",
+        dir.display(),
+        r.experiment(),
+        r.runs.len(),
+        if r.complete() { "" } else { ", INCOMPLETE" }
+    )
+}
+
+/// The comparison as Markdown, with the default options.
 pub fn compare(a: &Path, b: &Path) -> Result<String> {
-    let (ra, rb) = (Results::load(a)?, Results::load(b)?);
-    let (ga, gb) = (groups(&ra), groups(&rb));
+    compare_with(a, b, &Options::default())
+}
+
+/// The comparison of two directories as Markdown.
+pub fn compare_with(a: &Path, b: &Path, opts: &Options) -> Result<String> {
+    let by = opts.reference.as_ref();
+    let s = Sides::load(a, b, by)?;
+    let margin = opts.margin(&[&s.a, &s.b]);
     let mut out = format!(
-        "# ctrlbench compare\n\nA: {} ({}, {} runs{})\n\nB: {} ({}, {} runs{})\n\n{INTERVALS}\n\n",
-        a.display(),
-        ra.experiment(),
-        ra.runs.len(),
-        if ra.complete() { "" } else { ", INCOMPLETE" },
-        b.display(),
-        rb.experiment(),
-        rb.runs.len(),
-        if rb.complete() { "" } else { ", INCOMPLETE" },
+        "# ctrlbench compare\n\nA: {}\n\nB: {}\n\n",
+        side(a, &s.a),
+        side(b, &s.b)
     );
-    let rows = pairs(&ga, &gb);
+    let mut lines = Vec::new();
+    for (x, y) in s.judged(by) {
+        for &(m, hib) in GATE {
+            if let Some(r) = s.ratio(x, y, m, by) {
+                lines.push(answer(x.scale, &x.variant, m, &r, margin, "B", Some(hib)));
+            }
+        }
+    }
+    out.push_str(&answers_block(
+        &lines,
+        margin,
+        &match by {
+            Some(r) => format!(
+                "unpaired: two results directories; {}; the table shows the raw figures",
+                r.describe()
+            ),
+            None => "unpaired: two results directories; not normalised".into(),
+        },
+    ));
+    out.push_str(&format!("{}\n\n", intervals(margin, false)));
+    let rows: Vec<Row> = pairs(&s.ga, &s.gb)
+        .into_iter()
+        .flat_map(|(x, y)| HEADLINE.iter().map(move |&m| (x, y, m)))
+        .map(|(x, y, m)| (x, y, m, Ratio::of(&x.values(m), &y.values(m))))
+        .collect();
     if rows.is_empty() {
         out.push_str("No scale × variant is present in both directories.\n");
     } else {
-        out.push_str(&ratio_table(&rows, |x, _| x.variant.clone()));
+        out.push_str(&ratio_table(&rows, margin, |x, _| x.variant.clone()));
     }
     let only = |g: &[Group], other: &[Group]| -> Vec<String> {
         g.iter()
@@ -141,19 +285,70 @@ pub fn compare(a: &Path, b: &Path) -> Result<String> {
             .map(|x| format!("N{}/{}", x.scale, x.variant))
             .collect()
     };
-    for (side, v) in [("A", only(&ga, &gb)), ("B", only(&gb, &ga))] {
+    for (name, v) in [("A", only(&s.ga, &s.gb)), ("B", only(&s.gb, &s.ga))] {
         if !v.is_empty() {
-            out.push_str(&format!("\nOnly in {side}: {}\n", v.join(", ")));
+            out.push_str(&format!("\nOnly in {name}: {}\n", v.join(", ")));
         }
     }
     Ok(out)
 }
 
-/// How ratios and their intervals are read (both kinds of comparison).
-const INTERVALS: &str = "Medians over each side's runs without problems (⚠: only flagged runs); ratio = B/A \
-     with a 95 % bootstrap interval over the repeats of both sides (percentile method, \
-     2000 resamples, fixed seed); \"within noise\" when it includes 1. Few repeats give \
-     wide, approximate intervals; one run on a side gives no interval.";
+/// "N20 rust-good Ready/s: B/A = 0.85 [0.84–0.86] — B lower (worse), unpaired (2 and 2 runs)".
+fn answer(
+    scale: u64,
+    what: &str,
+    m: Metric,
+    r: &Ratio,
+    margin: f64,
+    b: &str,
+    hib: Option<bool>,
+) -> String {
+    format!(
+        "N{scale} {what} {}: B/A = {} — {}, {}",
+        m.label(),
+        r.cell(),
+        named(r, margin, b, hib),
+        r.basis()
+    )
+}
+
+/// The one-line answers, before the table.
+fn answers_block(lines: &[String], margin: f64, how: &str) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "Answers on the figures with a better side ({how}; margin ±{}):\n\n",
+        percent(margin)
+    );
+    for l in lines {
+        s.push_str(&format!("- {l}\n"));
+    }
+    s.push('\n');
+    s
+}
+
+/// How ratios, intervals and verdicts are read (both kinds of comparison).
+fn intervals(margin: f64, paired: bool) -> String {
+    let how = if paired {
+        "ratio = B/A paired over the repeats (the variants ran interleaved): the geometric mean \
+         of the per-repeat ratios with a 95 % t interval on their logarithms (unpaired, with a \
+         bootstrap interval, only where a zero leaves a log ratio undefined); one pair gives no \
+         interval"
+    } else {
+        "ratio = B/A of the medians with a 95 % bootstrap interval over the repeats of both \
+         sides (percentile method, 2000 resamples, fixed seed), unpaired: two directories' \
+         repeats do not line up; one run on a side gives no interval"
+    };
+    format!(
+        "Medians over each side's runs without problems (⚠: only flagged runs); {how}. \
+         \"B higher\" / \"B lower\" only when the whole interval lies beyond ±{m}, with \
+         (better) or (worse) on the figures that have a better side; \"equivalent\" when it \
+         lies within ±{m}; otherwise \"undecided\", with the smallest difference this many \
+         repeats can detect.",
+        m = percent(margin)
+    )
+}
 
 /// Variant pairs of one directory: each `rust-X` with `go-X` when present.
 pub fn default_variant_pairs(dir: &Path) -> Result<Vec<(String, String)>> {
@@ -171,17 +366,29 @@ pub fn default_variant_pairs(dir: &Path) -> Result<Vec<(String, String)>> {
 }
 
 /// Variants of one results directory against each other (A = the first of
-/// each pair, B = the second), per scale: ratios from one run whose variants
-/// were interleaved, which is where ratios between variants belong.
+/// each pair, B = the second), per scale, with the default options.
 pub fn compare_variants(dir: &Path, pairs: &[(String, String)]) -> Result<String> {
+    compare_variants_with(dir, pairs, &Options::default())
+}
+
+/// Variants of one results directory against each other (A = the first of
+/// each pair, B = the second), per scale: ratios paired by repeat, since the
+/// variants of one run were interleaved, which is where ratios between
+/// variants belong.
+pub fn compare_variants_with(
+    dir: &Path,
+    pairs: &[(String, String)],
+    opts: &Options,
+) -> Result<String> {
+    if opts.reference.is_some() {
+        bail!("--reference normalises two results directories: give B too");
+    }
     let r = Results::load(dir)?;
     let g = groups(&r);
+    let margin = opts.margin(&[&r]);
     let mut out = format!(
-        "# ctrlbench compare (variants of one run)\n\n{} ({}, {} runs{})\n\n{INTERVALS}\n\n",
-        dir.display(),
-        r.experiment(),
-        r.runs.len(),
-        if r.complete() { "" } else { ", INCOMPLETE" },
+        "# ctrlbench compare (variants of one run)\n\n{}\n\n",
+        side(dir, &r)
     );
     let mut rows = Vec::new();
     let mut missing = Vec::new();
@@ -208,7 +415,23 @@ pub fn compare_variants(dir: &Path, pairs: &[(String, String)]) -> Result<String
                 .join(", ")
         );
     }
-    out.push_str(&ratio_table(&rows, |x, y| {
+    let mut lines = Vec::new();
+    for (x, y) in &rows {
+        for &(m, hib) in GATE {
+            if let Some(r) = interleaved(x, y, |f| f.get(m)) {
+                let what = format!("{} → {}", x.variant, y.variant);
+                lines.push(answer(x.scale, &what, m, &r, margin, &y.variant, Some(hib)));
+            }
+        }
+    }
+    out.push_str(&answers_block(&lines, margin, "paired over the repeats"));
+    out.push_str(&format!("{}\n\n", intervals(margin, true)));
+    let table_rows: Vec<Row> = rows
+        .iter()
+        .flat_map(|&(x, y)| HEADLINE.iter().map(move |&m| (x, y, m)))
+        .map(|(x, y, m)| (x, y, m, interleaved(x, y, |f| f.get(m))))
+        .collect();
+    out.push_str(&ratio_table(&table_rows, margin, |x, y| {
         format!("{} → {}", x.variant, y.variant)
     }));
     if !missing.is_empty() {
@@ -220,35 +443,36 @@ pub fn compare_variants(dir: &Path, pairs: &[(String, String)]) -> Result<String
     Ok(out)
 }
 
-/// One row per pair × headline figure: A, B, B/A with its interval, verdict.
-fn ratio_table(pairs: &[(&Group, &Group)], label: impl Fn(&Group, &Group) -> String) -> String {
+/// A row of the table: A's group, B's, the figure and its ratio.
+type Row<'a> = (&'a Group, &'a Group, Metric, Option<Ratio>);
+
+/// One row per pair × headline figure: A, B, B/A with its interval, the verdict.
+fn ratio_table(rows: &[Row], margin: f64, label: impl Fn(&Group, &Group) -> String) -> String {
     let mut t = Table {
         head: ["N", "variant", "figure", "A", "B", "B/A [95 %]", "verdict"]
             .map(String::from)
             .to_vec(),
         rows: vec![],
     };
-    for (x, y) in pairs {
+    for &(x, y, m, r) in rows {
         let shared = [x, y].iter().any(|g| g.runs.iter().any(|r| r.concurrent));
-        for &m in HEADLINE {
-            let r = Ratio::of(&x.values(m), &y.values(m));
-            // Under the concurrent schedule these cover every variant that
-            // ran alongside: say so on the row instead of crediting one.
-            let figure = if shared && server_side(m) {
-                format!("{} (cluster-wide: all variants together)", m.label())
-            } else {
-                m.label().to_string()
-            };
-            t.rows.push(vec![
-                x.scale.to_string(),
-                label(x, y),
-                figure,
-                cell(x, m),
-                cell(y, m),
-                r.map(|r| r.cell()).unwrap_or("—".into()),
-                r.map(|r| r.verdict().to_string()).unwrap_or("—".into()),
-            ]);
-        }
+        // Under the concurrent schedule these cover every variant that
+        // ran alongside: say so on the row instead of crediting one.
+        let figure = if shared && server_side(m) {
+            format!("{} (cluster-wide: all variants together)", m.label())
+        } else {
+            m.label().to_string()
+        };
+        t.rows.push(vec![
+            x.scale.to_string(),
+            label(x, y),
+            figure,
+            cell(x, m),
+            cell(y, m),
+            r.map(|r| r.cell()).unwrap_or("—".into()),
+            r.map(|r| named(&r, margin, "B", better(m)))
+                .unwrap_or("—".into()),
+        ]);
     }
     t.markdown()
 }

@@ -1,12 +1,15 @@
 //! The numbers: each run's figures (the metric catalogue's values, its
-//! settings and phases), the problems that keep a run out of the medians, and
-//! the scale × variant groups that aggregate repeats.
+//! settings and phases), the problems that keep a run out of the medians
+//! (and out of the repeat pairs), the scale × variant groups that aggregate
+//! repeats, and the ratio of two groups of one results directory, paired by
+//! repeat.
 
 use ctrlbench_record::phases::{PhaseRecord, PhaseSummary};
 use ctrlbench_record::series::Series;
 use ctrlbench_record::summary::{PresetInfo, Schedule, Settings, StartMode};
 
 use crate::attribution::{self, Attribution};
+use crate::interval::Ratio;
 use crate::load::{Results, Run};
 use crate::metrics::Inputs;
 use crate::metrics::Metric;
@@ -148,6 +151,18 @@ fn problems(run: &Run) -> Vec<String> {
                     s.stop_reason.as_str()
                 ));
             }
+            // Other processes took CPU the controller and the plane would
+            // have had: the run measured a shared machine.
+            if let Some(m) = s.machine.as_ref().filter(|m| m.busy) {
+                p.push(format!(
+                    "machine busy: other processes used {:.0} % of a core ({:.1} CPU s; \
+                     threshold {:.0} %), load average {:.1}",
+                    m.other_core_fraction * 100.0,
+                    m.other_cpu_s,
+                    m.threshold_core_fraction * 100.0,
+                    m.load_avg_1m
+                ));
+            }
         }
     }
     let mut failed = Vec::new();
@@ -277,6 +292,32 @@ impl Group {
             ),
         }
     }
+}
+
+/// (A_k, B_k) for every repeat k that both groups' medians use (flagged
+/// runs are left out of pairs as they are of medians), where `f` measured both.
+pub fn repeat_pairs(
+    a: &Group,
+    b: &Group,
+    f: impl Fn(&RunFigures) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    let bs = b.used();
+    a.used()
+        .iter()
+        .filter_map(|x| {
+            let y = bs.iter().find(|y| y.repeat == x.repeat)?;
+            Some((f(x)?, f(y)?))
+        })
+        .collect()
+}
+
+/// B/A of two groups of one results directory, whose variants ran
+/// interleaved: paired by repeat (unpaired only where a zero leaves the
+/// per-repeat log ratio undefined).
+pub fn interleaved(a: &Group, b: &Group, f: impl Fn(&RunFigures) -> Option<f64>) -> Option<Ratio> {
+    let pairs = repeat_pairs(a, b, &f);
+    let values = |g: &Group| -> Vec<f64> { g.used().iter().filter_map(|r| f(r)).collect() };
+    Ratio::interleaved(&pairs, &values(a), &values(b))
 }
 
 /// Every run's figures, grouped by scale × variant in the experiment's order.

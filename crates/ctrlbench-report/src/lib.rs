@@ -5,20 +5,43 @@
 //! (`metrics`) per run (`figures`); the document is a list of sections
 //! (`sections`) over one shared context (`context`), built once as blocks and
 //! rendered twice (`Block::markdown`, `html`).
+//!
+//! Ratios and verdicts: `interval` (paired over the repeats of one results
+//! directory, Student t on the log ratios — `student`; unpaired bootstrap for
+//! two directories) and `verdict` (higher, lower, equivalent within the
+//! margin, undecided with the minimum detectable effect).
+//!
+//! **Questions.** [`questions::questions`]`(dir: &Path, margin: f64) ->
+//! Result<Vec<Answer>>` answers every question of a results directory — each
+//! preset against its counterpart, each rust-X / go-X pair on Ready/s, peak
+//! RSS and CPU per reconcile, and each manifest `[[compare]]` pair (`a`, `b`,
+//! `figure`: a label or column heading of the metric catalogue, any ASCII
+//! case, e.g. "Ready/s", "peak RSS", "reconcile p99", "T100", "controller
+//! CPU") — per scale, as an [`questions::Answer`] `{ label, a, b, figure,
+//! ratio, lo, hi, pairs, verdict, mde, … }` with [`verdict::Verdict`]`::{Higher,
+//! Lower, Equivalent, Undecided}`. A runner calls it after each repeat and
+//! stops when [`questions::all_decided`] says so; `margin` is a fraction
+//! (0.05 = ±5 %). The report opens with the same answers and their forest
+//! plot (`forest`); `compare` prints them before its table.
 
 pub mod attribution;
 pub mod compare;
 pub mod context;
 pub mod faults;
 pub mod figures;
+pub mod forest;
 pub mod html;
 pub mod interval;
 pub mod load;
 pub mod metrics;
+pub mod normalise;
 pub mod plots;
 pub mod quantile;
+pub mod questions;
 pub mod sections;
 pub mod stats;
+pub mod student;
+pub mod verdict;
 
 use std::path::{Path, PathBuf};
 
@@ -85,6 +108,13 @@ impl Block {
     }
 }
 
+/// How a report is rendered: the equivalence margin, when the command line
+/// gives one (else the manifest's, else ±5 %).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub margin: Option<f64>,
+}
+
 /// The paths `write` produced.
 pub struct Written {
     pub markdown: PathBuf,
@@ -93,7 +123,12 @@ pub struct Written {
 
 /// (report.md, report.html) of a results directory, not written.
 pub fn render(dir: &Path) -> Result<(String, String)> {
-    let ctx = context::ReportCtx::load(dir)?;
+    render_with(dir, &Options::default())
+}
+
+/// `render` with options.
+pub fn render_with(dir: &Path, opts: &Options) -> Result<(String, String)> {
+    let ctx = context::ReportCtx::load(dir, opts)?;
     let blocks = sections::document(&ctx);
     let md: String = blocks.iter().map(Block::markdown).collect();
     let title = format!("ctrlbench report: {}", ctx.results.experiment());
@@ -102,7 +137,12 @@ pub fn render(dir: &Path) -> Result<(String, String)> {
 
 /// Writes report.md and report.html into `dir`, each whole or not at all.
 pub fn write(dir: &Path) -> Result<Written> {
-    let (md, html) = render(dir)?;
+    write_with(dir, &Options::default())
+}
+
+/// `write` with options.
+pub fn write_with(dir: &Path, opts: &Options) -> Result<Written> {
+    let (md, html) = render_with(dir, opts)?;
     let rd = ResultsDir::at(dir);
     let w = Written {
         markdown: rd.report_md(),

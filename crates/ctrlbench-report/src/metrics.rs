@@ -97,6 +97,9 @@ catalogue! {
         .column("convergence (Ready==N)");
     Success = Def::new("reconciles ok", Count, |x| x.metrics()?.delta("reconcile_success_total"));
     Errors = Def::new("reconcile errors", Count, |x| x.metrics()?.delta("reconcile_error_total"));
+    /// Reconciles that asked to be requeued (controller-runtime's requeue and
+    /// requeue_after results), so ok + errors + requeues is every reconcile.
+    Requeues = Def::new("reconcile requeues", Count, requeues);
     Retries = Def::new("retries", Count, |x| x.metrics()?.delta("queue_retries_total"));
     MeanLatency = Def::new("mean reconcile", Duration, |x| {
         x.per_reconcile(x.metrics()?.delta("reconcile_latency_sum"))
@@ -193,6 +196,16 @@ catalogue! {
 impl Metric {
     pub fn label(self) -> &'static str {
         self.def().label
+    }
+
+    /// The metric a name means: its label or its column heading, ignoring
+    /// ASCII case ("Ready/s", "peak RSS", "reconcile p99", "controller CPU").
+    pub fn named(name: &str) -> Option<Metric> {
+        let n = name.trim();
+        Metric::ALL
+            .iter()
+            .copied()
+            .find(|m| m.label().eq_ignore_ascii_case(n) || m.column().eq_ignore_ascii_case(n))
     }
 
     pub fn column(self) -> &'static str {
@@ -334,6 +347,16 @@ impl<'a> Inputs<'a> {
                 .map(|w| self.ready.len() as f64 / w),
         }
     }
+}
+
+/// The requeue counter's delta; without the column, summary.json's
+/// `requeue`, else (older summaries) `total − success − error`.
+fn requeues(x: &Inputs) -> Option<f64> {
+    if let Some(v) = x.metrics().and_then(|m| m.delta("reconcile_requeue_total")) {
+        return Some(v);
+    }
+    let r = &x.run.summary.as_ref()?.reconciles;
+    r.requeue.or_else(|| Some(r.total? - r.success? - r.error?))
 }
 
 /// When the controller started after the load: its start, in seconds from the load start.

@@ -43,11 +43,20 @@ pub enum Command {
     Report {
         /// A results directory (results/<UTC timestamp>-<experiment>).
         dir: PathBuf,
+        /// The equivalence margin of every verdict, e.g. 5%: "equivalent" when
+        /// a ratio's whole 95 % interval lies within ±5 %, "higher"/"lower"
+        /// only when it lies wholly beyond. Default: the experiment's
+        /// (manifest.json margin), else 5%.
+        #[arg(long, value_name = "PERCENT", value_parser = parse_margin)]
+        margin: Option<f64>,
     },
     /// Print the headline figures of two results directories side by side, with ratios B/A.
     ///
-    /// Every ratio comes with a 95 % bootstrap interval over the repeats and a
-    /// verdict ("within noise" when the interval includes 1).
+    /// Every ratio comes with a 95 % interval and a verdict: B higher or lower
+    /// (beyond the margin), equivalent (within it), or undecided with the
+    /// smallest difference the repeats can detect. Two directories are
+    /// compared unpaired (bootstrap); variants of one directory paired by
+    /// repeat (t interval).
     Compare {
         /// The baseline results directory (A).
         a: PathBuf,
@@ -59,10 +68,21 @@ pub enum Command {
         #[arg(long, value_name = "X:Y", value_parser = parse_pair)]
         pair: Vec<(String, String)>,
         /// Exit 1 when a headline figure of B (T100, Ready/s, reconcile p99,
-        /// writes/s, peak RSS) is worse than A's by more than this (e.g. 10%)
-        /// and outside the noise interval; prints which.
+        /// writes/s, peak RSS) is decidedly worse than A's by more than this
+        /// (e.g. 10%): its whole 95 % interval beyond it on the worse side.
+        /// Prints which, and the figures it could not decide (never a failure).
         #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
         fail_on_regression: Option<f64>,
+        /// The equivalence margin of the verdicts, e.g. 5% (default: A's
+        /// manifest.json margin, else 5%).
+        #[arg(long, value_name = "PERCENT", value_parser = parse_margin)]
+        margin: Option<f64>,
+        /// Two directories: divide every figure of every variant by this
+        /// variant's in the same directory (per repeat where they line up,
+        /// else by its median), or by each repeat's probe rows (`probe`:
+        /// throughput figures only), so a slower machine is not a regression.
+        #[arg(long, value_name = "VARIANT|probe")]
+        reference: Option<String>,
     },
     /// Say what on this machine would disturb a measurement right now:
     /// other processes' CPU (a run is flagged "machine busy" above 10 % of
@@ -254,6 +274,15 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
         Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
         _ => Err(format!("{s:?} is not X:Y (two variant names)")),
     }
+}
+
+/// A margin: "5%" or "5" → 0.05, below 100 %.
+fn parse_margin(s: &str) -> Result<f64, String> {
+    let v = parse_percent(s)?;
+    if v >= 1.0 {
+        return Err(format!("{s:?} must be below 100%"));
+    }
+    Ok(v)
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {

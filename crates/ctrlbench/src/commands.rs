@@ -49,6 +49,32 @@ pub fn sweep() {
     }
 }
 
+/// The regression gate: every undecided figure and every decided
+/// regression printed, and an error (exit 1) only for the regressions.
+fn gate(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    threshold: f64,
+    reference: Option<&ctrlbench_report::normalise::Reference>,
+) -> Result<()> {
+    let g = ctrlbench_report::compare::gate(a, b, threshold, reference)?;
+    let pct = ctrlbench_report::verdict::percent(threshold);
+    emit(&format!("\nRegression gate (±{pct}, {}):\n", g.normalised))?;
+    for u in &g.undecided {
+        emit(&format!("UNDECIDED {u}\n"))?;
+    }
+    for w in &g.regressions {
+        emit(&format!("REGRESSION {w}\n"))?;
+    }
+    if !g.regressions.is_empty() {
+        bail!(
+            "{} headline figure(s) decidedly worse by more than {pct}",
+            g.regressions.len()
+        );
+    }
+    Ok(())
+}
+
 /// Every command but `run`.
 pub async fn dispatch(cmd: Command) -> Result<()> {
     match cmd {
@@ -58,8 +84,9 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
         }
         Command::Cluster(c) => cluster(c).await,
         Command::Run(_) => unreachable!("`run` is dispatched by `run`"),
-        Command::Report { dir } => {
-            let w = ctrlbench_report::write(&dir)?;
+        Command::Report { dir, margin } => {
+            let opts = ctrlbench_report::Options { margin };
+            let w = ctrlbench_report::write_with(&dir, &opts)?;
             println!("report: {}", w.markdown.display());
             println!("report: {}", w.html.display());
             Ok(())
@@ -69,9 +96,14 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             b: None,
             pair,
             fail_on_regression,
+            margin,
+            reference,
         } => {
             if fail_on_regression.is_some() {
                 bail!("--fail-on-regression compares two results directories: give B too");
+            }
+            if reference.is_some() {
+                bail!("--reference normalises two results directories: give B too");
             }
             let pairs = if pair.is_empty() {
                 let p = ctrlbench_report::compare::default_variant_pairs(&a)?;
@@ -85,7 +117,13 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             } else {
                 pair
             };
-            emit(&ctrlbench_report::compare::compare_variants(&a, &pairs)?)?;
+            let opts = ctrlbench_report::compare::Options {
+                margin,
+                reference: None,
+            };
+            emit(&ctrlbench_report::compare::compare_variants_with(
+                &a, &pairs, &opts,
+            )?)?;
             Ok(())
         }
         Command::Compare {
@@ -93,23 +131,22 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             b: Some(b),
             pair,
             fail_on_regression,
+            margin,
+            reference,
         } => {
             if !pair.is_empty() {
                 bail!("--pair compares variants of one results directory: drop B or --pair");
             }
-            emit(&ctrlbench_report::compare::compare(&a, &b)?)?;
+            let reference = reference
+                .as_deref()
+                .map(ctrlbench_report::normalise::Reference::parse);
+            let opts = ctrlbench_report::compare::Options {
+                margin,
+                reference: reference.clone(),
+            };
+            emit(&ctrlbench_report::compare::compare_with(&a, &b, &opts)?)?;
             if let Some(t) = fail_on_regression {
-                let worse = ctrlbench_report::compare::regressions(&a, &b, t)?;
-                for w in &worse {
-                    emit(&format!("REGRESSION {w}\n"))?;
-                }
-                if !worse.is_empty() {
-                    bail!(
-                        "{} headline figure(s) worse by more than {:.0}% and outside noise",
-                        worse.len(),
-                        t * 100.0
-                    );
-                }
+                gate(&a, &b, t, reference.as_ref())?;
             }
             Ok(())
         }

@@ -1,6 +1,6 @@
 //! "Convergence and reconciles": per scale × variant, Ready and the objects
-//! written out of N, when Ready reached N, the reconciles and their mean
-//! time; then, for each variant that wrote to fewer than N objects, why its
+//! written out of N, when Ready reached N, the reconciles (ok, error and
+//! requeue, which add up to every reconcile) and their mean time; then, for each variant that wrote to fewer than N objects, why its
 //! queue setting lets that happen.
 
 use super::{Section, table};
@@ -21,7 +21,7 @@ impl Section for Convergence {
                 Metric::Ready.column(),
                 Metric::Coverage.column(),
                 Metric::Convergence.column(),
-                "reconciles ok / error",
+                "reconciles ok / error / requeue",
                 Metric::Retries.column(),
                 Metric::MeanLatency.column(),
             ],
@@ -30,7 +30,12 @@ impl Section for Convergence {
                     of_n(g, Metric::Ready),
                     of_n(g, Metric::Coverage),
                     g.convergence_cell(),
-                    format!("{} / {}", g.cell(Metric::Success), g.cell(Metric::Errors)),
+                    format!(
+                        "{} / {} / {}",
+                        g.cell(Metric::Success),
+                        g.cell(Metric::Errors),
+                        g.cell(Metric::Requeues)
+                    ),
                     g.cell(Metric::Retries),
                     g.cell(Metric::MeanLatency),
                 ]

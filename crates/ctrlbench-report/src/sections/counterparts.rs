@@ -6,24 +6,27 @@
 //! section prints the question's headline figure (Ready/s; Ready; the
 //! controller's requests/s in an idle phase, else its writes/s; a delete
 //! phase's length; peak RSS) on both sides and their
-//! ratio, oriented so that > 1 means the variant is worse, with the 95 %
-//! bootstrap interval over the repeats and the preset's description.
+//! ratio, oriented so that > 1 means the variant is worse, paired over the
+//! repeats (the variants ran interleaved) with its 95 % interval and a
+//! verdict against the margin, and the preset's description. The pairings
+//! themselves are also the report's first questions (`crate::questions`).
 
 use ctrlbench_record::summary::Settings;
 
 use super::Section;
 use crate::context::ReportCtx;
-use crate::figures::{Group, RunFigures};
+use crate::figures::{Group, RunFigures, interleaved};
 use crate::interval::Ratio;
 use crate::metrics::Metric;
 use crate::stats::{fmt_duration, fmt_stat, stat};
+use crate::verdict::{percent, words};
 use crate::{Block, Table};
 
 pub struct Counterparts;
 
 impl Section for Counterparts {
     fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
-        out.extend(blocks(&ctx.groups));
+        out.extend(blocks(&ctx.groups, ctx.margin));
     }
 }
 
@@ -39,7 +42,7 @@ const QUESTIONS: &[(&str, &str, bool)] = &[
 
 /// A headline figure: a table metric, or one from a phase after the create phase.
 #[derive(Clone, Copy)]
-enum Figure {
+pub(crate) enum Figure {
     Metric(Metric),
     /// The controller's requests/s during the (first) idle phase.
     IdleRequests,
@@ -48,7 +51,7 @@ enum Figure {
 }
 
 impl Figure {
-    fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Figure::Metric(m) => m.label(),
             Figure::IdleRequests => "controller requests/s when idle",
@@ -56,7 +59,7 @@ impl Figure {
         }
     }
 
-    fn of(self, r: &RunFigures) -> Option<f64> {
+    pub(crate) fn of(self, r: &RunFigures) -> Option<f64> {
         let phase = |kind: &str| r.phases.iter().find(|p| p.summary.kind == kind);
         match self {
             Figure::Metric(m) => r.get(m),
@@ -158,39 +161,21 @@ fn counterpart_of<'a>(g: &Group, counterpart: &str, groups: &'a [Group]) -> Opti
     }
 }
 
-/// The ratio oriented so that > 1 means `bad` is worse, and its verdict.
-fn worse_by(bad: &[f64], good: &[f64], higher_is_better: bool) -> (String, &'static str) {
-    let r = if higher_is_better {
-        Ratio::of(bad, good)
-    } else {
-        Ratio::of(good, bad)
-    };
-    let zero = |v: &[f64]| !v.is_empty() && v.iter().all(|x| *x == 0.0);
-    match r {
-        None if zero(bad) && zero(good) => ("— (both 0)".into(), "same"),
-        None if higher_is_better && zero(bad) => ("∞ (variant at 0)".into(), "worse"),
-        None if !higher_is_better && zero(good) && !bad.is_empty() => {
-            ("∞ (counterpart at 0)".into(), "worse")
-        }
-        None => ("—".into(), "not measured"),
-        Some(r) => {
-            let verdict = match r.within_noise() {
-                None => "one sample: cannot tell",
-                Some(true) => "within noise",
-                Some(false) if r.ratio > 1.0 => "worse",
-                Some(false) => "better",
-            };
-            (r.cell(), verdict)
-        }
-    }
+/// One variant beside its counterpart, on its question's headline figure.
+pub(crate) struct Pairing<'a> {
+    pub question: &'static str,
+    pub higher_is_better: bool,
+    pub variant: &'a Group,
+    pub counterpart: &'a Group,
+    pub figure: Figure,
+    /// "preset — description (measured against counterpart)".
+    pub description: String,
 }
 
-/// The section's blocks, or none when no variant ran beside its counterpart.
-fn blocks(groups: &[Group]) -> Vec<Block> {
-    let mut blocks = Vec::new();
-    let mut described: Vec<String> = Vec::new();
-    for &(question, title, higher_is_better) in QUESTIONS {
-        let mut rows = Vec::new();
+/// Every variant whose counterpart ran beside it, question by question.
+pub(crate) fn pairings(groups: &[Group]) -> Vec<Pairing<'_>> {
+    let mut out = Vec::new();
+    for &(question, _, higher_is_better) in QUESTIONS {
         for g in groups {
             let Some((preset, description, q, counterpart)) = info(g) else {
                 continue;
@@ -204,21 +189,84 @@ fn blocks(groups: &[Group]) -> Vec<Block> {
             let Some(figure) = Figure::for_question(question, g, h) else {
                 continue;
             };
-            let (bad, good) = (figure.values(g), figure.values(h));
-            let (ratio, verdict) = worse_by(&bad, &good, higher_is_better);
+            out.push(Pairing {
+                question,
+                higher_is_better,
+                variant: g,
+                counterpart: h,
+                figure,
+                description: format!("{preset} — {description} (measured against {counterpart})"),
+            });
+        }
+    }
+    out
+}
+
+/// What a pairing's figure cannot be a ratio of: zeros, said in words.
+pub(crate) enum Zero {
+    /// Both sides measured 0.
+    Both,
+    /// The variant is worse without a finite ratio (it reached 0 of a
+    /// higher-is-better figure, or costs something where the counterpart costs 0).
+    Worse(&'static str),
+}
+
+/// The zero cases of a pairing, where no ratio exists.
+pub(crate) fn zero_case(p: &Pairing) -> Option<Zero> {
+    let (bad, good) = (p.figure.values(p.variant), p.figure.values(p.counterpart));
+    let zero = |v: &[f64]| !v.is_empty() && v.iter().all(|x| *x == 0.0);
+    match () {
+        _ if zero(&bad) && zero(&good) => Some(Zero::Both),
+        _ if p.higher_is_better && zero(&bad) => Some(Zero::Worse("∞ (variant at 0)")),
+        _ if !p.higher_is_better && zero(&good) && !bad.is_empty() => {
+            Some(Zero::Worse("∞ (counterpart at 0)"))
+        }
+        _ => None,
+    }
+}
+
+/// The ratio oriented so that > 1 means the variant is worse, paired by repeat.
+pub(crate) fn oriented(p: &Pairing) -> Option<Ratio> {
+    let f = |r: &RunFigures| p.figure.of(r);
+    if p.higher_is_better {
+        interleaved(p.variant, p.counterpart, f)
+    } else {
+        interleaved(p.counterpart, p.variant, f)
+    }
+}
+
+/// The ratio cell and the verdict of one pairing.
+fn worse_by(p: &Pairing, margin: f64) -> (String, String) {
+    match (zero_case(p), oriented(p)) {
+        (Some(Zero::Both), _) => ("— (both 0)".into(), "same".into()),
+        (Some(Zero::Worse(cell)), _) => (cell.into(), "worse".into()),
+        (None, None) => ("—".into(), "not measured".into()),
+        (None, Some(r)) => (r.cell(), words(&r, margin, "worse", "better")),
+    }
+}
+
+/// The section's blocks, or none when no variant ran beside its counterpart.
+fn blocks(groups: &[Group], margin: f64) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut described: Vec<String> = Vec::new();
+    let all = pairings(groups);
+    for &(question, title, higher_is_better) in QUESTIONS {
+        let mut rows = Vec::new();
+        for p in all.iter().filter(|p| p.question == question) {
+            let (g, h) = (p.variant, p.counterpart);
+            let (ratio, verdict) = worse_by(p, margin);
             rows.push(vec![
                 g.scale.to_string(),
                 format!("{}{}", g.variant, g.marker()),
                 format!("{}{}", h.variant, h.marker()),
-                figure.label().to_string(),
-                figure.cell(g),
-                figure.cell(h),
+                p.figure.label().to_string(),
+                p.figure.cell(g),
+                p.figure.cell(h),
                 ratio,
-                verdict.to_string(),
+                verdict,
             ]);
-            let line = format!("{preset} — {description} (measured against {counterpart})");
-            if !described.contains(&line) {
-                described.push(line);
+            if !described.contains(&p.description) {
+                described.push(p.description.clone());
             }
         }
         if rows.is_empty() {
@@ -250,14 +298,17 @@ fn blocks(groups: &[Group]) -> Vec<Block> {
     }
     let mut out = vec![
         Block::Heading(2, "Presets against their counterparts, by question".into()),
-        Block::Para(
+        Block::Para(format!(
             "Each variant beside the variant of its counterpart preset (deploy/presets.toml) at the \
              same scale, with the same implementation and the same work, client limit, queue and \
              watch settings, on the headline figure of the question its preset answers. The ratio \
-             is oriented so that above 1 the variant is worse; the interval is a 95 % bootstrap \
-             over the repeats of both sides (\"within noise\" when it includes 1)."
-                .into(),
-        ),
+             is oriented so that above 1 the variant is worse: the geometric mean of the \
+             per-repeat ratios with a 95 % t interval, paired over the repeats (the variants ran \
+             interleaved). \"worse\" or \"better\" when the whole interval lies beyond ±{m}, \
+             \"equivalent\" when it lies within ±{m}, otherwise \"undecided\" with the smallest \
+             difference this many repeats can detect.",
+            m = percent(margin)
+        )),
     ];
     out.extend(blocks);
     out.push(Block::List(described));
@@ -348,16 +399,18 @@ mod tests {
                 &[25.0, 20.0, 30.0],
             ),
         ];
-        let s = blocks(&groups);
+        let s = blocks(&groups, 0.05);
         let t = tables(&s);
         assert_eq!(t.len(), 1);
-        // Medians 100 and 25 (computed by hand): 4.00, clearly worse; the Go
-        // good variant is not the Rust variant's counterpart.
+        // Per repeat 100/25, 110/20, 90/30: the geometric mean of 4, 5.5
+        // and 3 is 66^(1/3) = 4.04 (by hand), and the t interval [1.90, 8.58]
+        // is wholly above 1.05: worse. The Go good variant is not the Rust
+        // variant's counterpart.
         assert_eq!(t[0].rows.len(), 1);
         let row = &t[0].rows[0];
         assert_eq!(row[1], "rust-list");
         assert_eq!(row[2], "rust-good");
-        assert!(row[6].starts_with("4.00 ["), "{row:?}");
+        assert_eq!(row[6], "4.04 [1.90–8.58]", "{row:?}");
         assert_eq!(row[7], "worse");
         let Some(Block::List(d)) = s.last() else {
             panic!("no descriptions")
@@ -383,10 +436,10 @@ mod tests {
                 &[80.0, 84.0],
             ),
         ];
-        let t = blocks(&groups);
+        let t = blocks(&groups, 0.05);
         let row = &tables(&t)[0].rows[0];
-        // Medians 41 and 82: 2.00, every resample between 80/42 and 84/40.
-        assert!(row[6].starts_with("2.00 ["), "{row:?}");
+        // 80/40 and 84/42: 2 in both repeats, so no spread at all.
+        assert_eq!(row[6], "2.00 [2.00–2.00]", "{row:?}");
         assert_eq!(row[7], "worse");
     }
 
@@ -405,7 +458,7 @@ mod tests {
             ),
             group("bad", "rust", "bad", "coverage", "good-single", m, &[0.0]),
         ];
-        let t = blocks(&groups);
+        let t = blocks(&groups, 0.05);
         assert_eq!(tables(&t)[0].rows[0][6], "∞ (variant at 0)");
         // A steady-state cost where the counterpart costs nothing at all.
         let w = Metric::WritesPerS;
@@ -430,7 +483,7 @@ mod tests {
                 &[0.0],
             ),
         ];
-        let t = blocks(&groups);
+        let t = blocks(&groups, 0.05);
         let rows = &tables(&t)[0].rows;
         assert_eq!(
             (rows[0][6].as_str(), rows[0][7].as_str()),
@@ -452,10 +505,10 @@ mod tests {
             ),
             group("bad", "rust", "bad", "coverage", "good-single", m, &[25.0]),
         ];
-        let t = blocks(&groups);
+        let t = blocks(&groups, 0.05);
         let row = &tables(&t)[0].rows[0];
-        assert_eq!(row[6], "2.00 (single sample)");
-        assert_eq!(row[7], "one sample: cannot tell");
+        assert_eq!(row[6], "2.00 (one pair)");
+        assert_eq!(row[7], "undecided (one pair)");
     }
 
     #[test]
@@ -477,7 +530,7 @@ mod tests {
                 &[25.0],
             ),
         ];
-        assert!(blocks(&groups).is_empty());
-        assert!(blocks(&groups[1..]).is_empty());
+        assert!(blocks(&groups, 0.05).is_empty());
+        assert!(blocks(&groups[1..], 0.05).is_empty());
     }
 }

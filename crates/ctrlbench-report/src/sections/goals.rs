@@ -1,9 +1,10 @@
 //! Rust vs controller-runtime: for every `rust-X`/`go-X` pair of one run
 //! whose variants both ran with `work_ms = 0` (our kube-rs controller against
 //! our controller-runtime one), the Rust/Go ratios the goals name —
-//! throughput, peak RSS, CPU per reconcile — each with its 95 % bootstrap
-//! interval over the repeats (the compare machinery) and whether the goal is
-//! met, not met or within noise of its target; then, when the run recorded
+//! throughput, peak RSS, CPU per reconcile — each paired over the repeats
+//! with its 95 % interval, the verdict against the margin (Rust higher or
+//! lower, better or worse; equivalent; undecided) and whether the goal's
+//! target is met, not met or undecided; then, when the run recorded
 //! `ctrlbench probe`'s figures, the Rust controller's status patch rate at
 //! one worker (first writes/s, timed by our watch: one patch per object in
 //! these presets) against the probe's one-writer patch rate, and the loader's
@@ -15,11 +16,12 @@ use ctrlbench_record::summary::StartMode;
 
 use super::Section;
 use crate::context::ReportCtx;
-use crate::figures::Group;
+use crate::figures::{Group, interleaved};
 use crate::interval::Ratio;
 use crate::load::Results;
 use crate::metrics::Metric;
 use crate::stats::{fmt_stat, stat};
+use crate::verdict::{named, percent};
 use crate::{Block, Table};
 
 pub struct PerformanceGoals;
@@ -62,24 +64,34 @@ pub const LOADER_TARGET: f64 = 0.95;
 pub const SCALE_N: u64 = 100_000;
 pub const HARNESS_RSS_TARGET_MIB: f64 = 300.0;
 
-/// met / not met / within noise of the target, from the ratio's interval
-/// (one sample: the point estimate only, and says so).
-pub fn verdict(r: &Ratio, at_least: bool, target: f64) -> &'static str {
+/// The target met when the whole interval is on its side, not met when the
+/// whole interval is on the other, else undecided (as is a ratio without an
+/// interval: one pair cannot tell).
+pub fn target(r: &Ratio, at_least: bool, target: f64) -> &'static str {
     let meets = |v: f64| if at_least { v >= target } else { v <= target };
     match r.interval {
         Some((lo, hi)) => {
             let (worst, best) = if at_least { (lo, hi) } else { (hi, lo) };
             if meets(worst) {
-                "met"
+                "target met"
             } else if !meets(best) {
-                "not met"
+                "target not met"
             } else {
-                "within noise"
+                "target undecided"
             }
         }
-        None if meets(r.ratio) => "met (one sample)",
-        None => "not met (one sample)",
+        None => "target undecided",
     }
+}
+
+/// "Rust higher (better); target met": the verdict on Rust/Go against the
+/// margin (the goals' figures all have a better side), then the target's.
+pub fn verdict(r: &Ratio, goal: &Goal, margin: f64) -> String {
+    format!(
+        "{}; {}",
+        named(r, margin, "Rust", Some(goal.at_least)),
+        target(r, goal.at_least, goal.target)
+    )
 }
 
 /// Every variant of the group ran with work_ms = 0 (as it printed its settings).
@@ -129,7 +141,12 @@ fn concurrency(r: &Results) -> usize {
 /// The probe row at `writers` that preceded the runs of (scale, repeat): an
 /// experiment probes before each repeat; older manifests and `ctrlbench
 /// probe` have one untagged probe, which then serves every run.
-fn probe_at(probe: &[ProbeRow], writers: usize, scale: u64, repeat: u32) -> Option<&ProbeRow> {
+pub(crate) fn probe_at(
+    probe: &[ProbeRow],
+    writers: usize,
+    scale: u64,
+    repeat: u32,
+) -> Option<&ProbeRow> {
     let at = |p: &&ProbeRow| p.writers == writers;
     if probe.iter().any(|p| p.repeat.is_some()) {
         probe
@@ -192,7 +209,7 @@ fn plain_verdict(v: f64, target: f64, n: usize) -> &'static str {
 impl Section for PerformanceGoals {
     fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
         let r = &ctx.results;
-        let rows = pair_rows(&ctx.groups);
+        let rows = pair_rows(&ctx.groups, ctx.margin);
         // The probe's figures, when the run recorded them (probe = true).
         let probe = r.manifest.probe.as_deref().unwrap_or_default();
         let mut probe_rows = overhead_rows(&ctx.groups, probe);
@@ -202,7 +219,7 @@ impl Section for PerformanceGoals {
             return;
         }
         out.push(Block::Heading(2, HEADING.into()));
-        out.push(Block::Para(INTRO.into()));
+        out.push(Block::Para(intro(ctx.margin)));
         if !rows.is_empty() {
             out.push(Block::Table(Table {
                 head: [
@@ -236,12 +253,24 @@ impl Section for PerformanceGoals {
 const HEADING: &str =
     "Rust vs controller-runtime: throughput, CPU and memory; overhead against the probe";
 
-const INTRO: &str = "Our Rust (kube-rs) controller against our Go (controller-runtime) one, for \
-     every rust-X / go-X pair of this run whose variants both ran with work_ms = 0, on \
-     throughput, memory and CPU per reconcile: Rust/Go of the medians over the repeats, with \
-     a 95 % bootstrap interval (as `ctrlbench compare`). \"met\" when the whole interval is \
-     on the target's side, \"not met\" when it is wholly on the other, \"within noise\" when \
-     it straddles the target; one run per side gives no interval. Probe rows compare with \
+/// The section's reading guide; `margin` is the equivalence margin.
+fn intro(margin: f64) -> String {
+    format!(
+        "Our Rust (kube-rs) controller against our Go (controller-runtime) one, for \
+         every rust-X / go-X pair of this run whose variants both ran with work_ms = 0, on \
+         throughput, memory and CPU per reconcile: Rust/Go paired over the repeats (each \
+         repeat's Rust run against the Go run beside it), the geometric mean of the per-repeat \
+         ratios with a 95 % t interval. The verdict reads the interval against the margin \
+         (±{m}): Rust higher or lower, and whether that is better or worse, only when the \
+         whole interval lies beyond it; equivalent when it lies within it; otherwise \
+         undecided, with the smallest difference this many repeats can detect. The target is \
+         met when the whole interval is on its side, not met when wholly on the other, \
+         undecided when it straddles it; one pair gives no interval. {PROBE}",
+        m = percent(margin)
+    )
+}
+
+const PROBE: &str = "Probe rows compare with \
      `ctrlbench probe`'s figures (probe = true), taken before each repeat: each run is \
      divided by the probe of its repeat (older results: the one probe before the first run), \
      and the ratio is the median [min–max] of those per-run ratios; the figures cell shows \
@@ -253,11 +282,11 @@ const INTRO: &str = "Our Rust (kube-rs) controller against our Go (controller-ru
      scrape interval at both ends of a short burst.";
 
 /// Per pair and goal: the Rust and Go cells, Rust/Go with its interval, the verdict.
-fn pair_rows(groups: &[Group]) -> Vec<Vec<String>> {
+fn pair_rows(groups: &[Group], margin: f64) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for (rust, go) in pairs(groups) {
         for g in GOALS {
-            let ratio = Ratio::of(&go.values(g.metric), &rust.values(g.metric));
+            let ratio = interleaved(go, rust, |r| r.get(g.metric));
             rows.push(vec![
                 rust.scale.to_string(),
                 format!("{} / {}", rust.variant, go.variant),
@@ -266,9 +295,7 @@ fn pair_rows(groups: &[Group]) -> Vec<Vec<String>> {
                 rust.cell(g.metric),
                 go.cell(g.metric),
                 ratio.map(|x| x.cell()).unwrap_or("—".into()),
-                ratio
-                    .map(|x| verdict(&x, g.at_least, g.target).to_string())
-                    .unwrap_or("—".into()),
+                ratio.map(|x| verdict(&x, g, margin)).unwrap_or("—".into()),
             ]);
         }
     }
@@ -400,23 +427,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn verdicts_read_the_interval_against_the_target() {
+    fn verdicts_read_the_interval_against_the_margin_and_the_target() {
+        use crate::interval::Method;
         let r = |ratio, lo, hi| Ratio {
             ratio,
             interval: Some((lo, hi)),
+            method: Method::Paired { pairs: 3 },
         };
-        assert_eq!(verdict(&r(1.3, 1.2, 1.4), true, 1.1), "met");
-        assert_eq!(verdict(&r(1.0, 0.9, 1.05), true, 1.1), "not met");
-        assert_eq!(verdict(&r(1.1, 1.0, 1.2), true, 1.1), "within noise");
-        assert_eq!(verdict(&r(0.4, 0.35, 0.45), false, 0.5), "met");
-        assert_eq!(verdict(&r(0.7, 0.6, 0.8), false, 0.5), "not met");
-        assert_eq!(verdict(&r(0.5, 0.4, 0.6), false, 0.5), "within noise");
+        assert_eq!(target(&r(1.3, 1.2, 1.4), true, 1.1), "target met");
+        assert_eq!(target(&r(1.0, 0.9, 1.05), true, 1.1), "target not met");
+        assert_eq!(target(&r(1.1, 1.0, 1.2), true, 1.1), "target undecided");
+        assert_eq!(target(&r(0.4, 0.35, 0.45), false, 0.5), "target met");
+        assert_eq!(target(&r(0.7, 0.6, 0.8), false, 0.5), "target not met");
+        assert_eq!(target(&r(0.5, 0.4, 0.6), false, 0.5), "target undecided");
+        let [throughput, memory, _] = [&GOALS[0], &GOALS[1], &GOALS[2]];
+        assert_eq!(
+            verdict(&r(1.3, 1.2, 1.4), throughput, 0.05),
+            "Rust higher (better); target met"
+        );
+        assert_eq!(
+            verdict(&r(1.03, 1.01, 1.04), throughput, 0.05),
+            "equivalent within ±5 %; target not met"
+        );
+        assert_eq!(
+            verdict(&r(0.7, 0.6, 0.8), memory, 0.05),
+            "Rust lower (better); target not met"
+        );
         let one = Ratio {
             ratio: 0.4,
             interval: None,
+            method: Method::Paired { pairs: 1 },
         };
-        assert_eq!(verdict(&one, false, 0.5), "met (one sample)");
-        assert_eq!(verdict(&one, true, 1.1), "not met (one sample)");
+        assert_eq!(
+            verdict(&one, memory, 0.05),
+            "undecided (one pair); target undecided"
+        );
     }
 
     fn row(writers: usize, at: Option<(u64, u32)>, patch: f64) -> ProbeRow {

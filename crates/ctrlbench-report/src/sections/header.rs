@@ -1,10 +1,57 @@
 //! The report's title and where its numbers come from: the results
-//! directory, when it ran, the cluster and machine, the schedule, window and
-//! repeats, the tool's version, and the workload when not the built-in one.
+//! directory, when it ran, the cluster and machine, where the processes
+//! were placed on its CPUs, the schedule, window and repeats (and why the
+//! runner stopped repeating), the tool's version, and the workload when not
+//! the built-in one.
+
+use ctrlbench_record::manifest::{Manifest, Placement, Repeats};
 
 use super::Section;
 use crate::Block;
 use crate::context::ReportCtx;
+
+/// "3 repeats (auto: all questions decided)"; "2 repeat(s)" counted from
+/// the run directories when the manifest does not say.
+fn repeats(r: Option<&Repeats>, counted: u32) -> String {
+    let Some(r) = r else {
+        return format!("{counted} repeat(s)");
+    };
+    let n = format!("{} repeat{}", r.done, if r.done == 1 { "" } else { "s" });
+    let why = match r.stopped.as_str() {
+        "all decided" => "all questions decided".to_string(),
+        "max_repeats" => format!(
+            "stopped at the maximum, {}, with questions undecided",
+            r.max
+        ),
+        "interrupted" => "interrupted".to_string(),
+        "fixed" | "" => String::new(),
+        other => other.to_string(),
+    };
+    match (r.mode.as_str(), why.is_empty()) {
+        ("auto", false) => format!("{n} (auto, {}–{}: {why})", r.min, r.max),
+        ("auto", true) => format!("{n} (auto, {}–{})", r.min, r.max),
+        (mode, true) => format!("{n} ({mode})"),
+        (mode, false) => format!("{n} ({mode}: {why})"),
+    }
+}
+
+/// "none (2 cores)", or "plane 0, controller 1, harness unpinned (note)".
+fn placement(p: Option<&Placement>, m: &Manifest) -> String {
+    let Some(p) = p else {
+        return format!("none ({} cores)", m.machine.cores);
+    };
+    let cpus = |v: &Option<String>| v.clone().unwrap_or("unpinned".into());
+    let mut s = format!(
+        "plane {}, controller {}, harness {}",
+        cpus(&p.plane),
+        cpus(&p.controller),
+        cpus(&p.harness)
+    );
+    if !p.note.is_empty() {
+        s.push_str(&format!(" ({})", p.note));
+    }
+    s
+}
 
 pub struct Header;
 
@@ -23,7 +70,10 @@ impl Section for Header {
         let first = r.runs.iter().find_map(|x| x.summary.as_ref());
         let schedule = first.map(|s| s.schedule.to_string()).unwrap_or("?".into());
         let window = first.map(|s| s.window_s);
-        let repeats = r.runs.iter().map(|x| x.repeat).max().unwrap_or(0);
+        let repeats = repeats(
+            m.repeats.as_ref(),
+            r.runs.iter().map(|x| x.repeat).max().unwrap_or(0),
+        );
         let background = match first.map_or(0, |s| s.background_objects) {
             0 => String::new(),
             k => format!(
@@ -42,8 +92,8 @@ impl Section for Header {
         ));
         out.push(Block::Para(format!(
             "Results {name}, started {} and finished {}. Kubernetes {}, etcd {}, {}. \
-             Machine: {} cores, {:.1} GiB. Schedule {schedule}, window {}, {repeats} repeat(s), \
-             {} run(s). ctrlbench {} (git {}).{background}",
+             Machine: {} cores, {:.1} GiB; CPU placement: {}. Schedule {schedule}, window {}, \
+             {repeats}, {} run(s). ctrlbench {} (git {}).{background}",
             s(&m.started_at),
             m.finished_at.as_deref().unwrap_or("never"),
             s(&m.kubernetes_version),
@@ -57,6 +107,7 @@ impl Section for Header {
             },
             m.machine.cores,
             m.machine.memory_bytes as f64 / f64::from(1u32 << 30),
+            placement(m.placement.as_ref(), m),
             window.map(|w| format!("{w} s")).unwrap_or("?".into()),
             r.runs.len(),
             s(&m.tool_version),
@@ -70,5 +121,44 @@ impl Section for Header {
                 "Workload: {w}. \"Ready\" below means this rule held, as our own watch saw it."
             )));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_and_placement_in_words() {
+        let r = |mode: &str, stopped: &str| Repeats {
+            mode: mode.into(),
+            done: 3,
+            min: 2,
+            max: 5,
+            stopped: stopped.into(),
+        };
+        assert_eq!(repeats(None, 2), "2 repeat(s)");
+        assert_eq!(
+            repeats(Some(&r("auto", "all decided")), 0),
+            "3 repeats (auto, 2–5: all questions decided)"
+        );
+        assert_eq!(
+            repeats(Some(&r("auto", "max_repeats")), 0),
+            "3 repeats (auto, 2–5: stopped at the maximum, 5, with questions undecided)"
+        );
+        assert_eq!(repeats(Some(&r("fixed", "fixed")), 0), "3 repeats (fixed)");
+        let mut m = Manifest::default();
+        m.machine.cores = 2;
+        assert_eq!(placement(None, &m), "none (2 cores)");
+        let p = Placement {
+            plane: Some("0".into()),
+            controller: Some("1".into()),
+            harness: None,
+            note: "shared with the loader".into(),
+        };
+        assert_eq!(
+            placement(Some(&p), &m),
+            "plane 0, controller 1, harness unpinned (shared with the loader)"
+        );
     }
 }

@@ -83,7 +83,8 @@ fn notes(r: &Results) -> Vec<String> {
     if r.runs.iter().any(|x| x.repeat > 1) {
         v.push(
             "With repeats, cells show median [min–max]; runs with problems (incomplete, failed \
-             scrapes, missing files) are left out and listed under Warnings. The reconcile-time \
+             scrapes, missing files, a busy machine) are left out, of the medians and of the \
+             repeat pairs, and listed under Warnings. The reconcile-time \
              breakdown is the median run's (runs ranked by mean reconcile; two middle runs \
              averaged), taken whole, so its parts add up to one run's total."
                 .into(),

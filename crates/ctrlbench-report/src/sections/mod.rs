@@ -4,11 +4,12 @@
 //! because the same document is rendered twice, as Markdown and as HTML.
 //! The table helpers every section's scale × variant tables share live here.
 
+mod answers;
 mod attribution;
 mod convergence;
-mod counterparts;
+pub(crate) mod counterparts;
 mod faults;
-mod goals;
+pub(crate) mod goals;
 mod header;
 mod legend;
 mod method;
@@ -37,6 +38,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
     let sections: &[&dyn Section] = &[
         &header::Header,
         &warnings::Warnings,
+        &answers::Answers,
         &legend::Legend,
         &settings::ControllerSettings,
         &counterparts::Counterparts,

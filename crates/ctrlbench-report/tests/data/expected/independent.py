@@ -9,6 +9,7 @@ apiserver.csv, etcd.csv) following the definitions written in the report's
 Usage (from anywhere):
     independent.py <results dir>                      # print the figures per run
     independent.py <results dir> --check <report.md>  # and assert the report shows them
+    independent.py <results dir> --check <report.md> --margin 10%   # rendered with --margin
 
 With --check, every cell of the report's tables that this script recomputes
 is formatted the way the report formats it (ms below 1 s, "/s", "MiB", median
@@ -70,15 +71,43 @@ Definitions (per run, N = the scale):
   first writes/s  (k - 1) / (last - first first_write_at) over the k objects
                   with a first_write_at
 
+  requeues       delta reconcile_requeue_total (else summary.json
+                  reconciles.requeue, else total - success - error); the cell
+                  is "ok / error / requeue", and per run ok + error + requeue
+                  must equal summary.json reconciles.total
+  machine busy    summary.json machine.busy: the run is flagged, kept out of
+                  medians and of repeat pairs
+
+Ratios and verdicts (margin M: manifest.json margin, else 0.05, or --margin):
+  paired          two groups of one results directory: per repeat k that both
+                  groups' unflagged runs have, B_k / A_k; the ratio is their
+                  geometric mean, the interval exp(mean(log) +- t * sd / sqrt(K))
+                  with t the 97.5 % Student t quantile for K - 1 degrees of
+                  freedom (t_quantile: bisection on the integrated density);
+                  one pair: no interval. A pair with a value <= 0 makes it
+                  unpaired: median(B) / median(A) with the bootstrap interval
+                  ratio_interval knows (<= 3 runs a side)
+  verdict         "<B> higher" when lo > 1 + M, "<B> lower" when hi < 1 - M,
+                  with " (better)" / " (worse)" where the figure has a better
+                  side; "equivalent within +-M" when [lo, hi] is inside
+                  [1 - M, 1 + M]; else "undecided (+-D %)", D = sqrt(hi/lo) - 1
+                  (one decimal below 10 %); "undecided (one pair)" without one
+  answers         the "Questions, answered" lines "N=<n> <figure>: <b> / <a> =
+                  <cell> — <verdict>, <paired over K repeats | unpaired (x and
+                  y runs)>": every goal pair on its three figures (b = rust-X,
+                  a = go-X, better side as the goal's) and every manifest
+                  [[compare]] pair per scale (no better side); counterpart
+                  questions are not recomputed
+
 Rust vs controller-runtime (the goals section), both tables checked row by
 row, every row expected present once and no other:
   pairs           every rust-X / go-X of a scale whose runs all recorded
                   work_ms = 0; per goal (Ready/s >= 1.1, peak RSS <= 0.5, CPU
-                  per reconcile <= 0.5) the Rust and Go cells, median(Rust) /
-                  median(Go), its interval (see ratio_interval: exact with <= 3
-                  runs a side, else not checked) and the verdict: met when the
-                  whole interval is on the target's side, not met when wholly
-                  on the other, within noise otherwise
+                  per reconcile <= 0.5) the Rust and Go cells, Rust/Go paired
+                  as above, and the verdict "<verdict>; target met | not met |
+                  undecided": met when the whole interval is on the target's
+                  side, not met when wholly on the other, undecided otherwise
+                  and without an interval
   probe           manifest.json probe rows; tagged with scale and repeat (a
                   probe before each repeat), a run is divided by its own
                   repeat's row; untagged (older), by the one row
@@ -228,6 +257,8 @@ def run_figures(run_dir):
             f["problems"].append("unfinished load")
         if summary["incomplete"]:
             f["problems"].append("incomplete")
+        if (summary.get("machine") or {}).get("busy"):
+            f["problems"].append("machine busy")
     t0 = max(created) - summary["load"]["seconds"]
     f["schedule"] = summary.get("schedule")
     f["impl"] = summary.get("impl")
@@ -256,6 +287,15 @@ def run_figures(run_dir):
         f["problems"].append(f"failed scrapes: controller {m.failed}")
     f["ok"] = m.delta("reconcile_success_total")
     f["errors"] = m.delta("reconcile_error_total")
+    # Requeues: the CSV counter; without the column summary.json's
+    # reconciles.requeue, else total - success - error.
+    rec = summary.get("reconciles") or {}
+    f["requeue"] = m.delta("reconcile_requeue_total")
+    if f["requeue"] is None:
+        f["requeue"] = rec.get("requeue")
+    if f["requeue"] is None and None not in (rec.get("total"), rec.get("success"), rec.get("error")):
+        f["requeue"] = rec["total"] - rec["success"] - rec["error"]
+    f["reconciles_total"] = rec.get("total")
     f["retries"] = m.delta("queue_retries_total")
     cnt = m.delta("reconcile_latency_count")
     s = m.delta("reconcile_latency_sum")
@@ -394,7 +434,10 @@ def group_cells(runs):
     cells["Ready/N at window end"] = f"{fmt_stat(col('ready'), fmt_count)}/{n}"
     cov = fmt_stat(col("coverage"), fmt_count)
     cells["objects written (coverage)"] = "—" if cov == "—" else f"{cov}/{n}"
-    cells["reconciles ok / error"] = f"{fmt_stat(col('ok'), fmt_count)} / {fmt_stat(col('errors'), fmt_count)}"
+    cells["reconciles ok / error / requeue"] = (
+        f"{fmt_stat(col('ok'), fmt_count)} / {fmt_stat(col('errors'), fmt_count)} / "
+        f"{fmt_stat(col('requeue'), fmt_count)}"
+    )
     conv = [r["convergence"] for r in used if r["convergence"] is not None]
     left = [r["scale"] - r["ready"] for r in used if r["convergence"] is None]
     if not left:
@@ -450,45 +493,243 @@ def ratio_interval(go, rust):
     return (min(rust) / max(go), max(rust) / min(go))
 
 
-def verdict(lo, hi, at_least, target):
+def t_quantile(p, df):
+    """Student's t quantile, by bisection on the CDF, itself the integral of
+    the density from 0 (Simpson's rule): no table shared with the report."""
+    logc = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    pdf = lambda t: math.exp(logc - (df + 1) / 2 * math.log1p(t * t / df))  # noqa: E731
+
+    def cdf(x, n=4000):
+        h = x / n
+        acc = pdf(0) + pdf(x) + sum((4 if k % 2 else 2) * pdf(k * h) for k in range(1, n))
+        return 0.5 + acc * h / 3
+
+    lo, hi = 0.0, 100.0
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def paired_ratio(pairs):
+    """(geometric mean of b/a, (lo, hi) or None): the 95 % Student t interval
+    on the log ratios, K - 1 degrees of freedom; None when a value is not
+    positive (the log is undefined)."""
+    if not pairs or any(a is None or b is None or a <= 0 or b <= 0 for a, b in pairs):
+        return None
+    logs = [math.log(b / a) for a, b in pairs]
+    k = len(logs)
+    mean = sum(logs) / k
+    if k < 2:
+        return math.exp(mean), None
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (k - 1))
+    half = t_quantile(0.975, k - 1) * sd / math.sqrt(k)
+    return math.exp(mean), (math.exp(mean - half), math.exp(mean + half))
+
+
+def pct(fraction):
+    p = fraction * 100
+    return f"{p:.0f} %" if abs(p - round(p)) < 1e-9 else f"{p:.1f} %"
+
+
+def verdict_words(iv, margin, name, higher_is_better, paired):
+    """The four verdicts: beyond the margin on one side (the whole interval),
+    within it (equivalent), else undecided with the interval's half-width on
+    the log scale, sqrt(hi/lo) - 1."""
+    if iv is None:
+        return "undecided (one pair)" if paired else "undecided (one sample)"
+    lo, hi = iv
+    better = lambda up: "" if higher_is_better is None else (  # noqa: E731
+        " (better)" if up == higher_is_better else " (worse)")
+    if lo > 1 + margin:
+        return f"{name} higher" + better(True)
+    if hi < 1 - margin:
+        return f"{name} lower" + better(False)
+    if lo >= 1 - margin and hi <= 1 + margin:
+        return f"equivalent within ±{pct(margin)}"
+    if lo <= 0:
+        return "undecided (interval unbounded)"
+    d = (math.sqrt(hi / lo) - 1) * 100
+    return f"undecided (±{d:.1f} %)" if d < 10 else f"undecided (±{d:.0f} %)"
+
+
+def target_words(iv, at_least, target):
+    if iv is None:
+        return "target undecided"
     meets = (lambda v: v >= target) if at_least else (lambda v: v <= target)
-    worst, best = (lo, hi) if at_least else (hi, lo)
-    return "met" if meets(worst) else ("not met" if not meets(best) else "within noise")
+    worst, best = (iv[0], iv[1]) if at_least else (iv[1], iv[0])
+    return "target met" if meets(worst) else ("target not met" if not meets(best) else "target undecided")
 
 
-def pair_rows(groups):
-    """{(N, "rust-X / go-X", goal): cells} for every rust-X/go-X pair of a scale
-    whose runs all recorded work_ms = 0."""
-    rows = {}
+def repeat_of(r):
+    return int(r["run"].rsplit("rep", 1)[1])
+
+
+def interleaved(a_runs, b_runs, key):
+    """B/A of two groups of one results directory: (ratio, interval, basis,
+    paired), paired by repeat over the runs the medians use; unpaired (ratio
+    of medians, the bootstrap's interval where ratio_interval knows it) when
+    a zero leaves a log ratio undefined. None: not measured; "unknown": an
+    unpaired interval this script cannot know without the random draws."""
+    ua, ub = used(a_runs), used(b_runs)
+    bs = {repeat_of(r): r for r in ub}
+    pairs = [(r[key], bs[repeat_of(r)][key]) for r in ua
+             if repeat_of(r) in bs and r[key] is not None and bs[repeat_of(r)][key] is not None]
+    p = paired_ratio(pairs)
+    if p is not None:
+        k = len(pairs)
+        return p[0], p[1], f"paired over {k} repeat{'' if k == 1 else 's'}", True
+    av = [r[key] for r in ua if r[key] is not None]
+    bv = [r[key] for r in ub if r[key] is not None]
+    if not av or not bv or percentile(av, 0.5) == 0:
+        return None
+    iv = ratio_interval(av, bv)
+    if iv == "one sample":
+        iv = None
+    elif iv is None:
+        return "unknown"
+    return percentile(bv, 0.5) / percentile(av, 0.5), iv, f"unpaired ({len(av)} and {len(bv)} runs)", False
+
+
+def ratio_cell(ratio, iv, paired):
+    if iv is None:
+        return f"{ratio:.2f} (one pair)" if paired else f"{ratio:.2f} (single sample)"
+    return f"{ratio:.2f} [{iv[0]:.2f}–{iv[1]:.2f}]"
+
+
+def goal_pairs(groups):
+    """[(scale, rust variant, go variant)]: every rust-X / go-X of a scale whose
+    runs all recorded work_ms = 0."""
     zero = lambda rs: all((r["settings"] or {}).get("work_ms") == 0 for r in rs)  # noqa: E731
+    out = []
     for (scale, variant), rust in groups.items():
         if not variant.startswith("rust-"):
             continue
-        go = groups.get((scale, "go-" + variant[len("rust-"):]))
-        if go is None or not zero(rust) or not zero(go):
-            continue
+        go = "go-" + variant[len("rust-"):]
+        if (scale, go) in groups and zero(rust) and zero(groups[(scale, go)]):
+            out.append((scale, variant, go))
+    return out
+
+
+def pair_rows(groups, margin):
+    """{(N, "rust-X / go-X", goal): cells} for every goal pair: Rust/Go paired
+    over the repeats, the verdict against the margin and the target's."""
+    rows = {}
+    for scale, variant, go_name in goal_pairs(groups):
+        rust, go = groups[(scale, variant)], groups[(scale, go_name)]
         for goal, key, at_least, target, fmt in GOALS:
             rv = [r[key] for r in used(rust) if r[key] is not None]
             gv = [r[key] for r in used(go) if r[key] is not None]
-            ratio = percentile(rv, 0.5) / percentile(gv, 0.5)
-            iv = ratio_interval(gv, rv)
-            if iv == "one sample":
-                cell = f"{ratio:.2f} (single sample)"
-                v = ("met" if (ratio >= target if at_least else ratio <= target) else "not met") + " (one sample)"
-            elif iv is None:
-                cell, v = None, None
+            got = interleaved(go, rust, key)
+            if got is None or got == "unknown":
+                cell = v = None
             else:
-                cell = f"{ratio:.2f} [{iv[0]:.2f}–{iv[1]:.2f}]"
-                v = verdict(iv[0], iv[1], at_least, target)
-            rows[(scale, f"{variant} / go-{variant[len('rust-'):]}", goal)] = {
+                ratio, iv, _, paired = got
+                cell = ratio_cell(ratio, iv, paired)
+                v = (verdict_words(iv, margin, "Rust", at_least, paired) + "; "
+                     + target_words(iv, at_least, target))
+            rows[(scale, f"{variant} / {go_name}", goal)] = {
                 "target": f"{'≥' if at_least else '≤'} {target}",
                 "Rust": fmt_stat(rv, fmt),
                 "Go": fmt_stat(gv, fmt),
                 "Rust/Go [95 %]": cell,
                 "verdict": v,
-                "ratio": ratio,
             }
     return rows
+
+
+# The figures a [[compare]] question may name that this script computes
+# (label or column heading, any case), with the label the report prints.
+COMPARE_FIGURES = {
+    "ready/s": ("Ready/s", "ready_per_s"), "peak rss": ("peak RSS", "peak_rss"),
+    "cpu per reconcile": ("CPU per reconcile", "cpu_per_reconcile"), "t100": ("T100", "t100"),
+    "reconcile p99": ("reconcile p99", "p99"), "mean reconcile": ("mean reconcile", "mean"),
+    "writes/s": ("writes/s", "writes_per_s"),
+    "controller writes/s (own client)": ("writes/s", "writes_per_s"),
+    "cpu": ("CPU", "cpu"), "controller cpu": ("CPU", "cpu"),
+}
+GOAL_LABELS = {"ready_per_s": "Ready/s", "peak_rss": "peak RSS", "cpu_per_reconcile": "CPU per reconcile"}
+
+
+def answer_cells(a, b, key, margin, name, higher_is_better):
+    got = interleaved(a, b, key)
+    if got is None:
+        return (None, "undecided: not measured on both sides")
+    if got == "unknown":
+        return None
+    ratio, iv, basis, paired = got
+    return (ratio_cell(ratio, iv, paired),
+            f"{verdict_words(iv, margin, name, higher_is_better, paired)}, {basis}")
+
+
+def expected_answers(groups, manifest, margin):
+    """{(N, figure, b, a): (cell, words) or None} of the report's opening
+    answers this script recomputes: every goal pair on its three figures,
+    and every [[compare]] pair of the manifest (None: a figure it does not
+    compute, or an interval it cannot know)."""
+    out = {}
+    for scale, rust, go in goal_pairs(groups):
+        for _, key, at_least, _, _ in GOALS:
+            out[(scale, GOAL_LABELS[key], rust, go)] = answer_cells(
+                groups[(scale, go)], groups[(scale, rust)], key, margin, rust, at_least)
+    scales = sorted({k[0] for k in groups}, key=int)
+    for q in manifest.get("compare") or []:
+        fig = COMPARE_FIGURES.get(q["figure"].strip().lower())
+        label = fig[0] if fig else q["figure"]
+        for scale in scales:
+            a, b = groups.get((scale, q["a"])), groups.get((scale, q["b"]))
+            key = (scale, label, q["b"], q["a"])
+            if a is None or b is None:
+                missing = " or ".join(v for v, g in ((q["b"], b), (q["a"], a)) if g is None)
+                out[key] = (None, f"undecided: no runs of {missing} at this scale")
+            else:
+                out[key] = answer_cells(a, b, fig[1], margin, q["b"], None) if fig else None
+    return out
+
+
+ANSWER = re.compile(r"^- N=(\d+) (.+): (\S+) / (\S+?)(?: = (.+?))? — (.+)$")
+NOT_CHECKED = []
+
+
+def check_answers(report_md, groups, manifest, margin, compare, failures):
+    """Every answer line of "Questions, answered" against expected_answers:
+    each expected line present once with its cells, no unexpected one
+    (counterpart questions, which this script does not recompute, are
+    listed as not checked when the report has that section)."""
+    text = open(report_md, encoding="utf-8").read()
+    want = expected_answers(groups, manifest, margin)
+    parts = text.split("## Questions, answered", 1)
+    if len(parts) == 1:
+        if want:
+            failures.append(f"no \"Questions, answered\" section, but {len(want)} questions")
+        return
+    body = parts[1].split("\n## ", 1)[0]
+    counterparts = "## Presets against their counterparts" in text
+    seen = set()
+    for line in body.splitlines():
+        m = ANSWER.match(line)
+        if not m:
+            continue
+        key = (m.group(1), m.group(2), m.group(3), m.group(4))
+        if key in seen:
+            failures.append(f"answer {key} twice")
+        seen.add(key)
+        if key not in want:
+            if counterparts:
+                NOT_CHECKED.append(f"answer {key} (a counterpart question: not recomputed here)")
+            else:
+                failures.append(f"answer {key} is not expected")
+            continue
+        if want[key] is None:
+            NOT_CHECKED.append(f"answer {key} (a figure or interval this script does not compute)")
+            continue
+        cell, words = want[key]
+        if cell is not None:
+            compare(f"answer {key} ratio", cell, m.group(5) or "—")
+        compare(f"answer {key} verdict", words, m.group(6))
+    for key in want:
+        if key not in seen:
+            failures.append(f"answer {key} missing from the report")
 
 
 def spread_cell(v):
@@ -693,7 +934,7 @@ def settings_cells(runs):
     return {"impl": "not recorded"}
 
 
-def check(runs, report_md, manifest):
+def check(runs, report_md, manifest, margin):
     groups = {}
     for r in runs:
         groups.setdefault((str(r["scale"]), r["variant"]), []).append(r)
@@ -711,7 +952,7 @@ def check(runs, report_md, manifest):
     for head, rows in report_tables(report_md):
         if head[:3] == ["N", "pair", "goal"]:
             goal_tables += 1
-            check_goal_table("goals", head, rows, pair_rows(groups), compare, failures)
+            check_goal_table("goals", head, rows, pair_rows(groups, margin), compare, failures)
         elif head[:3] == ["N", "variant", "goal"]:
             goal_tables += 1
             check_goal_table("probe goals", head, rows, probe_rows(runs, groups, manifest), compare, failures)
@@ -784,7 +1025,16 @@ def check(runs, report_md, manifest):
                     "no note" if key not in notes else f"wrote to {notes[key][0]} of {notes[key][1]}")
         elif key in notes:
             failures.append(f"N={key[0]} {key[1]}: a coverage note, but coverage is not below N")
-    if not goal_tables and (pair_rows(groups) or probe_rows(runs, groups, manifest)):
+    check_answers(report_md, groups, manifest, margin, compare, failures)
+    # The reconcile counts are whole: ok + error + requeue is summary.json's total.
+    for r in runs:
+        parts = (r["ok"], r["errors"], r["requeue"])
+        if r["reconciles_total"] is not None and None not in parts:
+            checked += 1
+            if abs(sum(parts) - r["reconciles_total"]) > 1e-6:
+                failures.append(f"{r['run']}: ok + error + requeue = {sum(parts)}, "
+                                f"summary.json reconciles.total = {r['reconciles_total']}")
+    if not goal_tables and (pair_rows(groups, margin) or probe_rows(runs, groups, manifest)):
         failures.append("no goals table (Rust vs controller-runtime), but this run has "
                         "rust-X/go-X pairs or probe rows")
     for key in groups:
@@ -802,14 +1052,20 @@ FIELDS = [
     "ready", "convergence", "t50", "t90", "t100", "ttr_p50", "ttr_p99", "ok", "errors",
     "retries", "mean", "p50", "p90", "p99", "ready_per_s", "writes_per_s", "conflicts",
     "throttle", "cpu", "peak_rss", "api_p99", "api_create_p99", "fsync_p99", "coverage",
-    "cpu_per_reconcile", "queue_wait", "first_writes_per_s",
+    "cpu_per_reconcile", "queue_wait", "first_writes_per_s", "requeue",
 ]
 
 
 def main(argv):
-    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--check"):
-        sys.exit(f"usage: {argv[0]} <results dir> [--check <report.md>]")
-    runs = load(argv[1])
+    args = argv[1:]
+    margin_arg = None
+    if "--margin" in args:
+        i = args.index("--margin")
+        margin_arg = float(args[i + 1].rstrip("%")) / 100
+        del args[i:i + 2]
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--check"):
+        sys.exit(f"usage: {argv[0]} <results dir> [--check <report.md>] [--margin 5%]")
+    runs = load(args[0])
     for r in runs:
         print(r["run"] + (f"  ⚠ {'; '.join(r['problems'])}" if r["problems"] else ""))
         for k in FIELDS:
@@ -817,15 +1073,20 @@ def main(argv):
             print(f"  {k:14} {'—' if v is None else (round(v, 9) if isinstance(v, float) else v)}")
     for line in cluster_wide_notes(runs):
         print(line)
-    if len(argv) == 4:
-        with open(os.path.join(argv[1], "manifest.json")) as fh:
+    if len(args) == 3:
+        with open(os.path.join(args[0], "manifest.json")) as fh:
             manifest = json.load(fh)
-        checked, failures = check(runs, argv[3], manifest)
+        # The margin the report was rendered with: --margin as given to
+        # `ctrlbench report`, else the manifest's, else 5 %.
+        margin = margin_arg if margin_arg is not None else (manifest.get("margin") or 0.05)
+        checked, failures = check(runs, args[2], manifest, margin)
         for w, g in NEAR:
             print(f"note: {g!r} in the report, {w!r} here: equal within the rendered precision")
+        for n in NOT_CHECKED:
+            print(f"not checked: {n}")
         for f in failures:
             print("MISMATCH", f)
-        print(f"checked {checked} cells of {argv[3]}: {len(failures)} mismatch(es)")
+        print(f"checked {checked} cells of {args[2]}: {len(failures)} mismatch(es)")
         if failures or checked == 0:
             sys.exit(1)
 

@@ -1,0 +1,423 @@
+//! The experiment's questions and their answers, which the report opens
+//! with and a runner can ask after every repeat to decide whether another
+//! is needed. The questions are every variant beside its counterpart preset
+//! (on its question's headline figure), every rust-X / go-X pair of the
+//! goals on its three figures, and the manifest's `[[compare]]` pairs, per
+//! scale. Each answer is B/A paired over the repeats (the variants of one
+//! results directory ran interleaved) with its 95 % interval, the verdict
+//! against the margin and the minimum detectable effect. How the report
+//! shows them is `sections/answers.rs` and `forest.rs`.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::figures::{self, Group, RunFigures, interleaved};
+use crate::interval::{Method, Ratio};
+use crate::load::Results;
+use crate::metrics::Metric;
+use crate::sections::counterparts::{self, Zero};
+use crate::sections::goals::{self, GOALS};
+use crate::verdict::{Verdict, decide, mde, named};
+
+/// Where a question comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A preset against its counterpart (deploy/presets.toml).
+    Counterpart,
+    /// Our Rust controller against our controller-runtime one (`rust-X` / `go-X`).
+    Goal,
+    /// The experiment file's `[[compare]]`.
+    Compare,
+}
+
+/// One question's answer: is B higher, lower or equivalent to A on a figure?
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    pub source: Source,
+    /// "N=30 Ready/s: rust-good / go-good".
+    pub label: String,
+    pub scale: u64,
+    pub a: String,
+    pub b: String,
+    /// The figure's label, as the metric catalogue names it.
+    pub figure: String,
+    /// B/A: the geometric mean of the per-repeat ratios (paired), or the
+    /// ratio of medians (unpaired); None when not measured.
+    pub ratio: Option<f64>,
+    /// The 95 % interval; None with one pair or nothing measured.
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    /// Repeat pairs (paired), or the smaller side's run count (unpaired).
+    pub pairs: usize,
+    pub paired: bool,
+    pub verdict: Verdict,
+    /// The minimum detectable effect at this many repeats (the interval's
+    /// half-width, a fraction); None without an interval.
+    pub mde: Option<f64>,
+    /// Whether the figure has a better side: Some(true) when higher is better.
+    pub higher_is_better: Option<bool>,
+    /// The verdict as printed: "rust-good higher (better)", "undecided (±12 %)".
+    pub words: String,
+    /// The ratio cell as printed: "1.18 [1.16–1.19]".
+    pub cell: String,
+}
+
+impl Answer {
+    /// The one line the report and `compare` print.
+    pub fn line(&self) -> String {
+        match self.ratio {
+            Some(_) => format!("{} = {} — {}", self.label, self.cell, self.words),
+            None => format!("{} — {}", self.label, self.words),
+        }
+    }
+
+    fn of(
+        source: Source,
+        (a, b): (&Group, &Group),
+        figure: &str,
+        r: Option<Ratio>,
+        higher_is_better: Option<bool>,
+        margin: f64,
+    ) -> Answer {
+        let mut ans = Answer {
+            source,
+            label: format!("N={} {figure}: {} / {}", a.scale, b.variant, a.variant),
+            scale: a.scale,
+            a: a.variant.clone(),
+            b: b.variant.clone(),
+            figure: figure.to_string(),
+            ratio: None,
+            lo: None,
+            hi: None,
+            pairs: 0,
+            paired: true,
+            verdict: Verdict::Undecided,
+            mde: None,
+            higher_is_better,
+            words: "undecided: not measured on both sides".into(),
+            cell: "—".into(),
+        };
+        if let Some(r) = r {
+            let (pairs, paired) = match r.method {
+                Method::Paired { pairs } => (pairs, true),
+                Method::Unpaired { a, b } => (a.min(b), false),
+            };
+            ans.ratio = Some(r.ratio);
+            (ans.lo, ans.hi) = (r.interval.map(|i| i.0), r.interval.map(|i| i.1));
+            (ans.pairs, ans.paired) = (pairs, paired);
+            ans.verdict = decide(r.interval, margin);
+            ans.mde = mde(r.interval);
+            ans.words = format!(
+                "{}, {}",
+                named(&r, margin, &b.variant, higher_is_better),
+                r.basis()
+            );
+            ans.cell = r.cell();
+        }
+        ans
+    }
+}
+
+/// The answers of a results directory with equivalence margin `margin` (a
+/// fraction: 0.05 = ±5 %). Fails on a `[[compare]]` figure the metric
+/// catalogue does not name; a question whose variants have not both run
+/// yet is answered undecided, so "every answer decided" means what it says.
+pub fn questions(dir: &Path, margin: f64) -> Result<Vec<Answer>> {
+    let results = Results::load(dir)?;
+    let groups = figures::groups(&results);
+    let (answers, problems) = answers(&results, &groups, margin);
+    if !problems.is_empty() {
+        bail!("{}: {}", dir.display(), problems.join("; "));
+    }
+    Ok(answers)
+}
+
+/// True when there are questions and every one is decided.
+pub fn all_decided(answers: &[Answer]) -> bool {
+    !answers.is_empty() && answers.iter().all(|a| a.verdict.decided())
+}
+
+/// The answers, and what kept a `[[compare]]` question from being asked.
+pub(crate) fn answers(
+    results: &Results,
+    groups: &[Group],
+    margin: f64,
+) -> (Vec<Answer>, Vec<String>) {
+    let mut out = counterpart_answers(groups, margin);
+    for (rust, go) in goals::pairs(groups) {
+        for g in GOALS {
+            let r = interleaved(go, rust, |f| f.get(g.metric));
+            out.push(Answer::of(
+                Source::Goal,
+                (go, rust),
+                g.metric.label(),
+                r,
+                Some(g.at_least),
+                margin,
+            ));
+        }
+    }
+    let mut problems = Vec::new();
+    let mut scales: Vec<u64> = groups.iter().map(|g| g.scale).collect();
+    scales.dedup();
+    for q in &results.manifest.compare {
+        let Some(m) = Metric::named(&q.figure) else {
+            problems.push(format!(
+                "[[compare]] {} vs {}: no figure named {:?} (use a label of the metric \
+                 catalogue, e.g. \"Ready/s\", \"peak RSS\", \"reconcile p99\")",
+                q.a, q.b, q.figure
+            ));
+            continue;
+        };
+        for &n in &scales {
+            let find = |v: &str| groups.iter().find(|g| g.scale == n && g.variant == v);
+            match (find(&q.a), find(&q.b)) {
+                (Some(a), Some(b)) => {
+                    let r = interleaved(a, b, |f| f.get(m));
+                    out.push(Answer::of(
+                        Source::Compare,
+                        (a, b),
+                        m.label(),
+                        r,
+                        None,
+                        margin,
+                    ));
+                }
+                (a, b) => out.push(missing(n, q, m, a.is_none(), b.is_none())),
+            }
+        }
+    }
+    (out, problems)
+}
+
+/// A `[[compare]]` question one of whose variants has no runs at this scale.
+fn missing(
+    n: u64,
+    q: &ctrlbench_record::manifest::CompareQuestion,
+    m: Metric,
+    no_a: bool,
+    no_b: bool,
+) -> Answer {
+    let absent: Vec<&str> = [(no_b, q.b.as_str()), (no_a, q.a.as_str())]
+        .iter()
+        .filter(|x| x.0)
+        .map(|x| x.1)
+        .collect();
+    Answer {
+        source: Source::Compare,
+        label: format!("N={n} {}: {} / {}", m.label(), q.b, q.a),
+        scale: n,
+        a: q.a.clone(),
+        b: q.b.clone(),
+        figure: m.label().to_string(),
+        ratio: None,
+        lo: None,
+        hi: None,
+        pairs: 0,
+        paired: true,
+        verdict: Verdict::Undecided,
+        mde: None,
+        higher_is_better: None,
+        words: format!(
+            "undecided: no runs of {} at this scale",
+            absent.join(" or ")
+        ),
+        cell: "—".into(),
+    }
+}
+
+/// Each counterpart pairing as B = the variant, A = its counterpart.
+fn counterpart_answers(groups: &[Group], margin: f64) -> Vec<Answer> {
+    counterparts::pairings(groups)
+        .iter()
+        .map(|p| {
+            let (a, b) = (p.counterpart, p.variant);
+            let f = |r: &RunFigures| p.figure.of(r);
+            let mut ans = Answer::of(
+                Source::Counterpart,
+                (a, b),
+                p.figure.label(),
+                interleaved(a, b, f),
+                Some(p.higher_is_better),
+                margin,
+            );
+            // Zeros have no ratio, but an answer all the same.
+            let one = |ratio: f64, verdict: Verdict, words: String, cell: &str| Answer {
+                ratio: Some(ratio),
+                lo: Some(ratio),
+                hi: Some(ratio),
+                verdict,
+                words,
+                cell: cell.to_string(),
+                ..ans.clone()
+            };
+            match counterparts::zero_case(p) {
+                Some(Zero::Both) => {
+                    ans = one(1.0, Verdict::Equivalent, "same (both 0)".into(), "—");
+                }
+                Some(Zero::Worse(cell)) => {
+                    let (ratio, side) = if p.higher_is_better {
+                        (0.0, Verdict::Lower)
+                    } else {
+                        (f64::INFINITY, Verdict::Higher)
+                    };
+                    let dir = if p.higher_is_better {
+                        "lower"
+                    } else {
+                        "higher"
+                    };
+                    let words = format!("{} {dir} (worse)", b.variant);
+                    ans = one(ratio, side, words, cell);
+                }
+                None => {}
+            }
+            ans
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A group of `vals` (one run per repeat) of Ready/s.
+    fn group(variant: &str, vals: &[f64]) -> Group {
+        let runs = vals
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let mut r = RunFigures::empty(100, variant, i as u32 + 1);
+                r.set(Metric::ReadyPerS, Some(*v));
+                r
+            })
+            .collect();
+        Group {
+            scale: 100,
+            variant: variant.into(),
+            runs,
+        }
+    }
+
+    /// Machine drift moves both sides of each repeat alike (repeat 2 ran on
+    /// a machine 30 % slower, repeat 3 on one 20 % faster), while B is
+    /// steadily 10 % above A: paired, the drift cancels and the interval
+    /// decides; unpaired, it counts as noise twice and nothing is decided.
+    #[test]
+    fn paired_decides_where_drift_leaves_unpaired_undecided() {
+        let drift = [1.0, 0.7, 1.2, 0.9, 1.1];
+        let jitter = [1.0, 1.01, 0.99, 1.005, 0.995];
+        let a: Vec<f64> = drift.iter().map(|d| 100.0 * d).collect();
+        let b: Vec<f64> = drift
+            .iter()
+            .zip(jitter)
+            .map(|(d, j)| 110.0 * d * j)
+            .collect();
+        let (ga, gb) = (group("go-x", &a), group("rust-x", &b));
+        let paired = interleaved(&ga, &gb, |r| r.get(Metric::ReadyPerS)).unwrap();
+        assert_eq!(paired.method, Method::Paired { pairs: 5 });
+        let (lo, hi) = paired.interval.unwrap();
+        assert!(lo > 1.05 && hi < 1.15, "paired [{lo}, {hi}]");
+        assert_eq!(decide(paired.interval, 0.05), Verdict::Higher);
+        let unpaired = Ratio::of(&a, &b).unwrap();
+        let (lo, hi) = unpaired.interval.unwrap();
+        assert!(lo < 1.0 && hi > 1.2, "unpaired [{lo}, {hi}]");
+        assert_eq!(decide(unpaired.interval, 0.05), Verdict::Undecided);
+    }
+
+    #[test]
+    fn answers_carry_the_verdict_its_words_and_the_detectable_effect() {
+        let (ga, gb) = (
+            group("a", &[100.0, 70.0, 120.0]),
+            group("b", &[110.0, 77.7, 131.0]),
+        );
+        let r = interleaved(&ga, &gb, |r| r.get(Metric::ReadyPerS));
+        let ans = Answer::of(Source::Compare, (&ga, &gb), "Ready/s", r, Some(true), 0.05);
+        assert_eq!(ans.verdict, Verdict::Higher);
+        assert_eq!((ans.pairs, ans.paired), (3, true));
+        assert!(ans.mde.unwrap() < 0.05);
+        assert!(
+            ans.words
+                .starts_with("b higher (better), paired over 3 repeats")
+        );
+        assert!(
+            ans.line().starts_with("N=100 Ready/s: b / a = 1.10 ["),
+            "{}",
+            ans.line()
+        );
+        // One pair: a ratio, no interval, undecided.
+        let (ga, gb) = (group("a", &[100.0]), group("b", &[150.0]));
+        let r = interleaved(&ga, &gb, |r| r.get(Metric::ReadyPerS));
+        let ans = Answer::of(Source::Compare, (&ga, &gb), "Ready/s", r, None, 0.05);
+        assert_eq!(
+            (ans.verdict, ans.lo, ans.mde),
+            (Verdict::Undecided, None, None)
+        );
+        assert_eq!(
+            ans.line(),
+            "N=100 Ready/s: b / a = 1.50 (one pair) — undecided (one pair), paired over 1 repeat"
+        );
+        assert!(!all_decided(&[ans]) && !all_decided(&[]));
+    }
+
+    /// A counterpart question is B = the variant, A = its counterpart, on
+    /// the raw ratio (not the section's "worse" orientation), with the
+    /// question's better side; zeros are answered without a ratio.
+    #[test]
+    fn counterparts_are_questions_too() {
+        use ctrlbench_record::Settings;
+        use ctrlbench_record::summary::PresetInfo;
+        let with_preset = |mut g: Group, preset: &str, q: &str, cp: &str| {
+            for r in &mut g.runs {
+                r.implementation = Some("rust".into());
+                r.settings = Some(Settings {
+                    preset: preset.into(),
+                    ..Settings::default()
+                });
+                r.preset_info = Some(PresetInfo {
+                    description: String::new(),
+                    question: q.into(),
+                    counterpart: cp.into(),
+                });
+            }
+            g
+        };
+        let groups = vec![
+            with_preset(
+                group("good", &[100.0, 110.0, 90.0]),
+                "good",
+                "throughput",
+                "",
+            ),
+            with_preset(
+                group("list", &[25.0, 20.0, 30.0]),
+                "list-in-reconcile",
+                "throughput",
+                "good",
+            ),
+        ];
+        let a = counterpart_answers(&groups, 0.05);
+        assert_eq!(a.len(), 1);
+        assert_eq!((a[0].a.as_str(), a[0].b.as_str()), ("good", "list"));
+        // 1 / 4.04: the section's ratio, the other way up.
+        assert!((a[0].ratio.unwrap() - 1.0 / 4.041240).abs() < 1e-5);
+        assert_eq!(a[0].verdict, Verdict::Lower);
+        assert!(
+            a[0].words.starts_with("list lower (worse)"),
+            "{}",
+            a[0].words
+        );
+        let groups = vec![
+            with_preset(
+                group("good", &[100.0, 110.0, 90.0]),
+                "good",
+                "throughput",
+                "",
+            ),
+            with_preset(group("bad", &[0.0, 0.0, 0.0]), "bad", "throughput", "good"),
+        ];
+        let a = counterpart_answers(&groups, 0.05);
+        assert_eq!((a[0].verdict, a[0].ratio), (Verdict::Lower, Some(0.0)));
+        assert_eq!(a[0].words, "bad lower (worse)");
+    }
+}
