@@ -8,7 +8,9 @@ cluster.rs and malformed.rs in one, everything else in the other — which
 keeps CI inside its budget on two cores: most of their time is spent
 waiting on planes and controllers, not on the cores. Each binary's output is held back
 and printed whole when it ends, so lanes never interleave. Any failing
-binary fails the script; every binary still runs.
+binary fails the script; every binary still runs. Binaries that measure
+the machine itself (SERIAL) run last, alone, once both lanes are done:
+beside a lane they would see its planes as other load.
 
 Usage: scripts/test-lanes.py [cargo test args…]  (from the workspace root)
 """
@@ -25,6 +27,7 @@ from pathlib import Path
 # takes about 160 s, cluster.rs 30 s, malformed.rs 15 s, and the rest
 # together about as long as those three.
 ALONE = {"run", "cluster", "malformed"}
+SERIAL = {"machine"}
 
 
 def test_binaries(extra):
@@ -69,13 +72,15 @@ def run_lane(binaries, failures):
 def main():
     binaries = test_binaries(sys.argv[1:])
     alone = [b for b in binaries if b[1] == "test" and b[0] in ALONE]
-    rest = [b for b in binaries if b not in alone]
+    serial = [b for b in binaries if b[1] == "test" and b[0] in SERIAL]
+    rest = [b for b in binaries if b not in alone and b not in serial]
     failures = []
     lanes = [threading.Thread(target=run_lane, args=(lane, failures)) for lane in (alone, rest)]
     for t in lanes:
         t.start()
     for t in lanes:
         t.join()
+    run_lane(serial, failures)
     if failures:
         print("failed: " + ", ".join(failures))
         sys.exit(1)

@@ -165,9 +165,19 @@ pub struct RunArgs {
     /// Override the observation window in seconds.
     #[arg(long)]
     pub window: Option<f64>,
-    /// Override the number of repeats.
+    /// Override the number of repeats (with --until-decided: the most repeats).
     #[arg(long)]
     pub repeats: Option<u32>,
+    /// Repeat until every question of the experiment is decided (the
+    /// file's repeats = "auto"): at least its min_repeats (default 3), at
+    /// most --repeats or its max_repeats (default 10).
+    #[arg(long)]
+    pub until_decided: bool,
+    /// Flag a run "machine busy" (kept out of medians and pairs) when other
+    /// processes used more than this share of one core during it (replaces
+    /// the file's busy_threshold; default 0.10).
+    #[arg(long, env = "CTRLBENCH_BUSY_THRESHOLD", value_name = "FRACTION")]
+    pub busy_threshold: Option<f64>,
     /// Run only these variants (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
@@ -373,6 +383,8 @@ impl RunArgs {
             scales: self.scales.clone(),
             window_s: self.window,
             repeats: self.repeats,
+            until_decided: self.until_decided,
+            busy_threshold: self.busy_threshold,
             variants: self.variants.clone(),
             background_objects: self.background_objects,
             controller_manager: self.controller_manager,

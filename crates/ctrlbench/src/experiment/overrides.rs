@@ -11,6 +11,10 @@ pub struct Overrides {
     pub scales: Vec<u64>,
     pub window_s: Option<f64>,
     pub repeats: Option<u32>,
+    /// `--until-decided`: repeats = "auto" (`repeats` is then the most).
+    pub until_decided: bool,
+    /// `--busy-threshold`.
+    pub busy_threshold: Option<f64>,
     /// Keep only these variants (by name).
     pub variants: Vec<String>,
     pub background_objects: Option<u64>,
@@ -36,6 +40,25 @@ impl Overrides {
         if let Some(r) = self.repeats {
             flag("--repeats", spec::top::check_repeats(r))?;
             exp.repeats = super::spec::Repeats::Fixed(r);
+        }
+        if let Some(t) = self.busy_threshold {
+            if !(t > 0.0 && t < 64.0) {
+                bail!(
+                    "--busy-threshold: must be more than 0 and less than 64 (a share of one core), not {t}"
+                );
+            }
+            exp.busy_threshold = t;
+        }
+        if self.until_decided {
+            let (min, max) = match exp.repeats {
+                super::spec::Repeats::Auto { min, max } => (min, max),
+                super::spec::Repeats::Fixed(_) => spec::top::AUTO_REPEATS,
+            };
+            let max = self.repeats.unwrap_or(max);
+            exp.repeats = super::spec::Repeats::Auto {
+                min: min.min(max),
+                max,
+            };
         }
         if let Some(k) = self.background_objects {
             flag("--background-objects", spec::top::check_background(k))?;
@@ -89,6 +112,8 @@ mod tests {
             scales: vec![5, 50],
             window_s: Some(3.0),
             repeats: Some(2),
+            until_decided: false,
+            busy_threshold: None,
             variants: vec!["b".into()],
             background_objects: Some(300),
             controller_manager: true,

@@ -3,7 +3,7 @@
 //! completeness as it goes and rewrites it (atomically) after each run.
 
 use ctrlbench_record::Manifest;
-use ctrlbench_record::manifest::Machine;
+use ctrlbench_record::manifest::{CompareQuestion, Machine};
 use ctrlbench_record::time::now_rfc3339;
 
 use crate::experiment::Experiment;
@@ -44,8 +44,16 @@ pub fn new(exp: &Experiment) -> Manifest {
         runs: vec![],
         errors: vec![],
         not_cleaned: vec![],
-        margin: None,
-        compare: vec![],
+        margin: Some(exp.margin),
+        compare: exp
+            .compare
+            .iter()
+            .map(|c| CompareQuestion {
+                a: c.a.clone(),
+                b: c.b.clone(),
+                figure: c.figure.clone(),
+            })
+            .collect(),
         repeats: None,
         placement: None,
     }

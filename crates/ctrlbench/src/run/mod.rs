@@ -15,6 +15,7 @@ pub mod member;
 pub mod namespace;
 pub mod probe;
 pub mod quiet;
+pub mod repeats;
 pub mod session;
 pub mod summary;
 pub mod target;

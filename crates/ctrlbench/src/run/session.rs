@@ -224,11 +224,18 @@ impl<'a> Session<'a> {
     }
 
     /// Every run of the plan in order; false when interrupted. An error
-    /// here ends the experiment (a plane that cannot start).
+    /// here ends the experiment (a plane that cannot start). With repeats
+    /// = "auto", a scale's repeats end once its questions are decided.
     pub async fn run_all(&mut self, runs: &[plan::Run], builds: &Builds) -> Result<bool> {
+        let mut decided = super::repeats::Decided::new(self.exp);
         for (i, run) in runs.iter().enumerate() {
             if self.cancel.is_cancelled() {
+                decided.interrupted();
+                self.manifest.repeats = Some(decided.record());
                 return Ok(false);
+            }
+            if decided.done_with(run.scale) {
+                continue;
             }
             if !self.probe_before(run).await? {
                 return Ok(false);
@@ -237,7 +244,17 @@ impl<'a> Session<'a> {
                 return Ok(false);
             }
             if !self.one(i, runs.len(), run, builds).await? {
+                decided.interrupted();
+                self.manifest.repeats = Some(decided.record());
                 return Ok(false);
+            }
+            let last_of_repeat = runs
+                .get(i + 1)
+                .is_none_or(|n| (n.scale, n.repeat) != (run.scale, run.repeat));
+            if last_of_repeat {
+                decided.after_repeat(run.scale, run.repeat, &self.results.path);
+                self.manifest.repeats = Some(decided.record());
+                self.manifest.write(&self.results.manifest())?;
             }
         }
         Ok(true)

@@ -82,7 +82,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
             total: delta(|r| r.reconciles),
             success: delta(|r| r.success),
             error: delta(|r| r.errors),
-            requeue: None,
+            requeue: delta(|r| r.reconciles - r.success - r.errors),
         },
         scrapes: Scrapes {
             ok: c.ok,

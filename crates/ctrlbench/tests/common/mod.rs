@@ -23,6 +23,10 @@ pub fn widget_controller() -> PathBuf {
 pub fn ctrlbench() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ctrlbench"));
     c.env("CTRLBENCH_WIDGET_CONTROLLER", widget_controller());
+    // Tests run side by side on a shared machine: what they check is not
+    // whether the machine was quiet (machine.rs's test does that, with its
+    // own threshold).
+    c.env("CTRLBENCH_BUSY_THRESHOLD", "63");
     c
 }
 

@@ -57,6 +57,21 @@ fn compare(src: &Source, spec: &Spec, variants: &[Variant]) -> Result<Vec<Compar
         if c.a.get_ref() == c.b.get_ref() {
             return Err(src.at("b", c.b.span(), "compares a variant with itself"));
         }
+        if ctrlbench_report::metrics::Metric::named(c.figure.get_ref()).is_none() {
+            let names: Vec<&str> = ctrlbench_report::metrics::Metric::ALL
+                .iter()
+                .map(|m| m.label())
+                .collect();
+            return Err(src.at(
+                "figure",
+                c.figure.span(),
+                format!(
+                    "unknown figure {:?}: use one of {}",
+                    c.figure.get_ref(),
+                    names.join(", ")
+                ),
+            ));
+        }
         out.push(Compare {
             a: c.a.get_ref().clone(),
             b: c.b.get_ref().clone(),

@@ -758,6 +758,12 @@ fn repeats_until_decided_margin_and_compare_questions_are_checked() {
         ("busy_threshold = -1\n", "", 3, "busy_threshold"),
         ("", "[[compare]]\na = \"a\"\nb = \"c\"\n", 11, "b"),
         ("", "[[compare]]\na = \"a\"\nb = \"a\"\n", 11, "b"),
+        (
+            "",
+            "[[compare]]\na = \"a\"\nb = \"b\"\nfigure = \"speed\"\n",
+            12,
+            "figure",
+        ),
     ] {
         let e = err(&with(top, tail));
         assert_eq!((e.line, e.key.as_str()), (line, key), "{top}{tail}: {e}");

@@ -2,7 +2,7 @@
 //! and objects.csv (`watch`), the scrapes of controllers, apiservers and
 //! etcd (`sampler`), the fault schedule (`faults`), the phases after the
 //! create phase (`phases`), the audit log (`audit`), the harness's own CPU
-//! (`harness_cpu`) — implements [`Measurement`]: it is told when the run
+//! (`harness_cpu`), what else the machine did (`machine`) — implements [`Measurement`]: it is told when the run
 //! starts, on every tick of the loop, when the window is over (the
 //! controllers still run) and when the controllers have stopped, where it
 //! writes its files and its part of each summary. [`run`] composes them
@@ -12,6 +12,7 @@
 pub mod audit;
 pub mod faults;
 pub mod harness_cpu;
+pub mod machine;
 pub mod phases;
 pub mod sampler;
 pub mod scrapes;
@@ -97,6 +98,7 @@ fn measurements(
         Box::new(faults::Faults::of(run)),
         Box::new(phases::Phases::new()),
         Box::new(audit::Audit::new(run)),
+        Box::new(machine::Machine::new()),
         Box::new(cpu),
     ]
 }

@@ -1,0 +1,174 @@
+//! Verdicts that decide, end to end on a real plane: repeats until every
+//! question is decided (and the report that opens with the answers), and
+//! reconciles and retries counted alike by the Rust and the Go controller
+//! on the requeue-after path.
+
+use std::path::{Path, PathBuf};
+
+use ctrlbench_plane::testing::shared_plane;
+use ctrlbench_record::Manifest;
+
+mod common;
+use common::{assert_success, ctrlbench};
+
+fn only_dir(root: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+fn manifest(dir: &Path) -> Manifest {
+    Manifest::read(&dir.join("manifest.json")).unwrap()
+}
+
+#[test]
+fn repeats_stop_once_slow_is_decided_lower_than_fast() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("fast-slow.toml");
+    std::fs::write(
+        &exp,
+        r#"name = "fast-slow"
+scales = [200]
+window_s = 60
+stop_when_converged = true
+quiet_s = 1
+repeats = "auto"
+max_repeats = 6
+
+[[variant]]
+name = "fast"
+preset = "good-single"
+work_ms = 0
+
+[[variant]]
+name = "slow"
+preset = "good-single"
+work_ms = 20
+
+[[compare]]
+a = "fast"
+b = "slow"
+figure = "Ready/s"
+"#,
+    )
+    .unwrap();
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(&results)
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig_path)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let dir = only_dir(&results);
+    let m = manifest(&dir);
+    let r = m.repeats.clone().expect("manifest records the repeats");
+    assert_eq!((r.mode.as_str(), r.min, r.max), ("auto", 3, 6), "{r:?}");
+    assert!(r.done < 6, "stopped at the maximum: {r:?}");
+    assert_eq!(r.stopped, "all decided", "{r:?}");
+    assert_eq!(m.runs.len(), 2 * r.done as usize);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("question(s) open"), "{stderr}");
+    // The report opens with the answer and its forest plot.
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let answers = report
+        .find("## Questions, answered")
+        .unwrap_or_else(|| panic!("{report}"));
+    let first_table = report.find("\n|").unwrap_or(usize::MAX);
+    assert!(answers < first_table, "the answers come first:\n{report}");
+    let line = report[answers..]
+        .lines()
+        .find(|l| l.contains("Ready/s: slow / fast"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(line.contains("slow lower"), "{line}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("<svg"), "no inline SVG");
+    // Paired over the repeats done, the ratio is the geometric mean of the
+    // per-repeat ratios, computed here from summary.json.
+    let per_repeat: Vec<f64> = (1..=r.done)
+        .map(|k| {
+            let of = |v: &str| {
+                m.runs
+                    .iter()
+                    .find(|s| s.variant == v && s.repeat == k)
+                    .unwrap()
+                    .throughput_ready_per_s
+            };
+            of("slow") / of("fast")
+        })
+        .collect();
+    let gm = (per_repeat.iter().map(|x| x.ln()).sum::<f64>() / per_repeat.len() as f64).exp();
+    assert!(line.contains(&format!("{gm:.2}")), "{line} (want {gm:.2})");
+}
+
+#[test]
+fn requeue_after_is_counted_alike_in_rust_and_go() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("requeue.toml");
+    std::fs::write(
+        &exp,
+        "name = \"requeue\"\nscales = [50]\nwindow_s = 8\nschedule = \"concurrent\"\n\n[[variant]]\nname = \"rust-ra\"\nimpl = \"rust\"\npreset = \"requeue-after\"\nwork_ms = 0\n\n[[variant]]\nname = \"go-ra\"\nimpl = \"go@v0.22\"\npreset = \"requeue-after\"\nwork_ms = 0\n",
+    )
+    .unwrap();
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(&results)
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig_path)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let dir = only_dir(&results);
+    let m = manifest(&dir);
+    let mut retries = Vec::new();
+    for s in &m.runs {
+        let r = &s.reconciles;
+        let (t, ok, err, rq) = (
+            r.total.unwrap(),
+            r.success.unwrap(),
+            r.error.unwrap(),
+            r.requeue.unwrap(),
+        );
+        assert!(t > 50.0, "{}: {r:?}", s.variant);
+        assert!((ok + err + rq - t).abs() < 1e-9, "{}: {r:?}", s.variant);
+        assert!(
+            rq > 0.0,
+            "{}: requeue-after counts requeues: {r:?}",
+            s.variant
+        );
+        // workqueue_retries_total over the run, from the controller's own CSV.
+        let csv = dir.join(format!("N50/{}/rep1/metrics-{}.csv", s.variant, s.variant));
+        let mut rd = csv::Reader::from_path(&csv).unwrap();
+        let col = rd
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == "queue_retries_total")
+            .unwrap();
+        let vals: Vec<f64> = rd
+            .records()
+            .filter_map(|x| x.unwrap().get(col).and_then(|v| v.parse().ok()))
+            .collect();
+        retries.push((
+            s.variant.clone(),
+            vals.last().unwrap() - vals.first().unwrap(),
+            t,
+        ));
+    }
+    // Retries per reconcile agree between the runtimes within 5 %.
+    let per = |v: &str| {
+        let (_, r, t) = retries.iter().find(|(n, _, _)| n == v).unwrap();
+        r / t
+    };
+    let (rust, go) = (per("rust-ra"), per("go-ra"));
+    assert!(go > 0.5, "Go counts a retry per requeue-after: {retries:?}");
+    assert!((rust / go - 1.0).abs() <= 0.05, "{retries:?}");
+}
