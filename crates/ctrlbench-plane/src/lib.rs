@@ -6,7 +6,7 @@
 //! configured in `assemble`), named
 //! planes that outlive the command (`state`), and the binaries (`binaries`).
 //! `process` is the one way a child is started (process group, parent-death
-//! signal); `progress` the one progress display; `testing` one shared plane
+//! signal), `cpus` where it runs; `progress` the one progress display; `testing` one shared plane
 //! per test binary.
 
 pub mod apiserver;
@@ -15,6 +15,7 @@ pub mod audit;
 pub mod bench;
 pub mod binaries;
 pub mod controller_manager;
+pub mod cpus;
 pub mod etcd;
 pub mod flags;
 pub mod front;

@@ -76,6 +76,9 @@ impl Process {
         let err = out.try_clone()?;
         let mut cmd = Command::new(bin);
         cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err);
+        if let Some(cpus) = super::cpus::plane() {
+            super::cpus::pin_command(&mut cmd, &cpus);
+        }
         own(
             &mut cmd,
             if detached {

@@ -178,6 +178,12 @@ pub struct RunArgs {
     /// the file's busy_threshold; default 0.10).
     #[arg(long, env = "CTRLBENCH_BUSY_THRESHOLD", value_name = "FRACTION")]
     pub busy_threshold: Option<f64>,
+    /// Where the plane, the controllers and ctrlbench run (replaces the
+    /// file's [cluster] cpus), repeatable: --cpus plane=0-1 --cpus
+    /// controller=2 --cpus harness=3; --cpus off places nothing (with 4
+    /// cores or more the split is otherwise automatic).
+    #[arg(long, value_name = "ROLE=CPUS")]
+    pub cpus: Vec<String>,
     /// Run only these variants (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
@@ -385,6 +391,7 @@ impl RunArgs {
             repeats: self.repeats,
             until_decided: self.until_decided,
             busy_threshold: self.busy_threshold,
+            cpus: self.cpus.clone(),
             variants: self.variants.clone(),
             background_objects: self.background_objects,
             controller_manager: self.controller_manager,

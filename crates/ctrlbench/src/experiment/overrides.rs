@@ -15,6 +15,8 @@ pub struct Overrides {
     pub until_decided: bool,
     /// `--busy-threshold`.
     pub busy_threshold: Option<f64>,
+    /// `--cpus ROLE=CPUS` (repeatable) or `--cpus off`.
+    pub cpus: Vec<String>,
     /// Keep only these variants (by name).
     pub variants: Vec<String>,
     pub background_objects: Option<u64>,
@@ -48,6 +50,9 @@ impl Overrides {
                 );
             }
             exp.busy_threshold = t;
+        }
+        if !self.cpus.is_empty() {
+            exp.cluster.cpus = Some(cpus_flag(&self.cpus, exp.is_local())?);
         }
         if self.until_decided {
             let (min, max) = match exp.repeats {
@@ -93,6 +98,36 @@ impl Overrides {
     }
 }
 
+/// `--cpus`: sets as the file's `[cluster] cpus` takes them, checked alike.
+fn cpus_flag(args: &[String], local: bool) -> Result<super::spec::validated::Cpus> {
+    let mut c = super::spec::validated::Cpus::default();
+    if args == ["off"] {
+        return Ok(c);
+    }
+    for a in args {
+        let Some((role, list)) = a.split_once('=') else {
+            bail!(
+                "--cpus: {a:?} is not ROLE=CPUS (plane, controller or harness, e.g. controller=2), or off"
+            );
+        };
+        let set =
+            Some(ctrlbench_plane::cpus::parse(list).map_err(|m| anyhow::anyhow!("--cpus: {m}"))?);
+        match role {
+            "plane" if !local => {
+                bail!("--cpus: an existing cluster's processes are not ctrlbench's to place")
+            }
+            "plane" => c.plane = set,
+            "controller" => c.controller = set,
+            "harness" => c.harness = set,
+            _ => bail!("--cpus: unknown role {role:?}: use plane, controller or harness"),
+        }
+    }
+    if let Some((a, b, cpu)) = c.overlap() {
+        bail!("--cpus: {a} and {b} share CPU {cpu}: the sets must not overlap");
+    }
+    Ok(c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +149,7 @@ mod tests {
             repeats: Some(2),
             until_decided: false,
             busy_threshold: None,
+            cpus: Vec::new(),
             variants: vec!["b".into()],
             background_objects: Some(300),
             controller_manager: true,

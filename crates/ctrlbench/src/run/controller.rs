@@ -33,38 +33,54 @@ fn open_log(log: &Path, append: bool) -> Result<std::fs::File> {
     })
 }
 
+/// What a controller process is started from.
+pub struct Program<'a> {
+    pub bin: &'a Path,
+    pub args: &'a [String],
+    pub env: &'a [(String, String)],
+    /// The CPUs it runs on (None: any).
+    pub cpus: Option<&'a [usize]>,
+}
+
+impl Program<'_> {
+    /// The command: its own process group, dying with us, on its CPUs.
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(self.bin);
+        cmd.args(self.args)
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        if let Some(c) = self.cpus {
+            ctrlbench_plane::cpus::pin_command(cmd.as_std_mut(), c);
+        }
+        own(cmd.as_std_mut(), Lifetime::Attached);
+        cmd
+    }
+}
+
 impl ControllerProcess {
-    /// Starts `bin` with `args` and env, logging to `log` (appended to when
-    /// `append`: a restarted controller keeps one log); waits for its
-    /// metrics address.
+    /// Starts `p`, logging to `log` (appended to when `append`: a restarted
+    /// controller keeps one log); waits for its metrics address.
     pub async fn start(
-        bin: &Path,
-        args: &[String],
-        env: &[(String, String)],
+        p: &Program<'_>,
         log: &Path,
         append: bool,
         timeout: Duration,
     ) -> Result<ControllerProcess> {
         let log_file = open_log(log, append)?;
-        Self::start_logging_to(bin, args, env, log, log_file, timeout).await
+        Self::start_logging_to(p, log, log_file, timeout).await
     }
 
     async fn start_logging_to(
-        bin: &Path,
-        args: &[String],
-        env: &[(String, String)],
+        p: &Program<'_>,
         log: &Path,
         log_file: std::fs::File,
         timeout: Duration,
     ) -> Result<ControllerProcess> {
-        let mut cmd = Command::new(bin);
-        cmd.args(args)
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(log_file.try_clone()?)
-            .kill_on_drop(true);
-        own(cmd.as_std_mut(), Lifetime::Attached);
+        let bin = p.bin;
+        let mut cmd = p.command();
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(log_file.try_clone()?);
         let mut child = cmd
             .spawn()
             .with_context(|| format!("cannot start {}", bin.display()))?;
@@ -117,23 +133,16 @@ impl ControllerProcess {
     /// [`SETTLE`]). A command that exits first, or a URL that never answers,
     /// is an error naming the exit status or the URL and the log's last line.
     pub async fn start_command(
-        program: &Path,
-        args: &[String],
-        env: &[(String, String)],
+        p: &Program<'_>,
         log: &Path,
         append: bool,
         metrics_url: Option<&str>,
         timeout: Duration,
     ) -> Result<ControllerProcess> {
+        let program = p.bin;
         let log_file = open_log(log, append)?;
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(std::process::Stdio::null())
-            .stdout(log_file.try_clone()?)
-            .stderr(log_file)
-            .kill_on_drop(true);
-        own(cmd.as_std_mut(), Lifetime::Attached);
+        let mut cmd = p.command();
+        cmd.stdout(log_file.try_clone()?).stderr(log_file);
         let mut child = cmd
             .spawn()
             .with_context(|| format!("cannot start {}", program.display()))?;

@@ -198,6 +198,7 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
         bin: bin.clone(),
         args,
         env,
+        cpus: ctx.placement.controller_cpus(v)?,
         kind: LaunchKind::Own,
     });
     m.pending = true;
@@ -241,6 +242,7 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
         bin: ctx.programs[&vi].clone(),
         args,
         env,
+        cpus: ctx.placement.controller_cpus(v)?,
         kind: LaunchKind::Command {
             metrics_url: m.metrics_url.clone(),
         },

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use ctrlbench_record::{RunDir, Settings};
 
-use super::controller::ControllerProcess;
+use super::controller::{ControllerProcess, Program};
 use super::measure::watch::Objects;
 
 /// One variant's part of a run.
@@ -49,6 +49,8 @@ pub struct Launch {
     pub bin: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// The CPUs it runs on (placement, controller_cpus); None: all.
+    pub cpus: Option<Vec<usize>>,
     pub kind: LaunchKind,
 }
 
@@ -73,25 +75,21 @@ impl Launch {
         log: &std::path::Path,
         again: bool,
     ) -> Result<(ControllerProcess, Option<String>)> {
+        let program = Program {
+            bin: &self.bin,
+            args: &self.args,
+            env: &self.env,
+            cpus: self.cpus.as_deref(),
+        };
         match &self.kind {
             LaunchKind::Own => {
-                let p = ControllerProcess::start(
-                    &self.bin,
-                    &self.args,
-                    &self.env,
-                    log,
-                    again,
-                    OWN_START_WAIT,
-                )
-                .await?;
+                let p = ControllerProcess::start(&program, log, again, OWN_START_WAIT).await?;
                 let url = format!("http://{}/metrics", p.metrics_addr);
                 Ok((p, Some(url)))
             }
             LaunchKind::Command { metrics_url } => {
                 let p = ControllerProcess::start_command(
-                    &self.bin,
-                    &self.args,
-                    &self.env,
+                    &program,
                     log,
                     again,
                     metrics_url.as_deref(),

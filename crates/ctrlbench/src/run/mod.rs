@@ -13,6 +13,7 @@ pub mod manifest;
 pub mod measure;
 pub mod member;
 pub mod namespace;
+pub mod placement;
 pub mod probe;
 pub mod quiet;
 pub mod repeats;
@@ -62,6 +63,8 @@ pub struct Ctx<'a> {
     pub results: &'a ResultsDir,
     pub opts: &'a RunOptions,
     pub cancel: &'a CancellationToken,
+    /// Where the processes run.
+    pub placement: &'a placement::Placement,
 }
 
 impl Ctx<'_> {

@@ -17,6 +17,7 @@ use ctrlbench_record::{Manifest, ResultsDir};
 use tokio_util::sync::CancellationToken;
 
 use super::background::{self, Background};
+use super::placement::Placement;
 use super::{Ctx, Outcome, RunOptions, group, manifest, plane_grace, probe, quiet, target};
 use super::{command_program, etcd_versions, until_cancelled};
 use crate::experiment::{Experiment, Impl, plan};
@@ -73,6 +74,7 @@ pub struct Session<'a> {
     versions_seen: Vec<String>,
     /// The (scale, repeat) the probe last ran before.
     probed: Option<(u64, u32)>,
+    placement: Placement,
 }
 
 /// Where opening a session ended.
@@ -102,6 +104,9 @@ impl<'a> Session<'a> {
         cancel: &'a CancellationToken,
         runs: &[plan::Run],
     ) -> Result<Opened<'a>> {
+        // The placement first: the plane's processes start on their set.
+        let placement = Placement::of(exp, &ctrlbench_plane::cpus::available())?;
+        ctrlbench_plane::cpus::set_plane(placement.plane.clone());
         let version = runs.first().and_then(|r| version_of(exp, r));
         let first = on(exp, &version);
         let Some(cluster) =
@@ -110,10 +115,14 @@ impl<'a> Session<'a> {
             bail!("interrupted while starting the cluster");
         };
         let cluster = cluster?;
+        if let Some(h) = &placement.harness {
+            ctrlbench_plane::cpus::pin_this_process(h)?;
+        }
         let results = ResultsDir::create(&opts.results_root, &exp.name)?;
         let mut manifest = manifest::new(exp);
         manifest.kubernetes_version = cluster.version.clone();
         manifest.local_plane = cluster.plane.is_some();
+        manifest.placement = placement.record();
         manifest.write(&results.manifest())?;
         write_workload(exp, &results)?;
         let mut s = Session {
@@ -128,6 +137,7 @@ impl<'a> Session<'a> {
             idle: None,
             version,
             probed: None,
+            placement,
         };
         if let Some(o) = s.prepare().await? {
             return Ok(Opened::Interrupted(o));
@@ -385,6 +395,7 @@ impl<'a> Session<'a> {
             results: &self.results,
             opts: self.opts,
             cancel: self.cancel,
+            placement: &self.placement,
         };
         let (result, not_cleaned) = group::run(&ctx, run, quiet_wait).await;
         self.manifest.not_cleaned.extend(not_cleaned);

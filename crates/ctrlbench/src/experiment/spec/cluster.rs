@@ -5,7 +5,34 @@
 use super::errors::{Checked, Source};
 use super::policy;
 use super::schema::ClusterSpec;
-use super::validated::Cluster;
+use super::validated::{Cluster, Cpus};
+
+/// `cpus`: CPU lists, pairwise disjoint; the plane's only on a local plane.
+fn cpus(src: &Source, s: &toml::Spanned<super::schema::CpusSpec>, local: bool) -> Checked<Cpus> {
+    let at = |m: String| src.at("cpus", s.span(), m);
+    let parse = |role: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|l| ctrlbench_plane::cpus::parse(l).map_err(|m| at(format!("{role}: {m}"))))
+            .transpose()
+    };
+    let c = s.get_ref();
+    let out = Cpus {
+        plane: parse("plane", &c.plane)?,
+        controller: parse("controller", &c.controller)?,
+        harness: parse("harness", &c.harness)?,
+    };
+    if out.plane.is_some() && !local {
+        return Err(at(
+            "plane: an existing cluster's processes are not ctrlbench's to place".into(),
+        ));
+    }
+    if let Some((a, b, c)) = out.overlap() {
+        return Err(at(format!(
+            "{a} and {b} share CPU {c}: the sets must not overlap"
+        )));
+    }
+    Ok(out)
+}
 
 pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
     if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref())
@@ -67,7 +94,12 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
         policy::check_plane_args(args.get_ref(), protected)
             .map_err(|m| src.at(key, args.span(), m))?;
     }
+    let cpus = match &c.cpus {
+        None => None,
+        Some(s) => Some(cpus(src, s, c.kubeconfig.is_none() && c.context.is_none())?),
+    };
     Ok(Cluster {
+        cpus,
         k8s_version: c.k8s_version.as_ref().map(|v| v.get_ref().clone()),
         feature_gates: c.feature_gates.clone(),
         apiserver_args: c.apiserver_args.get_ref().clone(),

@@ -293,6 +293,10 @@ variant_keys! {
     /// runs that need another. Needs the local plane, `schedule = "isolated"`, no `[cluster]
     /// k8s_version`, no `probe` and no `background_objects`.
     k8s_version: String, accepts All;
+    /// Pins the controller to this many CPUs (of `[cluster] cpus`'s controller set, else of the
+    /// machine): the CPU limit an operator is deployed with. Both sides of a compared pair must
+    /// match.
+    controller_cpus: u32, accepts Started;
     /// `false`: this variant's runs skip the `[[fault]]` schedule — the fault-free baseline the
     /// report counts objects lost against. Needs a `[[fault]]` schedule and `schedule =
     /// "isolated"`.

@@ -81,6 +81,47 @@ fn compare(src: &Source, spec: &Spec, variants: &[Variant]) -> Result<Vec<Compar
     Ok(out)
 }
 
+/// The sides of every compared pair (`[[compare]]`, rust-X / go-X) run
+/// with the same CPU limit: a difference there is not the controllers'.
+fn pairs_alike(
+    src: &Source,
+    spec: &Spec,
+    variants: &[Variant],
+    compare: &[Compare],
+) -> Result<(), SpecError> {
+    let by = |n: &str| variants.iter().position(|v| v.name == n);
+    let mut pairs: Vec<(usize, usize)> = compare
+        .iter()
+        .filter_map(|c| Some((by(&c.a)?, by(&c.b)?)))
+        .collect();
+    for (i, v) in variants.iter().enumerate() {
+        if let Some(x) = v.name.strip_prefix("rust-")
+            && let Some(j) = by(&format!("go-{x}"))
+        {
+            pairs.push((i, j));
+        }
+    }
+    for (i, j) in pairs {
+        let (a, b) = (&variants[i], &variants[j]);
+        if a.keys.controller_cpus != b.keys.controller_cpus {
+            let span = spec.variants.get_ref()[j]
+                .controller_cpus
+                .as_ref()
+                .or(spec.variants.get_ref()[i].controller_cpus.as_ref())
+                .map_or(spec.variants.span(), |s| s.span());
+            return Err(src.at(
+                "controller_cpus",
+                span,
+                format!(
+                    "{:?} and {:?} are compared, so they need the same controller_cpus ({:?} vs {:?})",
+                    a.name, b.name, a.keys.controller_cpus, b.keys.controller_cpus
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Parses an experiment file; `[workload]` files are read from disk,
 /// relative to `file`.
 pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
@@ -137,6 +178,7 @@ pub fn parse_with(
         crate::doctor::BUSY_THRESHOLD,
     )?;
     let compare = compare(&src, &spec, &variants)?;
+    pairs_alike(&src, &spec, &variants, &compare)?;
     Ok(Experiment {
         file: file.to_path_buf(),
         text: text.to_string(),

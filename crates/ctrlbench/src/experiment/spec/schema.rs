@@ -195,6 +195,17 @@ pub struct ClusterSpec {
     pub controller_manager: Option<bool>,
     pub kubeconfig: Option<Spanned<String>>,
     pub context: Option<Spanned<String>>,
+    /// Where the plane, the controllers and ctrlbench run: CPU lists.
+    pub cpus: Option<Spanned<CpusSpec>>,
+}
+
+/// `cpus = { plane = "0-1", controller = "2", harness = "3" }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpusSpec {
+    pub plane: Option<String>,
+    pub controller: Option<String>,
+    pub harness: Option<String>,
 }
 
 impl Default for ClusterSpec {
@@ -211,6 +222,7 @@ impl Default for ClusterSpec {
             controller_manager: None,
             kubeconfig: None,
             context: None,
+            cpus: None,
         }
     }
 }

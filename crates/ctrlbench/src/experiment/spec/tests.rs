@@ -769,3 +769,40 @@ fn repeats_until_decided_margin_and_compare_questions_are_checked() {
         assert_eq!((e.line, e.key.as_str()), (line, key), "{top}{tail}: {e}");
     }
 }
+
+#[test]
+fn compared_variants_need_the_same_cpu_limit_and_cpu_sets_must_not_overlap() {
+    let v = |name: &str, extra: &str| {
+        format!(
+            "[[variant]]\nname = \"{name}\"\nimpl = \"{}\"\npreset = \"good\"\n{extra}",
+            if name.starts_with("go") {
+                "go@v0.22"
+            } else {
+                "rust"
+            }
+        )
+    };
+    let text = |a: &str, b: &str| {
+        format!(
+            "name = \"t\"\nscales = [5]\n{}{}",
+            v("rust-good", a),
+            v("go-good", b)
+        )
+    };
+    let e = parse(
+        Path::new("exp.toml"),
+        &text("controller_cpus = 1\n", "controller_cpus = 1\n"),
+    )
+    .unwrap();
+    assert_eq!(e.variants[1].keys.controller_cpus, Some(1));
+    let e = err(&text("controller_cpus = 1\n", ""));
+    assert_eq!((e.line, e.key.as_str()), (7, "controller_cpus"), "{e}");
+    let e = err(&text("controller_cpus = 0\n", "controller_cpus = 0\n"));
+    assert_eq!(e.key, "controller_cpus", "{e}");
+    let e = err(&format!(
+        "name = \"t\"\nscales = [5]\n[cluster]\ncpus = {{ plane = \"0-1\", controller = \"1\" }}\n{}",
+        v("a", "")
+    ));
+    assert_eq!((e.line, e.key.as_str()), (4, "cpus"), "{e}");
+    assert!(e.message.contains("share CPU 1"), "{e}");
+}

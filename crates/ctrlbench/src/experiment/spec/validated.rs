@@ -27,6 +27,37 @@ pub struct Cluster {
     pub controller_manager: bool,
     pub kubeconfig: Option<String>,
     pub context: Option<String>,
+    /// `[cluster] cpus`, as sets (None: not given).
+    pub cpus: Option<Cpus>,
+}
+
+/// CPU sets, disjoint; None: that role is not placed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cpus {
+    pub plane: Option<Vec<usize>>,
+    pub controller: Option<Vec<usize>>,
+    pub harness: Option<Vec<usize>>,
+}
+
+impl Cpus {
+    /// Two roles whose sets share a CPU, and that CPU, if any.
+    pub fn overlap(&self) -> Option<(&'static str, &'static str, usize)> {
+        let sets = [
+            ("plane", &self.plane),
+            ("controller", &self.controller),
+            ("harness", &self.harness),
+        ];
+        for (i, (a, x)) in sets.iter().enumerate() {
+            for (b, y) in &sets[i + 1..] {
+                if let (Some(x), Some(y)) = (x, y)
+                    && let Some(c) = x.iter().find(|c| y.contains(c))
+                {
+                    return Some((a, b, *c));
+                }
+            }
+        }
+        None
+    }
 }
 
 /// How many interleaved repeats run.

@@ -226,6 +226,13 @@ fn in_context(
             return Err(src.at("faults", span_of("faults"), m));
         }
     }
+    if values.controller_cpus == Some(0) {
+        return Err(src.at(
+            "controller_cpus",
+            span_of("controller_cpus"),
+            "must be at least 1",
+        ));
+    }
     // Variants that run together share one loader phase: they start alike.
     let start = values.start.unwrap_or_default();
     if around.schedule == Schedule::Concurrent
