@@ -32,7 +32,7 @@ pub struct GoBuild {
 }
 
 /// Every Go build there is: the one table the spec, the builder and the CLI read.
-pub const GO_BUILDS: [GoBuild; 3] = [
+pub const GO_BUILDS: &[GoBuild] = &[
     GoBuild {
         label: "v0.18.4",
         args: &["-modfile=v0.18.4.mod"],
@@ -133,7 +133,7 @@ pub fn binary(imp: &Impl) -> Result<PathBuf> {
 /// from a wrapper module under `controllers/<name>/` (go.mod, go.sum: the
 /// version is pinned there): (name, package). A command's program
 /// `@<name>` is that build.
-pub const THIRD_PARTY: [(&str, &str); 1] = [("sample-controller", "k8s.io/sample-controller")];
+pub const THIRD_PARTY: &[(&str, &str)] = &[("sample-controller", "k8s.io/sample-controller")];
 
 /// The program a command variant's first word names: `@<name>` is a
 /// third-party build (built and cached here), anything else is returned as is.
@@ -312,7 +312,7 @@ fn go_binary(label: &str) -> Result<PathBuf> {
 /// Builds every controller; (label, path) for each.
 pub fn build_all() -> Result<Vec<(String, PathBuf)>> {
     let mut out = vec![("rust".to_string(), rust_binary()?)];
-    for b in &GO_BUILDS {
+    for b in GO_BUILDS {
         out.push((format!("go@{}", b.label), go_binary(b.label)?));
     }
     for (name, _) in THIRD_PARTY {

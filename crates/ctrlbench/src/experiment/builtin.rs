@@ -1,7 +1,7 @@
 //! The experiments that ship with ctrlbench (`experiments/*.toml`), runnable by name.
 
 /// (name, file text).
-pub const BUILTIN: [(&str, &str); 17] = [
+pub const BUILTIN: &[(&str, &str)] = &[
     ("quick", include_str!("../../../../experiments/quick.toml")),
     (
         "seed-exp1",
@@ -41,6 +41,7 @@ pub const BUILTIN: [(&str, &str); 17] = [
         include_str!("../../../../experiments/sample-controller.toml"),
     ),
     ("perf", include_str!("../../../../experiments/perf.toml")),
+    ("noise", include_str!("../../../../experiments/noise.toml")),
     ("scale", include_str!("../../../../experiments/scale.toml")),
     (
         "memory",
@@ -62,7 +63,7 @@ pub const BUILTIN: [(&str, &str); 17] = [
 
 /// The files built-in experiments' `[workload]` names, by path as the
 /// experiment (`experiments/<name>.toml`) resolves it.
-pub const FILES: [(&str, &str); 2] = [
+pub const FILES: &[(&str, &str)] = &[
     (
         "experiments/sample-controller/crd.yaml",
         include_str!("../../../../experiments/sample-controller/crd.yaml"),

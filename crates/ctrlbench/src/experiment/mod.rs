@@ -28,7 +28,11 @@ pub fn load(name_or_path: &str) -> Result<Experiment> {
     let text = std::fs::read_to_string(path).with_context(|| {
         format!(
             "cannot read experiment {name_or_path:?}: not a file and not a built-in ({})",
-            builtin::BUILTIN.map(|(n, _)| n).join(", ")
+            builtin::BUILTIN
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     })?;
     Ok(spec::parse(path, &text)?)

@@ -168,7 +168,11 @@ pub async fn run(
 async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
     let client = &ctx.cluster.client;
     let ns = m.ns.clone();
-    let bin = &ctx.binaries[&v.implementation];
+    // A variant's own build (`binary`), else ctrlbench's.
+    let bin = ctx
+        .programs
+        .get(&m.variant)
+        .unwrap_or_else(|| &ctx.binaries[&v.implementation]);
     m.settings = print_settings(bin, &ns, &m.flags).await;
     // cache = "cluster" presets list/watch widgets in every namespace.
     let cluster_scope = widget_api::presets::get(v.preset()).is_some_and(|p| p.cluster_scope());

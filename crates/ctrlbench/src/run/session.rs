@@ -20,11 +20,14 @@ use super::background::{self, Background};
 use super::placement::Placement;
 use super::{Ctx, Outcome, RunOptions, group, manifest, plane_grace, probe, quiet, target};
 use super::{command_program, etcd_versions, until_cancelled};
+use crate::experiment::spec::FreshPlane;
 use crate::experiment::{Experiment, Impl, plan};
 
 /// The controller binaries, by implementation, and each command variant's program.
 pub struct Builds {
     pub binaries: HashMap<Impl, PathBuf>,
+    /// By variant index: a command's program, or the `binary` one of our
+    /// controllers runs instead of ctrlbench's build.
     pub programs: HashMap<usize, PathBuf>,
 }
 
@@ -44,6 +47,17 @@ impl Builds {
                     bail!("interrupted while building the controllers");
                 };
                 b.programs.insert(i, program??);
+            } else if let Some(bin) = v.keys.binary.as_deref().filter(|_| v.is_own()) {
+                let p = crate::experiment::workload::relative_to(&exp.file, bin);
+                if !p.is_file() {
+                    bail!(
+                        "{}: binary {} (from {bin:?}, relative to {}) does not exist",
+                        v.name,
+                        p.display(),
+                        exp.file.display()
+                    );
+                }
+                b.programs.insert(i, p);
             } else if v.is_own() && !b.binaries.contains_key(&v.implementation) {
                 let imp = v.implementation.clone();
                 let build = tokio::task::spawn_blocking(move || crate::controllers::binary(&imp));
@@ -247,10 +261,13 @@ impl<'a> Session<'a> {
             if decided.done_with(run.scale) {
                 continue;
             }
-            if !self.probe_before(run).await? {
+            if !self
+                .fresh_plane(run, i.checked_sub(1).map(|k| &runs[k]))
+                .await?
+            {
                 return Ok(false);
             }
-            if !self.switch_version(run).await? {
+            if !self.probe_before(run).await? {
                 return Ok(false);
             }
             if !self.one(i, runs.len(), run, builds).await? {
@@ -314,13 +331,35 @@ impl<'a> Session<'a> {
     }
 
     /// A plane of the version `run` needs, when it is not the one running.
-    async fn switch_version(&mut self, run: &plan::Run) -> Result<bool> {
+    /// A new local plane before `run` when it needs another Kubernetes
+    /// version, or when `fresh_plane` asks for one (each run, each repeat).
+    async fn fresh_plane(&mut self, run: &plan::Run, prev: Option<&plan::Run>) -> Result<bool> {
         let want = version_of(self.exp, run);
-        if want == self.version {
+        if want != self.version {
+            let v = want.clone().unwrap_or_default();
+            eprintln!("switching the local plane to Kubernetes {v}");
+            return self.restart_plane(want).await;
+        }
+        let due = match (self.exp.fresh_plane, prev) {
+            (_, None) | (FreshPlane::Experiment, _) => false,
+            (FreshPlane::Run, Some(_)) => true,
+            (FreshPlane::Repeat, Some(p)) => (p.scale, p.repeat) != (run.scale, run.repeat),
+        };
+        if !due {
             return Ok(true);
         }
-        let v = want.clone().unwrap_or_default();
-        eprintln!("switching the local plane to Kubernetes {v}");
+        eprintln!(
+            "a fresh local plane (fresh_plane = {:?})",
+            self.exp.fresh_plane
+        );
+        self.restart_plane(want).await
+    }
+
+    /// Stops the plane and starts one of version `want`; false when interrupted.
+    async fn restart_plane(&mut self, want: Option<String>) -> Result<bool> {
+        let v = want
+            .clone()
+            .unwrap_or_else(|| self.cluster().version.clone());
         self.close_cluster().await?;
         let next = on(self.exp, &want);
         let (exp, opts) = (self.exp, self.opts);

@@ -293,6 +293,10 @@ variant_keys! {
     /// runs that need another. Needs the local plane, `schedule = "isolated"`, no `[cluster]
     /// k8s_version`, no `probe` and no `background_objects`.
     k8s_version: String, accepts All;
+    /// Runs this build of our controller instead of the one ctrlbench builds (a path relative to the
+    /// experiment file): two builds of one controller interleaved in one experiment, the decisive
+    /// way to judge a change.
+    binary: String, accepts Own;
     /// Pins the controller to this many CPUs (of `[cluster] cpus`'s controller set, else of the
     /// machine): the CPU limit an operator is deployed with. Both sides of a compared pair must
     /// match.

@@ -25,8 +25,8 @@ use std::path::Path;
 pub use errors::SpecError;
 pub use faults::{Fault, FaultTarget};
 pub use schema::{
-    ConflictReread, DEFAULT_PROBE_OBJECTS, FaultAction, LogLevel, Predicate, Queue, RbacRule,
-    Schedule, Spec, StartMode, StatusWrite,
+    ConflictReread, DEFAULT_PROBE_OBJECTS, FaultAction, FreshPlane, LogLevel, Predicate, Queue,
+    RbacRule, Schedule, Spec, StartMode, StatusWrite,
 };
 pub use validated::{Cluster, Compare, Experiment, Repeats, Variant};
 
@@ -178,6 +178,22 @@ pub fn parse_with(
         crate::doctor::BUSY_THRESHOLD,
     )?;
     let compare = compare(&src, &spec, &variants)?;
+    if let Some(f) = spec
+        .fresh_plane
+        .as_ref()
+        .filter(|f| *f.get_ref() != FreshPlane::Experiment)
+    {
+        let why = if !local {
+            Some("needs the local plane (an existing cluster is not ctrlbench's to restart)")
+        } else if *spec.background_objects.get_ref() > 0 {
+            Some("cannot be combined with background_objects, which are made once per plane")
+        } else {
+            None
+        };
+        if let Some(m) = why {
+            return Err(src.at("fresh_plane", f.span(), m));
+        }
+    }
     pairs_alike(&src, &spec, &variants, &compare)?;
     Ok(Experiment {
         file: file.to_path_buf(),
@@ -194,6 +210,10 @@ pub fn parse_with(
         margin,
         busy_threshold,
         compare,
+        fresh_plane: spec
+            .fresh_plane
+            .as_ref()
+            .map_or(FreshPlane::Experiment, |f| *f.get_ref()),
         schedule: spec.schedule,
         concurrency: *spec.concurrency.get_ref(),
         scrape_interval_s: *spec.scrape_interval_s.get_ref(),

@@ -50,6 +50,9 @@ pub struct Spec {
     /// Other processes' CPU, as a fraction of one core, above which a run
     /// is flagged "machine busy" and kept out of medians and pairs.
     pub busy_threshold: Option<Spanned<f64>>,
+    /// A new local plane (empty etcd) for every run, every repeat, or one
+    /// for the whole experiment (default).
+    pub fresh_plane: Option<Spanned<FreshPlane>>,
     /// `[[compare]]`: questions of the form "is b higher, lower or the same
     /// as a on this figure?", answered first in the report.
     #[serde(rename = "compare", default)]
@@ -154,6 +157,16 @@ impl<'de> Deserialize<'de> for RepeatsSpec {
         }
         d.deserialize_any(V)
     }
+}
+
+/// How often the local plane is started anew.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FreshPlane {
+    Run,
+    Repeat,
+    #[default]
+    Experiment,
 }
 
 /// `[[compare]]` as written.

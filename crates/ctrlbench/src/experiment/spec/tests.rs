@@ -806,3 +806,25 @@ fn compared_variants_need_the_same_cpu_limit_and_cpu_sets_must_not_overlap() {
     assert_eq!((e.line, e.key.as_str()), (4, "cpus"), "{e}");
     assert!(e.message.contains("share CPU 1"), "{e}");
 }
+
+#[test]
+fn a_fresh_plane_needs_a_plane_of_our_own() {
+    let base = "name = \"t\"\nscales = [5]\n";
+    let v = "[[variant]]\nname = \"a\"\npreset = \"good\"\n";
+    let e = parse(
+        Path::new("exp.toml"),
+        &format!("{base}fresh_plane = \"repeat\"\n{v}"),
+    )
+    .unwrap();
+    assert_eq!(e.fresh_plane, FreshPlane::Repeat);
+    let e = err(&format!(
+        "{base}fresh_plane = \"repeat\"\nbackground_objects = 5\n{v}"
+    ));
+    assert_eq!((e.line, e.key.as_str()), (3, "fresh_plane"), "{e}");
+    let e = err(&format!(
+        "{base}fresh_plane = \"run\"\n[cluster]\ncontext = \"x\"\n{v}"
+    ));
+    assert_eq!((e.line, e.key.as_str()), (3, "fresh_plane"), "{e}");
+    let e = err(&format!("{base}fresh_plane = \"hourly\"\n{v}"));
+    assert_eq!(e.key, "fresh_plane", "{e}");
+}

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::faults::Fault;
 use super::keys::VariantKeys;
-use super::schema::{RbacRule, Schedule, StartMode};
+use super::schema::{FreshPlane, RbacRule, Schedule, StartMode};
 use crate::controllers::Impl;
 use crate::experiment::phase::Phase;
 use crate::experiment::workload::Workload;
@@ -117,6 +117,8 @@ pub struct Experiment {
     pub margin: f64,
     /// Other processes' share of a core above which a run is "machine busy".
     pub busy_threshold: f64,
+    /// How often the local plane is started anew.
+    pub fresh_plane: FreshPlane,
     /// `[[compare]]` questions: (a, b, figure).
     pub compare: Vec<Compare>,
     pub schedule: Schedule,
