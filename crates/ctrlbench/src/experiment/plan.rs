@@ -27,7 +27,9 @@ const CREATE_RATE: f64 = 300.0;
 pub fn expand(exp: &Experiment) -> Vec<Run> {
     let mut runs = Vec::new();
     for &scale in &exp.scales {
-        for repeat in 1..=exp.repeats.max() {
+        // Repeat 0: the discarded warm-up.
+        let first = if exp.warmup { 0 } else { 1 };
+        for repeat in first..=exp.repeats.max() {
             match exp.schedule {
                 // Each repeat starts one variant later (A B C, B C A, C A B):
                 // no variant always runs first, on the freshest plane, or
@@ -38,7 +40,7 @@ pub fn expand(exp: &Experiment) -> Vec<Run> {
                         runs.push(Run {
                             scale,
                             repeat,
-                            variants: vec![(k + repeat as usize - 1) % n],
+                            variants: vec![(k + repeat as usize + n - 1) % n],
                         });
                     }
                 }

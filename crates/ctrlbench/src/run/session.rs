@@ -278,7 +278,7 @@ impl<'a> Session<'a> {
             let last_of_repeat = runs
                 .get(i + 1)
                 .is_none_or(|n| (n.scale, n.repeat) != (run.scale, run.repeat));
-            if last_of_repeat {
+            if last_of_repeat && run.repeat > 0 {
                 decided.after_repeat(run.scale, run.repeat, &self.results.path);
                 self.manifest.repeats = Some(decided.record());
                 self.manifest.write(&self.results.manifest())?;
@@ -403,11 +403,14 @@ impl<'a> Session<'a> {
             .iter()
             .map(|v| exp.variants[*v].name.as_str())
             .collect();
+        let rep = match run.repeat {
+            0 => "warm-up (discarded)".to_string(),
+            k => format!("rep {k}"),
+        };
         eprintln!(
-            "run {}/{n}: N={} rep {} {}",
+            "run {}/{n}: N={} {rep} {}",
             i + 1,
             run.scale,
-            run.repeat,
             names.join(" + ")
         );
         let quiet_wait = match self.idle {
@@ -439,6 +442,13 @@ impl<'a> Session<'a> {
         let (result, not_cleaned) = group::run(&ctx, run, quiet_wait).await;
         self.manifest.not_cleaned.extend(not_cleaned);
         match result {
+            // A warm-up is not a repeat: nothing of it is kept.
+            Ok(_) if run.repeat == 0 => {
+                for v in &run.variants {
+                    let dir = self.results.run(run.scale, &exp.variants[*v].name, 0);
+                    let _ = std::fs::remove_dir_all(&dir.path);
+                }
+            }
             Ok(summaries) => self.manifest.runs.extend(summaries),
             Err(e) => {
                 self.manifest.errors.push(format!(

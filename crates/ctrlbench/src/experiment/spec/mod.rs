@@ -210,6 +210,7 @@ pub fn parse_with(
         margin,
         busy_threshold,
         compare,
+        warmup: spec.warmup,
         fresh_plane: spec
             .fresh_plane
             .as_ref()

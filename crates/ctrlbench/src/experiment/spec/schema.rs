@@ -53,6 +53,11 @@ pub struct Spec {
     /// A new local plane (empty etcd) for every run, every repeat, or one
     /// for the whole experiment (default).
     pub fresh_plane: Option<Spanned<FreshPlane>>,
+    /// One run of each variant before the first repeat, then discarded: the
+    /// caches, the JIT-less but cold binaries and etcd's first compaction
+    /// are not part of any repeat.
+    #[serde(default)]
+    pub warmup: bool,
     /// `[[compare]]`: questions of the form "is b higher, lower or the same
     /// as a on this figure?", answered first in the report.
     #[serde(rename = "compare", default)]

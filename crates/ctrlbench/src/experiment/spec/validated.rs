@@ -119,6 +119,8 @@ pub struct Experiment {
     pub busy_threshold: f64,
     /// How often the local plane is started anew.
     pub fresh_plane: FreshPlane,
+    /// A discarded warm-up run of each variant first (repeat 0 of the plan).
+    pub warmup: bool,
     /// `[[compare]]` questions: (a, b, figure).
     pub compare: Vec<Compare>,
     pub schedule: Schedule,
