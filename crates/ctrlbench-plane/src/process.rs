@@ -326,10 +326,14 @@ pub fn own_cpu_seconds() -> f64 {
 
 /// This process's peak resident set (VmHWM in /proc/self/status), in bytes.
 pub fn own_peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = status
+    kb_field(&std::fs::read_to_string("/proc/self/status").ok()?, "VmHWM")
+}
+
+/// A `Key:   123 kB` line of /proc's status and meminfo files, in bytes.
+pub fn kb_field(text: &str, key: &str) -> Option<u64> {
+    let kb: u64 = text
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))?
         .trim()
         .trim_end_matches("kB")
         .trim()

@@ -178,16 +178,7 @@ pub fn governor() -> Option<String> {
 
 /// A /proc/meminfo value in bytes.
 pub fn meminfo(key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
+    ctrlbench_plane::process::kb_field(&std::fs::read_to_string("/proc/meminfo").ok()?, key)
 }
 
 /// Free bytes on the file system holding `path`.

@@ -4,28 +4,14 @@
 //! "machine busy" and the report keeps it out; the same experiment without
 //! it flags nothing; `ctrlbench doctor` prints its lines.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use ctrlbench_record::{Manifest, Summary};
+use ctrlbench_record::Summary;
 
 mod common;
-use common::{assert_success, ctrlbench};
-
-fn only_dir(root: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
-}
-
-fn manifest(dir: &Path) -> Manifest {
-    Manifest::read(&dir.join("manifest.json")).unwrap()
-}
+use common::{assert_success, ctrlbench, only_results_dir, read_manifest};
 
 /// Names the burner's processes, so that exactly they are stopped.
 fn burner_name() -> String {
@@ -97,17 +83,17 @@ fn a_cpu_burner_beside_a_run_flags_it_machine_busy() {
         let out = child.wait_with_output().unwrap();
         assert_success(&out);
         let _ = Command::new("pkill").args(["-f", &burner_name()]).status();
-        only_dir(results)
+        only_results_dir(results)
     };
     let quiet = run(&tmp.path().join("quiet"), None);
     let busy = run(&tmp.path().join("busy"), Some(2));
-    let q = manifest(&quiet);
+    let q = read_manifest(&quiet);
     assert!(
         q.runs.iter().all(|s| !busy_of(s)),
         "{:?}",
         q.runs.iter().map(|s| &s.machine).collect::<Vec<_>>()
     );
-    let b = manifest(&busy);
+    let b = read_manifest(&busy);
     let flags: Vec<(u32, bool)> = b.runs.iter().map(|s| (s.repeat, busy_of(s))).collect();
     assert_eq!(
         flags,

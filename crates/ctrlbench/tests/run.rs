@@ -15,6 +15,7 @@ use kube::api::{Api, ListParams};
 mod common;
 use common::assert_success;
 use common::ctrlbench;
+use common::only_results_dir;
 
 const CONTROLLER_HEADER: &str = "timestamp,controller,queue_depth,queue_adds_total,queue_retries_total,reconcile_success_total,reconcile_error_total,reconcile_requeue_total,active_workers,unfinished_work_s,reconcile_latency_sum,reconcile_latency_count";
 
@@ -46,16 +47,6 @@ fn run_on(exp: &Path, results: &Path, kubeconfig: &Path) -> PathBuf {
 fn succeeded(out: &std::process::Output, results: &Path) -> PathBuf {
     assert_success(out);
     only_results_dir(results)
-}
-
-fn only_results_dir(root: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
 }
 
 fn csv_rows(path: &Path) -> (String, Vec<Vec<String>>) {

@@ -3,27 +3,10 @@
 //! reconciles and retries counted alike by the Rust and the Go controller
 //! on the requeue-after path.
 
-use std::path::{Path, PathBuf};
-
 use ctrlbench_plane::testing::shared_plane;
-use ctrlbench_record::Manifest;
 
 mod common;
-use common::{assert_success, ctrlbench};
-
-fn only_dir(root: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
-}
-
-fn manifest(dir: &Path) -> Manifest {
-    Manifest::read(&dir.join("manifest.json")).unwrap()
-}
+use common::{assert_success, ctrlbench, only_results_dir, read_manifest};
 
 #[test]
 fn repeats_stop_once_slow_is_decided_lower_than_fast() {
@@ -66,8 +49,8 @@ figure = "Ready/s"
         .output()
         .unwrap();
     assert_success(&out);
-    let dir = only_dir(&results);
-    let m = manifest(&dir);
+    let dir = only_results_dir(&results);
+    let m = read_manifest(&dir);
     let r = m.repeats.clone().expect("manifest records the repeats");
     assert_eq!((r.mode.as_str(), r.min, r.max), ("auto", 3, 6), "{r:?}");
     assert!(r.done < 6, "stopped at the maximum: {r:?}");
@@ -126,8 +109,8 @@ fn requeue_after_is_counted_alike_in_rust_and_go() {
         .output()
         .unwrap();
     assert_success(&out);
-    let dir = only_dir(&results);
-    let m = manifest(&dir);
+    let dir = only_results_dir(&results);
+    let m = read_manifest(&dir);
     let mut retries = Vec::new();
     for s in &m.runs {
         let r = &s.reconciles;

@@ -17,6 +17,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ListParams};
 
 mod common;
+use common::only_results_dir;
 use common::{ctrlbench, widget_controller};
 
 fn workspace() -> PathBuf {
@@ -34,16 +35,6 @@ fn run(exp: &str, results: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .unwrap()
-}
-
-fn only_results_dir(root: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
 }
 
 fn json(path: &Path) -> serde_json::Value {

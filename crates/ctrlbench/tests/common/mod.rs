@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use ctrlbench_record::Manifest;
+
 /// The widget-controller binary next to this test's ctrlbench.
 pub fn widget_controller() -> PathBuf {
     let p = Path::new(env!("CARGO_BIN_EXE_ctrlbench")).with_file_name("widget-controller");
@@ -38,4 +40,20 @@ pub fn assert_success(out: &Output) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The one results directory under `root`.
+pub fn only_results_dir(root: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+/// A results directory's manifest.json.
+pub fn read_manifest(dir: &Path) -> Manifest {
+    Manifest::read(&dir.join("manifest.json")).unwrap()
 }
