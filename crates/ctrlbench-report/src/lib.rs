@@ -23,6 +23,22 @@
 //! stops when [`questions::all_decided`] says so; `margin` is a fraction
 //! (0.05 = ±5 %). The report opens with the same answers and their forest
 //! plot (`forest`); `compare` prints them before its table.
+//!
+//! **Noise.** [`noise::noise`]`(dir: &Path) -> Result<Vec<NoiseRow>>` gives
+//! this machine's noise from an A/A run: for every `[[compare]]` pair whose
+//! two variants ran with identical settings (same implementation, flags,
+//! preset and recorded settings, start mode, workload, Kubernetes version),
+//! per scale and figure of [`noise::FIGURES`] (Ready/s, T50, T100, reconcile
+//! p50 / p99 / mean, controller CPU, CPU per reconcile, peak RSS), a
+//! [`noise::NoiseRow`] `{ scale, a, b, figure, pairs, log_sd, spread, ratio,
+//! lo, hi, half_width, projections, margin }`: s, the standard deviation of
+//! the per-repeat log ratios ln(B_k/A_k) over the pairs the answers use;
+//! `spread` = e^s − 1; the paired 95 % interval now; and
+//! [`noise::Projection`]s `{ repeats, half_width, within_margin }` at K = 3,
+//! 6 and 10, half-width e^(t(0.975, K − 1)·s/√K) − 1. The margin is the
+//! manifest's, else ±5 %; [`noise::repeats_to_decide`] turns s into the
+//! repeats a difference of the margin takes. Empty without an A/A pair. The
+//! report shows it as "Machine noise (A/A)", after the answers.
 
 pub mod attribution;
 pub mod compare;
@@ -34,6 +50,7 @@ pub mod html;
 pub mod interval;
 pub mod load;
 pub mod metrics;
+pub mod noise;
 pub mod normalise;
 pub mod plots;
 pub mod quantile;

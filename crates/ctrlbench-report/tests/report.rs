@@ -2,7 +2,8 @@
 //! (tests/data/results-small: rust good + bad-fix, N=20, 8 s, 2 repeats;
 //! results-small-b: the same with --work-ms=30, 1 repeat; results-mixed: Go
 //! good, Rust good with client_qps 5, Rust bad-fix; results-concurrent: Rust
-//! and Go good at once; tests/data/README.md says how each was recorded). The
+//! and Go good at once; results-noise: an A/A pair derived from
+//! results-perf-small; tests/data/README.md says how each was made). The
 //! expected numbers were computed by hand from the CSVs with separate scripts
 //! (writes/s: tests/data/expected/writes_per_s.py; every figure of the report
 //! tables: tests/data/expected/independent.py).
@@ -511,6 +512,7 @@ fn reports_are_byte_identical_to_the_recorded_expectation() {
         "results-mixed",
         "results-concurrent",
         "results-perf-small",
+        "results-noise",
     ] {
         let (md, _) = render(&data(name)).unwrap();
         let want =

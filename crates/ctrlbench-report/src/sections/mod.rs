@@ -13,6 +13,7 @@ pub(crate) mod goals;
 mod header;
 mod legend;
 mod method;
+mod noise;
 mod per_run;
 mod percentiles;
 mod phases;
@@ -39,6 +40,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
         &header::Header,
         &warnings::Warnings,
         &answers::Answers,
+        &noise::MachineNoise,
         &legend::Legend,
         &settings::ControllerSettings,
         &counterparts::Counterparts,

@@ -99,6 +99,28 @@ Ratios and verdicts (margin M: manifest.json margin, else 0.05, or --margin):
                   [[compare]] pair per scale (no better side); counterpart
                   questions are not recomputed
 
+Machine noise (A/A), the section checked whole when the report has it, and
+its absence when there is no A/A pair:
+  A/A pair        each manifest [[compare]] pair (a != b; once, however many
+                  figures it is asked on) at each scale where both variants
+                  ran and every run of both recorded the same impl, preset,
+                  flags, settings, start mode, workload, Kubernetes version,
+                  cluster grants and controller_metrics in summary.json
+  per figure      Ready/s, T50, T100, reconcile p50 / p99, mean reconcile,
+                  controller CPU, CPU per reconcile, peak RSS: a row when a
+                  repeat pair (as for the answers: unflagged runs, both
+                  measured) has it; K pairs; s = the sample standard deviation
+                  of ln(B_k / A_k), shown as e^s - 1; B/A and its paired
+                  interval as above; half-width now exp(t * s / sqrt(K)) - 1;
+                  at K = 3, 6, 10 the same with that K's t, "✓" when <= M;
+                  "—" with one pair (no s) or a value <= 0 (no log)
+  sentence        the smallest K in 2..10 whose Ready/s half-width is <= M:
+                  "At this spread, deciding a <M> difference in Ready/s takes
+                  <K> paired repeats." ("more than 10" when none)
+  t precision     a cell that rounds the other way with t moved by 2e-4
+                  relatively (a report's t may come from a three-decimal
+                  table) is a rounding tie: accepted and listed as a note
+
 Rust vs controller-runtime (the goals section), both tables checked row by
 row, every row expected present once and no other:
   pairs           every rust-X / go-X of a scale whose runs all recorded
@@ -125,6 +147,7 @@ row, every row expected present once and no other:
 """
 import csv
 import datetime
+import functools
 import glob
 import json
 import math
@@ -263,6 +286,15 @@ def run_figures(run_dir):
     f["schedule"] = summary.get("schedule")
     f["impl"] = summary.get("impl")
     f["settings"] = summary.get("settings")
+    # What makes two variants one experiment under two names (the A/A
+    # check): everything summary.json records about how the run was set up,
+    # nothing it measured, not its name or namespace.
+    f["setup"] = json.dumps([
+        summary.get("impl"), summary.get("preset"), summary.get("flags"), summary.get("settings"),
+        (summary.get("start") or {}).get("mode"), summary.get("workload"),
+        summary.get("kubernetes_version"), summary.get("cluster_grants") or [],
+        summary.get("controller_metrics", True),
+    ], sort_keys=True)
 
     f["ready"] = len(ready)
     f["convergence"] = max(ready) - t0 if len(ready) >= n else None
@@ -493,6 +525,7 @@ def ratio_interval(go, rust):
     return (min(rust) / max(go), max(rust) / min(go))
 
 
+@functools.lru_cache(maxsize=None)
 def t_quantile(p, df):
     """Student's t quantile, by bisection on the CDF, itself the integral of
     the density from 0 (Simpson's rule): no table shared with the report."""
@@ -824,6 +857,159 @@ def check_goal_table(name, head, rows, want, compare, failures):
             failures.append(f"{name}: no row {key}")
 
 
+# ---------------------------------------------------------------- machine noise (A/A)
+
+NOISE_HEADING = "## Machine noise (A/A)"
+NOISE_HEAD = ["figure", "spread (e^s − 1)", "K", "B/A [95 %]", "half-width now",
+              "at K = 3", "at K = 6", "at K = 10"]
+NOISE_FIGURES = (
+    ("Ready/s", "ready_per_s"), ("T50", "t50"), ("T100", "t100"), ("reconcile p50", "p50"),
+    ("reconcile p99", "p99"), ("mean reconcile", "mean"), ("controller CPU", "cpu"),
+    ("CPU per reconcile", "cpu_per_reconcile"), ("peak RSS", "peak_rss"),
+)
+NOISE_PAIR = re.compile(r"^### N=(\d+): (\S+) / (\S+)$")
+
+
+def aa_pairs(groups, manifest):
+    """[(scale, a, b)]: each [[compare]] pair (once, in the manifest's order)
+    at each scale where both variants ran and every run of both recorded the
+    same setup."""
+    out, seen = [], []
+    scales = sorted({k[0] for k in groups}, key=int)
+    for q in manifest.get("compare") or []:
+        if q["a"] == q["b"] or (q["a"], q["b"]) in seen:
+            continue
+        seen.append((q["a"], q["b"]))
+        for scale in scales:
+            a, b = groups.get((scale, q["a"])), groups.get((scale, q["b"]))
+            if a and b and len({r["setup"] for r in a + b}) == 1:
+                out.append((scale, q["a"], q["b"]))
+    return out
+
+
+# A report may take t from a printed table (three decimals: within 2e-4 of
+# the exact quantile, relatively). A cell of the noise table that rounds
+# the other way with t moved by that much sits on a rounding tie: accepted,
+# and listed as a note.
+T_PRECISION = 2e-4
+
+
+def half_width(s, k, tscale=1.0):
+    """The paired 95 % interval's half-width at k pairs of log spread s."""
+    return math.exp(t_quantile(0.975, k - 1) * tscale * s / math.sqrt(k)) - 1
+
+
+def pm(fraction):
+    return f"±{fraction * 100:.1f} %"
+
+
+def noise_rows(a_runs, b_runs, margin, tscale=1.0):
+    """[[cells]] of one pair's table, one row per figure measured in a pair,
+    and the Ready/s spread (None without one); t multiplied by tscale."""
+    ua, ub = used(a_runs), used(b_runs)
+    bs = {repeat_of(r): r for r in ub}
+    rows, ready_s = [], None
+    for label, key in NOISE_FIGURES:
+        pairs = [(r[key], bs[repeat_of(r)][key]) for r in ua
+                 if repeat_of(r) in bs and r[key] is not None and bs[repeat_of(r)][key] is not None]
+        if not pairs:
+            continue
+        k = len(pairs)
+        if any(x <= 0 or y <= 0 for x, y in pairs):
+            rows.append([label, "—", str(k), "—", "—", "—", "—", "—"])
+            continue
+        logs = [math.log(y / x) for x, y in pairs]
+        mean = sum(logs) / k
+        if k < 2:
+            rows.append([label, "—", "1", f"{math.exp(mean):.2f} (one pair)", "—", "—", "—", "—"])
+            continue
+        s = math.sqrt(sum((v - mean) ** 2 for v in logs) / (k - 1))
+        if key == "ready_per_s":
+            ready_s = s
+        h = t_quantile(0.975, k - 1) * tscale * s / math.sqrt(k)
+        cells = [label, f"{(math.exp(s) - 1) * 100:.1f} %", str(k),
+                 f"{math.exp(mean):.2f} [{math.exp(mean - h):.2f}–{math.exp(mean + h):.2f}]",
+                 pm(math.exp(h) - 1)]
+        for n in (3, 6, 10):
+            w = half_width(s, n, tscale)
+            cells.append(pm(w) + (" ✓" if w <= margin else ""))
+        rows.append(cells)
+    return rows, ready_s
+
+
+def noise_sentence(s, margin, tscale=1.0):
+    if s is None:
+        return ("Ready/s has no spread yet (fewer than two repeat pairs measured it): "
+                "nothing to project from.")
+    k = next((n for n in range(2, 11) if half_width(s, n, tscale) <= margin), None)
+    takes = f"{k} paired repeats" if k else "more than 10 paired repeats"
+    return f"At this spread, deciding a {pct(margin)} difference in Ready/s takes {takes}."
+
+
+def check_noise(report_md, groups, manifest, margin, compare, failures):
+    """The "Machine noise (A/A)" section: present exactly when there is an
+    A/A pair; one "### N=<n>: <b> / <a>" per pair and scale, its table's
+    header, every row (the figures in order) and cell, and its sentence."""
+    text = open(report_md, encoding="utf-8").read()
+    want = aa_pairs(groups, manifest)
+    parts = text.split("\n" + NOISE_HEADING + "\n", 1)
+    if len(parts) == 1:
+        if want:
+            failures.append(f"no \"Machine noise (A/A)\" section, but A/A pairs {want}")
+        return
+    if not want:
+        failures.append("a \"Machine noise (A/A)\" section, but no A/A pair")
+        return
+    body = parts[1].split("\n## ", 1)[0]
+    got = {}
+    cur = None
+    for line in body.splitlines():
+        m = NOISE_PAIR.match(line)
+        if m:
+            cur = (m.group(1), m.group(3), m.group(2))
+            if cur in got:
+                failures.append(f"noise: pair {cur} twice")
+            got[cur] = {"head": None, "rows": [], "sentence": None}
+        elif cur and line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if got[cur]["head"] is None:
+                got[cur]["head"] = cells
+            elif not set("".join(cells)) <= set("-|"):
+                got[cur]["rows"].append(cells)
+        elif cur and line.strip() and got[cur]["head"] is not None:
+            got[cur]["sentence"] = got[cur]["sentence"] or line.strip()
+    if [k for k in got] != want:
+        failures.append(f"noise: pairs {list(got)} in the report, {want} expected")
+    for key in want:
+        if key not in got:
+            continue
+        scale, a, b = key
+        g = got[key]
+        compare(f"noise {key} header", " | ".join(NOISE_HEAD), " | ".join(g["head"] or []))
+        scales = (1.0, 1 - T_PRECISION, 1 + T_PRECISION)
+        (rows, ready_s), *ties = [noise_rows(groups[(scale, a)], groups[(scale, b)], margin, x)
+                                  for x in scales]
+
+        def tied(what, want, alternatives, got):
+            if got != want and got in alternatives:
+                TIES.append((want, got))
+                want = got
+            compare(what, want, got)
+
+        if [r[0] for r in rows] != [r[0] for r in g["rows"]]:
+            failures.append(f"noise {key}: figures {[r[0] for r in g['rows']]} in the report, "
+                            f"{[r[0] for r in rows]} expected")
+        by_fig = {r[0]: r for r in g["rows"]}
+        for i, row in enumerate(rows):
+            if row[0] not in by_fig:
+                continue
+            for j, (h, w, c) in enumerate(zip(NOISE_HEAD[1:], row[1:], by_fig[row[0]][1:])):
+                tied(f"noise {key} {row[0]} {h}", w, [t[0][i][j + 1] for t in ties], c)
+        tied(f"noise {key} sentence", noise_sentence(ready_s, margin),
+             [noise_sentence(r, margin, x) for (_, r), x in zip(ties, scales[1:])],
+             g["sentence"] or "")
+
+
 # ---------------------------------------------------------------- the report's tables
 
 
@@ -848,6 +1034,8 @@ NUM = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 NEAR = []
+# Cells on a rounding tie within the t quantile's precision (the noise table).
+TIES = []
 
 
 def same(want, got):
@@ -1026,6 +1214,7 @@ def check(runs, report_md, manifest, margin):
         elif key in notes:
             failures.append(f"N={key[0]} {key[1]}: a coverage note, but coverage is not below N")
     check_answers(report_md, groups, manifest, margin, compare, failures)
+    check_noise(report_md, groups, manifest, margin, compare, failures)
     # The reconcile counts are whole: ok + error + requeue is summary.json's total.
     for r in runs:
         parts = (r["ok"], r["errors"], r["requeue"])
@@ -1082,6 +1271,9 @@ def main(argv):
         checked, failures = check(runs, args[2], manifest, margin)
         for w, g in NEAR:
             print(f"note: {g!r} in the report, {w!r} here: equal within the rendered precision")
+        for w, g in TIES:
+            print(f"note: {g!r} in the report, {w!r} here: a rounding tie within the t "
+                  "quantile's precision")
         for n in NOT_CHECKED:
             print(f"not checked: {n}")
         for f in failures:

@@ -1,0 +1,117 @@
+//! "Machine noise (A/A)": right after the answers, for every `[[compare]]`
+//! pair whose variants ran with identical settings (`crate::noise`), one
+//! table per scale — each headline figure's spread between the two names,
+//! its paired interval now and the half-width the same spread gives at 3, 6
+//! and 10 repeats, ✓ where that is within the margin — and one sentence on
+//! how many repeats a difference of the margin in Ready/s takes. It is what
+//! an A/A run is for: the smallest difference this machine can decide.
+//! Nothing without an A/A pair.
+
+use super::Section;
+use crate::context::ReportCtx;
+use crate::metrics::Metric;
+use crate::noise::{self, NoiseRow, PROJECTED, plus_minus, repeats_to_decide};
+use crate::verdict::percent;
+use crate::{Block, Table};
+
+pub struct MachineNoise;
+
+impl Section for MachineNoise {
+    fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
+        let rows = noise::rows(&ctx.results, &ctx.groups, ctx.margin);
+        if rows.is_empty() {
+            return;
+        }
+        out.push(Block::Heading(2, "Machine noise (A/A)".into()));
+        let from = match ctx.margin_from {
+            "--margin" => "set with --margin",
+            "manifest.json" => "the experiment's",
+            _ => "the default",
+        };
+        out.push(Block::Para(format!(
+            "Each pair below is a [[compare]] pair whose two variants ran with identical settings \
+             (implementation, flags, preset, the settings the controllers printed, start mode, \
+             workload, Kubernetes version), \
+             interleaved: every difference between them is this machine's noise. Per figure: the \
+             spread of the per-repeat B/A ratios (s, the standard deviation of their logarithms, \
+             shown as e^s − 1); K, the repeat pairs (flagged runs left out, as in the answers); \
+             B/A with its paired 95 % interval now, and that interval's half-width; and the \
+             half-width the same spread gives at K = 3, 6 and 10 repeats, e^(t·s/√K) − 1 with t \
+             Student's 97.5 % point for K − 1 degrees of freedom. ✓: at or below the margin, \
+             ±{} ({from}), so a difference that large can be decided at that many repeats.",
+            percent(ctx.margin)
+        )));
+        let mut start = 0;
+        while start < rows.len() {
+            let first = &rows[start];
+            let end = rows[start..]
+                .iter()
+                .position(|r| (r.scale, &r.a, &r.b) != (first.scale, &first.a, &first.b))
+                .map_or(rows.len(), |n| start + n);
+            pair(&rows[start..end], ctx.margin, out);
+            start = end;
+        }
+    }
+}
+
+/// One pair at one scale: its heading, its table and the Ready/s sentence.
+fn pair(rows: &[NoiseRow], margin: f64, out: &mut Vec<Block>) {
+    let r0 = &rows[0];
+    out.push(Block::Heading(
+        3,
+        format!("N={}: {} / {}", r0.scale, r0.b, r0.a),
+    ));
+    let mut head: Vec<String> = [
+        "figure",
+        "spread (e^s − 1)",
+        "K",
+        "B/A [95 %]",
+        "half-width now",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    head.extend(PROJECTED.iter().map(|k| format!("at K = {k}")));
+    let table = rows
+        .iter()
+        .map(|r| {
+            let mut cells = vec![
+                r.figure.clone(),
+                r.spread
+                    .map_or("—".into(), |s| format!("{:.1} %", s * 100.0)),
+                r.pairs.to_string(),
+                r.cell(),
+                r.half_width.map_or("—".into(), plus_minus),
+            ];
+            cells.extend(PROJECTED.iter().map(|&k| {
+                match r.projections.iter().find(|p| p.repeats == k) {
+                    Some(p) if p.within_margin => format!("{} ✓", plus_minus(p.half_width)),
+                    Some(p) => plus_minus(p.half_width),
+                    None => "—".into(),
+                }
+            }));
+            cells
+        })
+        .collect();
+    out.push(Block::Table(Table { head, rows: table }));
+    let ready = rows
+        .iter()
+        .find(|r| r.metric == Metric::ReadyPerS)
+        .and_then(|r| r.log_sd);
+    let m = percent(margin);
+    out.push(Block::Para(
+        match ready.map(|s| repeats_to_decide(s, margin)) {
+            Some(Some(k)) => format!(
+                "At this spread, deciding a {m} difference in Ready/s takes {k} paired repeats."
+            ),
+            Some(None) => format!(
+                "At this spread, deciding a {m} difference in Ready/s takes more than {} paired \
+             repeats.",
+                noise::MAX_REPEATS
+            ),
+            None => "Ready/s has no spread yet (fewer than two repeat pairs measured it): nothing \
+                 to project from."
+                .into(),
+        },
+    ));
+}
