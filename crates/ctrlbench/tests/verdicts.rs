@@ -87,7 +87,18 @@ figure = "Ready/s"
         })
         .collect();
     let gm = (per_repeat.iter().map(|x| x.ln()).sum::<f64>() / per_repeat.len() as f64).exp();
-    assert!(line.contains(&format!("{gm:.2}")), "{line} (want {gm:.2})");
+    // The report times Ready/s from objects.csv, summary.json from the
+    // harness's clock: the same to within a few per cent.
+    let shown: f64 = line
+        .split("= ")
+        .nth(1)
+        .and_then(|x| x.split_whitespace().next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no ratio in {line}"));
+    assert!(
+        (shown / gm - 1.0).abs() < 0.05,
+        "{line} (from summary.json {gm:.3})"
+    );
 }
 
 #[test]
