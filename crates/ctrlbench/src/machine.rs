@@ -265,7 +265,8 @@ mod tests {
     fn our_own_spinning_is_not_counted_as_others() {
         use ctrlbench_plane::process::own_cpu_seconds;
         let a = Reading::now().expect("/proc/stat");
-        // 0.3 s of CPU, however long a busy machine takes to give it.
+        // 0.3 s of this process's CPU, however long a busy machine takes to
+        // give it (other test threads may add to it: ours only grows).
         let cpu0 = own_cpu_seconds();
         let mut x = 0u64;
         while own_cpu_seconds() - cpu0 < 0.3 {
@@ -277,6 +278,5 @@ mod tests {
         let ours = (b.ours - a.ours) as f64 / hz;
         // Our tree holds our own spinning (to the 10 ms tick).
         assert!(ours >= 0.28, "ours {ours}");
-        assert!(b.since(&a).wall_s >= 0.3);
     }
 }
