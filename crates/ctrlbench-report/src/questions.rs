@@ -145,7 +145,28 @@ pub(crate) fn answers(
     margin: f64,
 ) -> (Vec<Answer>, Vec<String>) {
     let mut out = counterpart_answers(groups, margin);
-    for (rust, go) in goals::pairs(groups) {
+    // A rust-X / go-X pair outside the goals (simulated work per reconcile)
+    // still asks the throughput question.
+    let goal_pairs = goals::pairs(groups);
+    for (rust, go) in goals::rust_go(groups) {
+        if goal_pairs
+            .iter()
+            .any(|(r, _)| r.variant == rust.variant && r.scale == rust.scale)
+        {
+            continue;
+        }
+        let m = Metric::ReadyPerS;
+        let r = interleaved(go, rust, |f| f.get(m));
+        out.push(Answer::of(
+            Source::Goal,
+            (go, rust),
+            m.label(),
+            r,
+            Some(true),
+            margin,
+        ));
+    }
+    for (rust, go) in goal_pairs {
         for g in GOALS {
             let r = interleaved(go, rust, |f| f.get(g.metric));
             out.push(Answer::of(

@@ -103,6 +103,14 @@ fn zero_work(g: &Group) -> bool {
 
 /// The rust-X / go-X pairs (per scale) the goals apply to.
 pub fn pairs(groups: &[Group]) -> Vec<(&Group, &Group)> {
+    rust_go(groups)
+        .into_iter()
+        .filter(|(r, go)| zero_work(r) && zero_work(go))
+        .collect()
+}
+
+/// Every rust-X / go-X pair of a scale, whatever its work per reconcile.
+pub fn rust_go(groups: &[Group]) -> Vec<(&Group, &Group)> {
     groups
         .iter()
         .filter_map(|r| {
@@ -110,7 +118,7 @@ pub fn pairs(groups: &[Group]) -> Vec<(&Group, &Group)> {
             let go = groups
                 .iter()
                 .find(|g| g.scale == r.scale && g.variant == format!("go-{rest}"))?;
-            (zero_work(r) && zero_work(go)).then_some((r, go))
+            Some((r, go))
         })
         .collect()
 }

@@ -630,18 +630,23 @@ def ratio_cell(ratio, iv, paired):
     return f"{ratio:.2f} [{iv[0]:.2f}–{iv[1]:.2f}]"
 
 
-def goal_pairs(groups):
-    """[(scale, rust variant, go variant)]: every rust-X / go-X of a scale whose
-    runs all recorded work_ms = 0."""
-    zero = lambda rs: all((r["settings"] or {}).get("work_ms") == 0 for r in rs)  # noqa: E731
+def rust_go_pairs(groups):
+    """[(scale, rust variant, go variant)]: every rust-X / go-X of a scale."""
     out = []
-    for (scale, variant), rust in groups.items():
+    for (scale, variant) in groups:
         if not variant.startswith("rust-"):
             continue
         go = "go-" + variant[len("rust-"):]
-        if (scale, go) in groups and zero(rust) and zero(groups[(scale, go)]):
+        if (scale, go) in groups:
             out.append((scale, variant, go))
     return out
+
+
+def goal_pairs(groups):
+    """The rust-X / go-X pairs whose runs all recorded work_ms = 0."""
+    zero = lambda rs: all((r["settings"] or {}).get("work_ms") == 0 for r in rs)  # noqa: E731
+    return [(s, r, g) for s, r, g in rust_go_pairs(groups)
+            if zero(groups[(s, r)]) and zero(groups[(s, g)])]
 
 
 def pair_rows(groups, margin):
@@ -701,7 +706,13 @@ def expected_answers(groups, manifest, margin):
     and every [[compare]] pair of the manifest (None: a figure it does not
     compute, or an interval it cannot know)."""
     out = {}
-    for scale, rust, go in goal_pairs(groups):
+    goals = goal_pairs(groups)
+    for scale, rust, go in rust_go_pairs(groups):
+        if (scale, rust, go) not in goals:
+            # Outside the goals (work per reconcile): the throughput question only.
+            out[(scale, "Ready/s", rust, go)] = answer_cells(
+                groups[(scale, go)], groups[(scale, rust)], "ready_per_s", margin, rust, True)
+    for scale, rust, go in goals:
         for _, key, at_least, _, _ in GOALS:
             out[(scale, GOAL_LABELS[key], rust, go)] = answer_cells(
                 groups[(scale, go)], groups[(scale, rust)], key, margin, rust, at_least)
