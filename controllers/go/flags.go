@@ -66,7 +66,10 @@ type options struct {
 	// StripManagedFields drops managedFields before objects enter the
 	// cache (cache.TransformStripManagedFields).
 	StripManagedFields bool
-	Kubeconfig         string
+	// LeaderElect: controller-runtime's leader election on a Lease in
+	// Namespace, with the library's durations.
+	LeaderElect bool
+	Kubeconfig  string
 	// Queue is nil when --queue was not given (printed as null: the
 	// runtime's own order, client-go's FIFO queue here).
 	Queue *string
@@ -117,6 +120,7 @@ type rawFlags struct {
 	clientQPS                                              float64
 	annotate, watchList, printSettings, priorityQueue      bool
 	stripManagedFields                                     bool
+	leaderElect                                            bool
 }
 
 func newFlagSet(r *rawFlags) *flag.FlagSet {
@@ -137,6 +141,7 @@ func newFlagSet(r *rawFlags) *flag.FlagSet {
 	fs.StringVar(&r.logFormat, "log-format", d.LogFormat, "console|json")
 	fs.BoolVar(&r.watchList, "watch-list", false, "streaming initial list: sets KUBE_FEATURE_WatchListClient in this process (--watch-list=false sets it false)")
 	fs.BoolVar(&r.stripManagedFields, "strip-managed-fields", false, "drop managedFields from every object before it enters the cache (cache.TransformStripManagedFields)")
+	fs.BoolVar(&r.leaderElect, "leader-elect", false, "take part in controller-runtime's leader election on a Lease in --namespace (lease 15 s, renew deadline 10 s, retry 2 s): only the leader reconciles")
 	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the write-up)")
 	fs.StringVar(&r.queue, "queue", "", "work-queue order: fifo (client-go's work queue, the only one controller-runtime has here and its default; kube is the Rust controller's kube-runtime scheduler)")
 	fs.BoolVar(&r.priorityQueue, "priority-queue", false, "controller-runtime's priority queue (controller.Options.UsePriorityQueue; v0.20 and later; unset = the runtime's default: off in v0.22, on in v0.25)")
@@ -278,6 +283,7 @@ func parseFlags(args []string) (*options, error) {
 		o.WatchList = &v
 	}
 	o.StripManagedFields = r.stripManagedFields
+	o.LeaderElect = r.leaderElect
 	return o, nil
 }
 

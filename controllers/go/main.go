@@ -155,13 +155,23 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 		// managedFields are never read here: dropped, the cache holds less.
 		cacheOpts.DefaultTransform = cache.TransformStripManagedFields()
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mopts := ctrl.Options{
 		Scheme: scheme,
 		Cache:  cacheOpts,
 		// /metrics is served by startMetricsServer from the same registry.
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-	})
+	}
+	if o.LeaderElect {
+		// The library's durations are the defaults; they are set anyway so
+		// that what --print-settings says is what runs.
+		lease, renew, retry := leaseDurationS*time.Second, leaseRenewDeadlineS*time.Second, leaseRetryPeriodS*time.Second
+		mopts.LeaderElection = true
+		mopts.LeaderElectionID = leaseName
+		mopts.LeaderElectionNamespace = o.Namespace
+		mopts.LeaseDuration, mopts.RenewDeadline, mopts.RetryPeriod = &lease, &renew, &retry
+	}
+	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}

@@ -207,6 +207,22 @@ const (
 	retryOverallBurst  = 100
 )
 
+// Leader election: controller-runtime's manager defaults (client-go's
+// values), stated here so that --print-settings can show them.
+const (
+	leaseName           = "widget-controller-leader"
+	leaseDurationS      = 15
+	leaseRenewDeadlineS = 10
+	leaseRetryPeriodS   = 2
+)
+
+type leaderElection struct {
+	LeaseName      string `json:"lease_name"`
+	LeaseDurationS int    `json:"lease_duration_s"`
+	RenewDeadlineS *int   `json:"renew_deadline_s"`
+	RetryPeriodS   int    `json:"retry_period_s"`
+}
+
 // clientBuckets are the REST clients that each have their own token bucket:
 // the informers', the manager's client and its API reader.
 var clientBuckets = []string{"informer", "client", "api-reader"}
@@ -253,6 +269,8 @@ type settings struct {
 	// controller-runtime's default limiter is the per-item backoff alone.
 	RetryOverallQPS   *float64 `json:"retry_overall_qps"`
 	RetryOverallBurst *int     `json:"retry_overall_burst"`
+	// LeaderElection: null without --leader-elect.
+	LeaderElection *leaderElection `json:"leader_election"`
 }
 
 func settingsOf(o *options) (settings, error) {
@@ -289,6 +307,10 @@ func settingsOf(o *options) (settings, error) {
 	}
 	if o.Predicate {
 		s.Predicate = "generation"
+	}
+	if o.LeaderElect {
+		d := leaseRenewDeadlineS
+		s.LeaderElection = &leaderElection{leaseName, leaseDurationS, &d, leaseRetryPeriodS}
 	}
 	if s.ClientRateLimit == rateTokenBucket {
 		qps, burst := o.ClientQPS, o.ClientBurst

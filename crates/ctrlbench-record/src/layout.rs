@@ -177,6 +177,26 @@ impl RunDir {
         self.path.join("controller.log")
     }
 
+    /// Replica `k`'s log: replica 0 writes controller.log, the others
+    /// controller-<k>.log.
+    pub fn replica_log(&self, k: usize) -> PathBuf {
+        match k {
+            0 => self.controller_log(),
+            _ => self.path.join(format!("controller-{k}.log")),
+        }
+    }
+
+    /// Every replica's metrics, leader flag and process figures, one row
+    /// per replica per scrape (runs with more than one replica).
+    pub fn replicas(&self) -> PathBuf {
+        self.path.join("replicas.csv")
+    }
+
+    /// Who held the controller's Lease, one row per change (leader election).
+    pub fn leases(&self) -> PathBuf {
+        self.path.join("leases.csv")
+    }
+
     /// `N20/rust-good/rep1`.
     pub fn label(&self) -> String {
         format!("N{}/{}/rep{}", self.scale, self.variant, self.repeat)

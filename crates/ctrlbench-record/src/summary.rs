@@ -364,6 +364,29 @@ pub struct Summary {
     /// The machine check taken over the run; absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineCheck>,
+    /// Each replica's figures, when the controller ran more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaFigures>,
+    /// Every change of the Lease's holder our watch saw (leader election).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leader_changes: Vec<LeaderChange>,
+}
+
+/// One replica of a controller over the run (replicas.csv has its rows).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaFigures {
+    pub replica: usize,
+    pub peak_rss_bytes: f64,
+    pub cpu_seconds: f64,
+}
+
+/// A new holder of a controller's Lease, as our watch saw it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LeaderChange {
+    pub at: String,
+    pub unix_s: f64,
+    pub lease: String,
+    pub holder: String,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -20,6 +20,14 @@ pub fn parse_time(s: &str) -> Option<f64> {
     Some(ts.as_millisecond() as f64 / 1000.0)
 }
 
+/// Now as Unix seconds.
+pub fn now_unix() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -396,6 +396,10 @@ fn the_selected_context_decides_where_tokens_go() {
 #[allow(clippy::zombie_processes)]
 fn run_until_child(tmp: &Path, window: u32, needle: &str) -> (std::process::Child, PathBuf) {
     let exp = write_experiment(tmp, window, &[("g", "good")]);
+    // Three replicas: every one of them must die with the harness.
+    let mut text = std::fs::read_to_string(&exp).unwrap();
+    text.push_str(&format!("replicas = {REPLICAS}\n"));
+    std::fs::write(&exp, text).unwrap();
     let child = ctrlbench()
         .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
         .arg(tmp.join("results"))
@@ -449,9 +453,13 @@ fn sigint_during_plane_start_exits_within_5_s() {
     assert!(!plane_dir.exists(), "{} left", plane_dir.display());
 }
 
+/// The controller replicas `run_until_child`'s experiment runs.
+const REPLICAS: usize = 3;
+
 /// SIGKILL of `ctrlbench run` while the plane starts and while it loads:
-/// etcd, kube-apiserver and the controller die with it (parent-death
-/// signal), and the next command removes the plane directory it left.
+/// etcd, kube-apiserver and every controller replica die with it
+/// (parent-death signal), and the next command removes the plane directory
+/// it left.
 #[test]
 fn sigkill_leaves_nothing_after_the_next_command() {
     for phase in ["plane start", "load"] {
@@ -459,13 +467,20 @@ fn sigkill_leaves_nothing_after_the_next_command() {
         let (mut child, plane_dir) = run_until_child(tmp.path(), 60, "--data-dir=");
         if phase == "load" {
             let t0 = Instant::now();
-            while !children(child.id()).iter().any(|(p, _)| {
-                std::fs::read(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains("widget-controller"))
-            }) {
+            while children(child.id())
+                .iter()
+                .filter(|(p, _)| {
+                    std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                        let c = String::from_utf8_lossy(&c);
+                        c.contains("widget-controller") && !c.contains("--print-settings")
+                    })
+                })
+                .count()
+                < REPLICAS
+            {
                 assert!(
                     t0.elapsed() < Duration::from_secs(60),
-                    "no controller started"
+                    "not every replica started"
                 );
                 std::thread::sleep(Duration::from_millis(50));
             }

@@ -135,6 +135,18 @@ pub mod retry {
     pub const OVERALL_BURST: u32 = 100;
 }
 
+/// Leader election, client-go's defaults as controller-runtime's manager
+/// takes them: the Lease lasts LEASE_DURATION_S after its last renewal, the
+/// leader renews every RETRY_PERIOD_S and gives up after RENEW_DEADLINE_S
+/// without a renewal; a candidate retries every RETRY_PERIOD_S.
+pub mod leader_election {
+    pub const LEASE_DURATION_S: u64 = 15;
+    pub const RENEW_DEADLINE_S: u64 = 10;
+    pub const RETRY_PERIOD_S: u64 = 2;
+    /// The Lease both controllers hold, in the namespace they watch.
+    pub const LEASE_NAME: &str = "widget-controller-leader";
+}
+
 /// The REST clients that each have their own token bucket, as in
 /// controller-runtime (one per REST client; watches never throttled).
 pub const CLIENT_BUCKETS: [&str; 3] = ["informer", "client", "api-reader"];
@@ -300,6 +312,18 @@ pub struct Flags {
     pub strip_managed_fields: bool,
     pub queue: Option<Queue>,
     pub debounce_ms: Option<i64>,
+    pub leader_elect: bool,
+}
+
+/// How a controller takes part in leader election (`--leader-elect`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LeaderElection {
+    pub lease_name: String,
+    pub lease_duration_s: u64,
+    /// None: the implementation has no renew deadline of its own (the Rust
+    /// controller's lease crate keeps renewing until the Lease expires).
+    pub renew_deadline_s: Option<u64>,
+    pub retry_period_s: u64,
 }
 
 /// The resolved settings a controller runs with; serialised, this is the
@@ -367,6 +391,9 @@ pub struct Settings {
     #[serde(serialize_with = "qps_as_go_writes_it_f64")]
     pub retry_overall_qps: f64,
     pub retry_overall_burst: u32,
+    /// None: no leader election (every replica reconciles).
+    #[serde(default)]
+    pub leader_election: Option<LeaderElection>,
 }
 
 impl Settings {
@@ -556,6 +583,14 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         retry_backoff_cap_s: retry::BACKOFF_CAP_S,
         retry_overall_qps: retry::OVERALL_QPS,
         retry_overall_burst: retry::OVERALL_BURST,
+        // The Rust controller's lease crate renews every retry period
+        // until the Lease expires; it has no renew deadline.
+        leader_election: f.leader_elect.then(|| LeaderElection {
+            lease_name: leader_election::LEASE_NAME.to_string(),
+            lease_duration_s: leader_election::LEASE_DURATION_S,
+            renew_deadline_s: None,
+            retry_period_s: leader_election::RETRY_PERIOD_S,
+        }),
     })
 }
 

@@ -615,7 +615,7 @@ mod tests {
     /// last trigger.
     #[tokio::test(start_paused = true)]
     async fn debounce_restarts_on_each_trigger() {
-        let metrics = Arc::new(Metrics::with_queue(1, crate::queue::Queue::fifo()));
+        let metrics = Arc::new(Metrics::with_queue(1, crate::queue::Queue::fifo(), false));
         let d = Arc::new(Debouncer::new(Duration::from_millis(50), metrics.clone()));
         d.trigger("ns/a".into());
         tokio::time::sleep(Duration::from_millis(30)).await;

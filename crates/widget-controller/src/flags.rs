@@ -78,6 +78,11 @@ pub struct Flags {
     /// Config::debounce, or the same delay-and-reset before the fifo queue.
     #[arg(long, allow_negative_numbers = true)]
     pub debounce_ms: Option<i64>,
+    /// Take part in leader election on a Lease in --namespace (client-go's
+    /// durations: lease 15 s, renewed every 2 s): only the leader reconciles;
+    /// a replica that loses the Lease exits, as controller-runtime's does.
+    #[arg(long)]
+    pub leader_elect: bool,
     /// Print the resolved settings as one JSON object and exit (no cluster needed).
     #[arg(long)]
     pub print_settings: bool,
@@ -103,6 +108,7 @@ impl Flags {
             strip_managed_fields: self.strip_managed_fields,
             queue: self.queue,
             debounce_ms: self.debounce_ms,
+            leader_elect: self.leader_elect,
         })
     }
 }

@@ -8,6 +8,7 @@
 
 mod client;
 mod controller;
+mod election;
 #[cfg(test)]
 mod fixtures;
 mod flags;
@@ -109,7 +110,11 @@ async fn run(settings: Settings) -> Result<()> {
         Queue::Kube => queue::Queue::default(),
         Queue::Fifo => queue::Queue::fifo(),
     };
-    let metrics = Arc::new(Metrics::with_queue(settings.workers, queue));
+    let metrics = Arc::new(Metrics::with_queue(
+        settings.workers,
+        queue,
+        settings.leader_election.is_some(),
+    ));
     let config = kube::Config::infer()
         .await
         .context("no Kubernetes configuration: set KUBECONFIG or run in a cluster")?;
@@ -134,6 +139,27 @@ async fn run(settings: Settings) -> Result<()> {
         debounce_ms = settings.debounce_ms, client_stack = stack.as_str(), runtime = RuntimeFlavor::from_env().as_str(),
         "starting widget controller");
 
+    // With leader election only the leader runs the controller (its watch
+    // included: a standby's cache is cold, unlike controller-runtime's,
+    // whose caches sync on every replica).
+    let mut candidate = None;
+    if settings.leader_election.is_some() {
+        let mut c = election::Candidate::join(clients.client.clone(), &settings.namespace).await?;
+        tokio::select! {
+            _ = signal() => return Ok(()),
+            r = c.elected() => r?,
+        }
+        metrics.leader.set(1);
+        tracing::info!("elected leader");
+        candidate = Some(c);
+    }
+    let lost = async {
+        match candidate.as_mut() {
+            Some(c) => c.lost().await,
+            None => std::future::pending().await,
+        }
+    };
+
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (fatal_tx, mut fatal_rx) = mpsc::unbounded_channel::<String>();
     let mut ctl = tokio::spawn(controller::run(
@@ -155,6 +181,7 @@ async fn run(settings: Settings) -> Result<()> {
             Ok(())
         }
         Some(msg) = fatal_rx.recv() => anyhow::bail!("{msg}"),
+        _ = lost => anyhow::bail!("leader election lost: stopping, so that only the new leader reconciles"),
         r = &mut ctl => {
             r?;
             Ok(())

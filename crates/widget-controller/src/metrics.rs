@@ -61,6 +61,9 @@ pub struct Metrics {
     /// ctrlbench_initial_list_seconds: these metrics' creation (right after
     /// the flags are read, before any client exists) → the watcher's first InitDone.
     initial_list: F64Gauge,
+    /// client-go's leader_election_master_status{name}: 1 while this
+    /// replica leads (registered only with --leader-elect).
+    pub leader: Gauge,
     started: std::time::Instant,
 }
 
@@ -88,11 +91,11 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 impl Metrics {
     #[cfg(test)]
     pub fn new(workers: u16) -> Metrics {
-        Metrics::with_queue(workers, Queue::default())
+        Metrics::with_queue(workers, Queue::default(), false)
     }
 
     /// Metrics over `queue` (a scheduling one for `--queue fifo`).
-    pub fn with_queue(workers: u16, queue: Queue) -> Metrics {
+    pub fn with_queue(workers: u16, queue: Queue, leader_election: bool) -> Metrics {
         let mut registry = Registry::default();
         let queue = Arc::new(queue);
         let name = labels(&[("name", CONTROLLER)]);
@@ -208,8 +211,21 @@ impl Metrics {
             initial_list.clone(),
         );
         registry.register_collector(Box::new(ProcessCollector::new()));
+        let leader = Gauge::default();
+        if leader_election {
+            sub(
+                &mut registry,
+                &labels(&[("name", widget_api::presets::leader_election::LEASE_NAME)]),
+            )
+            .register(
+                "leader_election_master_status",
+                "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+                leader.clone(),
+            );
+        }
         Metrics {
             initial_list,
+            leader,
             started: std::time::Instant::now(),
             registry,
             queue,

@@ -124,6 +124,9 @@ const COLUMNS: &[Column] = &[
             WRITE_VERBS,
         ),
     },
+    // How many replicas lead (client-go's leader election gauge): 1 under
+    // leader election, 0 without it.
+    sum("leaders", "leader_election_master_status", &[]),
 ];
 
 /// controller-runtime's reconcile_time_seconds buckets (the Go and Rust controllers share them).
@@ -186,6 +189,33 @@ pub const CATALOGUE: Catalogue = Catalogue {
     }],
     keep: |_| true,
 };
+
+/// How a column of several replicas' scrapes becomes the variant's one
+/// value: gauges add up over the replicas that answered, counters over
+/// every replica's last value (a replica that stopped answering still
+/// counts what it did), the initial list is the slowest replica's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    Gauge,
+    Counter,
+    Max,
+    /// Not a number (timestamp, variant) or scrape_ok.
+    None,
+}
+
+/// The merge of column `i` (histogram buckets are counters).
+pub fn merge_of(i: usize) -> Merge {
+    match COLUMNS.get(i).map(|c| (c.name, c.value)) {
+        None => Merge::Counter,
+        Some((_, Value::Timestamp | Value::Variant | Value::ScrapeOk)) => Merge::None,
+        Some(("initial_list_s", _)) => Merge::Max,
+        Some((
+            "queue_depth" | "active_workers" | "unfinished_work_s" | "rss_bytes" | "leaders",
+            _,
+        )) => Merge::Gauge,
+        Some(_) => Merge::Counter,
+    }
+}
 
 /// The file name of a variant's controller samples.
 pub fn file_name(variant: &str) -> String {

@@ -3,7 +3,9 @@
 //! objects lost: created but not Ready when the run ended, counted only
 //! against a fault-free run of the same controller (same implementation,
 //! settings and scale; a variant with `faults = false`) that reached N —
-//! without one, a slow controller would look lossy.
+//! without one, a slow controller would look lossy. Where replicas elect a
+//! leader, "new leader after" is the first change of the Lease's holder
+//! after the fault (summary.json's leader_changes, from our own watch).
 
 use super::Section;
 use crate::context::ReportCtx;
@@ -15,7 +17,12 @@ pub struct Faults;
 
 impl Section for Faults {
     fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
-        let rows = rows(&ctx.results);
+        let elected = ctx.results.runs.iter().any(|r| {
+            r.summary
+                .as_ref()
+                .is_some_and(|s| !s.leader_changes.is_empty())
+        });
+        let rows = rows(&ctx.results, elected);
         if rows.is_empty() {
             return;
         }
@@ -29,34 +36,31 @@ impl Section for Faults {
                 .into(),
         ));
         out.push(Block::Table(Table {
-            head: [
-                "run",
-                "at s",
-                "fault",
-                "pid",
-                "outcome",
-                "reconciles resume s",
-                "Ready growth resumes s",
-                "queue drained s",
-                "lost",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+            head: ["run", "at s", "fault", "pid", "outcome"]
+                .into_iter()
+                .chain(elected.then_some("new leader after s"))
+                .chain([
+                    "reconciles resume s",
+                    "Ready growth resumes s",
+                    "queue drained s",
+                    "lost",
+                ])
+                .map(|s| s.to_string())
+                .collect(),
             rows,
         }));
     }
 }
 
 /// A row per fault of every run.
-fn rows(results: &Results) -> Vec<Vec<String>> {
+fn rows(results: &Results, elected: bool) -> Vec<Vec<String>> {
     let secs = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "—".into());
     let mut rows = Vec::new();
     for run in &results.runs {
         let origin = run.origin();
         for f in &run.faults {
             let rec = recovery(run, origin + f.actual_s);
-            rows.push(vec![
+            let mut row = vec![
                 run.dir.label(),
                 format!("{:.1} (planned {:.1})", f.actual_s, f.planned_s),
                 format!(
@@ -71,14 +75,31 @@ fn rows(results: &Results) -> Vec<Vec<String>> {
                 ),
                 f.pid.to_string(),
                 f.outcome.clone(),
+            ];
+            if elected {
+                row.push(secs(new_leader_after(run, origin + f.actual_s)));
+            }
+            row.extend([
                 secs(rec.reconciles_resume),
                 secs(rec.ready_resumes),
                 secs(rec.queue_drained),
                 lost_cell(run, rec.not_ready, results),
             ]);
+            rows.push(row);
         }
     }
     rows
+}
+
+/// Seconds from `t` (Unix seconds) until the Lease had a new holder.
+fn new_leader_after(run: &Run, t: f64) -> Option<f64> {
+    run.summary
+        .as_ref()?
+        .leader_changes
+        .iter()
+        .map(|c| c.unix_s)
+        .find(|u| *u > t)
+        .map(|u| u - t)
 }
 
 /// The fault-free runs of the same controller as `run`: no faults.csv rows,

@@ -56,6 +56,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../experiments/seed-ha-single.toml"),
     ),
     (
+        "failover",
+        include_str!("../../../../experiments/failover.toml"),
+    ),
+    (
+        "failover-hung",
+        include_str!("../../../../experiments/failover-hung.toml"),
+    ),
+    (
         "faults",
         include_str!("../../../../experiments/faults.toml"),
     ),

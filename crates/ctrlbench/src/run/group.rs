@@ -1,7 +1,7 @@
 //! A run group: the variants measured together in one run (one variant in
 //! the isolated schedule, all of them in the concurrent one). Sets up a fresh
-//! namespace, a ServiceAccount identity and a controller process per
-//! variant, hands them to the measurement loop, and tears everything down
+//! namespace, a ServiceAccount identity and the controller's processes (its
+//! replicas) per variant, hands them to the measurement loop, and tears everything down
 //! again — also after errors and Ctrl-C.
 
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use ctrlbench_record::summary::QuietWait;
 use ctrlbench_record::{Settings, Summary};
 
 use super::measure::watch::Objects;
-use super::member::{Launch, LaunchKind, Member};
+use super::member::{Launch, LaunchKind, Member, Replica};
 use super::{Ctx, identity, measure, namespace};
 use crate::experiment::Impl;
 use crate::experiment::plan::Run;
@@ -73,15 +73,13 @@ pub async fn run(
                 ns: ns.clone(),
                 owns_namespace,
                 run_id,
-                metrics_url: None,
                 cluster_grants: Vec::new(),
                 settings: None,
                 flags: v.flags(),
                 dir,
                 objects: Arc::new(Objects::default()),
-                process: None,
+                replicas: Vec::new(),
                 pending: false,
-                launch: None,
                 started_at: None,
                 secrets,
             });
@@ -91,7 +89,10 @@ pub async fn run(
                 Impl::Rust | Impl::Go(_) => start_own(ctx, v, m).await?,
                 Impl::Command => start_command(ctx, vi, m).await?,
                 Impl::External => {
-                    m.metrics_url = v.keys.metrics.clone();
+                    m.replicas = vec![Replica {
+                        metrics_url: v.keys.metrics.clone(),
+                        ..Replica::default()
+                    }];
                     std::fs::write(
                         m.dir.controller_log(),
                         "impl = \"external\": ctrlbench started no controller\n",
@@ -107,12 +108,16 @@ pub async fn run(
         Ok(()) => measure::run(ctx, run, &mut members, &quiet_wait).await,
         Err(e) => Err(e),
     };
-    // Teardown, also after errors and Ctrl-C.
-    for m in &mut members {
-        if let Some(p) = m.process.take() {
-            p.stop(ctx.stop_grace()).await;
-        }
-    }
+    // Teardown, also after errors and Ctrl-C: every replica at once.
+    let grace = ctx.stop_grace();
+    futures::future::join_all(
+        members
+            .iter_mut()
+            .flat_map(|m| m.replicas.iter_mut())
+            .filter_map(|r| r.process.take())
+            .map(|p| p.stop(grace)),
+    )
+    .await;
     // Interrupted on our own plane: it is about to be removed whole, so its
     // namespaces need no deleting (the user is waiting).
     if ctx.cancel.is_cancelled() && ctx.cluster.plane.is_some() {
@@ -176,7 +181,10 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
     m.settings = print_settings(bin, &ns, &m.flags).await;
     // cache = "cluster" presets list/watch widgets in every namespace.
     let cluster_scope = widget_api::presets::get(v.preset()).is_some_and(|p| p.cluster_scope());
-    let grants = identity::Grants::widgets(cluster_scope);
+    let mut grants = identity::Grants::widgets(cluster_scope);
+    if v.lease().is_some() {
+        grants = grants.with_leases();
+    }
     m.cluster_grants = grants.describe_cluster();
     let id = identity::create(
         client,
@@ -197,14 +205,21 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
     args.extend(m.flags.iter().cloned());
     let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
     env.extend(v.env().iter().map(|(k, v)| (k.clone(), v.clone())));
-    // Kept to start it again the same way (a restart fault).
-    m.launch = Some(Launch {
+    // Kept to start it again the same way (a restart fault). Every replica
+    // is the same command: each binds its own free metrics port.
+    let launch = Launch {
         bin: bin.clone(),
         args,
         env,
         cpus: ctx.placement.controller_cpus(v)?,
         kind: LaunchKind::Own,
-    });
+    };
+    m.replicas = (0..v.replicas())
+        .map(|_| Replica {
+            launch: Some(launch.clone()),
+            ..Replica::default()
+        })
+        .collect();
     m.pending = true;
     // after-load: measure starts it once every object exists.
     if v.start() == StartMode::BeforeLoad {
@@ -230,27 +245,38 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
     .await?;
     let kc = m.secrets.path().join("kubeconfig");
     id.write(&kc)?;
-    let port = free_port()?;
-    let fill = |a: &str| {
-        a.replace("{port}", &port.to_string())
-            .replace("{namespace}", &m.ns)
-            .replace("{kubeconfig}", &kc.display().to_string())
-    };
-    let args: Vec<String> = v.command().iter().skip(1).map(|a| fill(a)).collect();
-    m.flags = args.clone();
-    m.metrics_url = v.keys.metrics.as_deref().map(fill);
-    let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
-    env.extend(v.env().iter().map(|(k, v)| (k.clone(), fill(v))));
-    // Kept to start it again the same way (a restart fault).
-    m.launch = Some(Launch {
-        bin: ctx.programs[&vi].clone(),
-        args,
-        env,
-        cpus: ctx.placement.controller_cpus(v)?,
-        kind: LaunchKind::Command {
-            metrics_url: m.metrics_url.clone(),
-        },
-    });
+    let cpus = ctx.placement.controller_cpus(v)?;
+    // Each replica gets its own {port}; the rest of its command is the same.
+    m.replicas.clear();
+    for k in 0..v.replicas() {
+        let port = free_port()?;
+        let fill = |a: &str| {
+            a.replace("{port}", &port.to_string())
+                .replace("{namespace}", &m.ns)
+                .replace("{kubeconfig}", &kc.display().to_string())
+        };
+        let args: Vec<String> = v.command().iter().skip(1).map(|a| fill(a)).collect();
+        if k == 0 {
+            m.flags = args.clone();
+        }
+        let metrics_url = v.keys.metrics.as_deref().map(fill);
+        let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
+        env.extend(v.env().iter().map(|(k, v)| (k.clone(), fill(v))));
+        // Kept to start it again the same way (a restart fault).
+        m.replicas.push(Replica {
+            launch: Some(Launch {
+                bin: ctx.programs[&vi].clone(),
+                args,
+                env,
+                cpus: cpus.clone(),
+                kind: LaunchKind::Command {
+                    metrics_url: metrics_url.clone(),
+                },
+            }),
+            process: None,
+            metrics_url,
+        });
+    }
     m.pending = true;
     // after-load: measure starts it once every object exists.
     if v.start() == StartMode::BeforeLoad {

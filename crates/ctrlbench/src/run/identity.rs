@@ -66,6 +66,14 @@ impl Grants {
         }
     }
 
+    /// These and the Lease a leader election needs in the namespace (what
+    /// controller-runtime's resource lock and kube-lease-manager use).
+    pub fn with_leases(mut self) -> Grants {
+        self.namespaced.push(json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                                    "verbs": ["get", "list", "watch", "create", "update", "patch"]}));
+        self
+    }
+
     /// A command's: its experiment file's `rbac` and `cluster_rbac`.
     pub fn of_rules(
         rbac: &[crate::experiment::spec::RbacRule],

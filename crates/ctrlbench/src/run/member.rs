@@ -1,5 +1,6 @@
 //! One variant's part of a run group: its namespace and run directory, the
-//! objects our watch times, the controller process and what it resolved its
+//! objects our watch times, the controller's replicas (one process each, or
+//! one unstarted entry for an external controller) and what it resolved its
 //! flags to. Set up by `group`, measured by `measure`, summed up by `summary`.
 
 use std::path::PathBuf;
@@ -21,25 +22,33 @@ pub struct Member {
     pub owns_namespace: bool,
     /// Labels this run's objects (`{{run}}`); unique per run.
     pub run_id: String,
-    /// Where the controller's metrics are scraped (None: not scraped).
-    pub metrics_url: Option<String>,
     /// Cluster-wide grants of the controller's identity, one line each.
     pub cluster_grants: Vec<String>,
     pub dir: RunDir,
     pub objects: Arc<Objects>,
-    pub process: Option<ControllerProcess>,
+    /// The controller's replicas (at least one).
+    pub replicas: Vec<Replica>,
     /// The controller is still to start (start = "after-load": once the
-    /// load is done), with `launch`.
+    /// load is done), every replica with its `launch`.
     pub pending: bool,
-    /// When the controller process was started.
+    /// When the controller's replicas were started.
     pub started_at: Option<Instant>,
     /// What the controller binary resolved its flags to (`--print-settings`).
     pub settings: Option<Settings>,
     pub flags: Vec<String>,
-    /// How the controller was started, to start it again the same way (faults).
-    pub launch: Option<Launch>,
     /// Holds the identity's kubeconfig; removed with the member.
     pub secrets: tempfile::TempDir,
+}
+
+/// One process of a variant's controller.
+#[derive(Default)]
+pub struct Replica {
+    /// How it is started, and started again the same way (faults); None:
+    /// an external controller, which ctrlbench does not start.
+    pub launch: Option<Launch>,
+    pub process: Option<ControllerProcess>,
+    /// Where its metrics are scraped (None: not scraped).
+    pub metrics_url: Option<String>,
 }
 
 /// A controller's command: binary, arguments and environment (its identity's
@@ -103,18 +112,50 @@ impl Launch {
 }
 
 impl Member {
-    /// Starts the pending controller (no-op without one); waits for its metrics address.
+    /// Starts the pending controller's replicas at once (no-op without
+    /// any); waits for each one's metrics address.
     pub async fn start_controller(&mut self) -> Result<()> {
         if !std::mem::take(&mut self.pending) {
             return Ok(());
         }
-        let Some(p) = self.launch.clone() else {
-            return Ok(());
-        };
         self.started_at = Some(Instant::now());
-        let (process, url) = p.spawn(&self.dir.controller_log(), false).await?;
-        self.metrics_url = url;
-        self.process = Some(process);
-        Ok(())
+        let dir = &self.dir;
+        let started =
+            futures::future::join_all(self.replicas.iter().enumerate().map(|(k, r)| async move {
+                match &r.launch {
+                    Some(l) => Some(l.spawn(&dir.replica_log(k), false).await),
+                    None => None,
+                }
+            }))
+            .await;
+        let mut first_error = None;
+        for (r, s) in self.replicas.iter_mut().zip(started) {
+            match s {
+                Some(Ok((process, url))) => {
+                    r.metrics_url = url;
+                    r.process = Some(process);
+                }
+                Some(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                None => {}
+            }
+        }
+        // Any replica that did not start fails the run; the others are
+        // stopped by the group's teardown.
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The replicas' metrics URLs (None: that replica is not scraped).
+    pub fn metrics_urls(&self) -> Vec<Option<String>> {
+        self.replicas
+            .iter()
+            .map(|r| r.metrics_url.clone())
+            .collect()
+    }
+
+    /// Whether any replica has metrics.
+    pub fn has_metrics(&self) -> bool {
+        self.replicas.iter().any(|r| r.metrics_url.is_some())
     }
 }

@@ -102,11 +102,13 @@ pub fn of(i: Inputs<'_>) -> Summary {
         background_objects: exp.background_objects,
         kubernetes_version: Some(i.kubernetes_version.to_string()),
         workload: (!exp.workload.is_builtin()).then(|| exp.workload.describe()),
-        controller_metrics: m.metrics_url.is_some(),
+        controller_metrics: m.has_metrics(),
         cluster_grants: m.cluster_grants.clone(),
         controller_exited_early: false,
         start: None,
         machine: None,
+        replicas: Vec::new(),
+        leader_changes: Vec::new(),
     }
 }
 

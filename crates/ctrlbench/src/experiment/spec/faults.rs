@@ -10,8 +10,13 @@ use super::top::WINDOW_S;
 /// Which process a fault hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultTarget {
-    /// The run's controller (every controller of a concurrent group).
+    /// The run's controller (every replica of every controller of a
+    /// concurrent group).
     Controller,
+    /// Replica k of the run's controller(s), numbered from 0.
+    ControllerReplica(usize),
+    /// The replica that leads when the fault fires (leader election).
+    ControllerLeader,
     ApiServer(usize),
     Etcd(usize),
     /// Whichever member leads when the fault fires.
@@ -21,9 +26,20 @@ pub enum FaultTarget {
 }
 
 impl FaultTarget {
+    /// Whether it hits a controller process (not the plane).
+    pub fn is_controller(self) -> bool {
+        matches!(
+            self,
+            FaultTarget::Controller
+                | FaultTarget::ControllerReplica(_)
+                | FaultTarget::ControllerLeader
+        )
+    }
+
     pub fn parse(s: &str) -> Option<FaultTarget> {
         Some(match s {
             "controller" => FaultTarget::Controller,
+            "controller:leader" => FaultTarget::ControllerLeader,
             "etcd:leader" => FaultTarget::EtcdLeader,
             "etcd:follower" => FaultTarget::EtcdFollower,
             _ => {
@@ -32,6 +48,7 @@ impl FaultTarget {
                 match kind {
                     "apiserver" => FaultTarget::ApiServer(k),
                     "etcd" => FaultTarget::Etcd(k),
+                    "controller" => FaultTarget::ControllerReplica(k),
                     _ => return None,
                 }
             }
@@ -43,6 +60,8 @@ impl std::fmt::Display for FaultTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FaultTarget::Controller => write!(f, "controller"),
+            FaultTarget::ControllerReplica(k) => write!(f, "controller:{k}"),
+            FaultTarget::ControllerLeader => write!(f, "controller:leader"),
             FaultTarget::ApiServer(k) => write!(f, "apiserver:{k}"),
             FaultTarget::Etcd(k) => write!(f, "etcd:{k}"),
             FaultTarget::EtcdLeader => write!(f, "etcd:leader"),
@@ -60,6 +79,42 @@ pub struct Fault {
     pub target: FaultTarget,
     /// stop: seconds stopped; restart: seconds down before the new start.
     pub duration_s: f64,
+}
+
+/// Checks the controller faults against the faulted variants: `controller:k`
+/// needs k replicas more than k in each, `controller:leader` a Lease in each
+/// (`leader_election = true`, or a command's `lease`).
+pub fn check_fleet(
+    src: &Source,
+    specs: &[FaultSpec],
+    faults: &[Fault],
+    variants: &[super::validated::Variant],
+) -> Checked<()> {
+    let faulted: Vec<_> = variants.iter().filter(|v| v.faulted()).collect();
+    for (spec, f) in specs.iter().zip(faults) {
+        let bad = |m: String| Err(src.at("target", spec.target.span(), m));
+        match f.target {
+            FaultTarget::ControllerReplica(k) => {
+                if let Some(v) = faulted.iter().find(|v| v.replicas() <= k) {
+                    return bad(format!(
+                        "controller:{k} does not exist in variant {:?}: it runs {} replica(s), numbered from 0 (replicas)",
+                        v.keys.name,
+                        v.replicas()
+                    ));
+                }
+            }
+            FaultTarget::ControllerLeader => {
+                if let Some(v) = faulted.iter().find(|v| v.lease().is_none()) {
+                    return bad(format!(
+                        "controller:leader needs leader election in variant {:?}: set leader_election = true (or a command's lease)",
+                        v.keys.name
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// What the faults may hit: the plane's shape.
@@ -86,7 +141,7 @@ fn check_one(src: &Source, f: &FaultSpec, plane: &Plane, window_s: f64) -> Check
     let bad_target = |m: String| src.at("target", f.target.span(), m);
     let Some(target) = FaultTarget::parse(f.target.get_ref()) else {
         return Err(bad_target(format!(
-            "unknown fault target {:?}: use controller, apiserver:<k>, etcd:<k>, etcd:leader or etcd:follower",
+            "unknown fault target {:?}: use controller, controller:<k>, controller:leader, apiserver:<k>, etcd:<k>, etcd:leader or etcd:follower",
             f.target.get_ref()
         )));
     };
@@ -101,7 +156,10 @@ fn check_one(src: &Source, f: &FaultSpec, plane: &Plane, window_s: f64) -> Check
     };
     let (members, apiservers) = (plane.etcd_members, plane.apiservers);
     match target {
-        FaultTarget::Controller => {}
+        // Checked against the variants' replicas and leases once they are known.
+        FaultTarget::Controller
+        | FaultTarget::ControllerReplica(_)
+        | FaultTarget::ControllerLeader => {}
         FaultTarget::ApiServer(k) => {
             plane_only("apiserver")?;
             if k >= apiservers {

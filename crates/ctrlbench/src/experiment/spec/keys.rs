@@ -301,6 +301,18 @@ variant_keys! {
     /// machine): the CPU limit an operator is deployed with. Both sides of a compared pair must
     /// match.
     controller_cpus: u32, accepts Started;
+    /// How many processes of this controller run, 1 to 16 (default 1): the same identity and
+    /// flags, each with its own metrics port (a command's `{port}` differs per replica). Counts and
+    /// CPU are summed over the replicas; each replica's peak RSS and CPU are kept too.
+    replicas: u32, accepts Started;
+    /// Leader election on a Lease in the run's namespace (controller-runtime's; in Rust the
+    /// kube-lease-manager crate), client-go's durations: lease 15 s, renew deadline 10 s, retry
+    /// 2 s. Only the leader reconciles. Default `false`.
+    leader_election: bool, accepts Own, flag "--leader-elect" (Switch),
+        resolve |f, v| f.leader_elect = *v;
+    /// The Lease a command's replicas elect their leader on (in `{namespace}`): the harness watches
+    /// it for `controller:leader` faults and the "new leader after" figure.
+    lease: String, accepts Command;
     /// `false`: this variant's runs skip the `[[fault]]` schedule — the fault-free baseline the
     /// report counts objects lost against. Needs a `[[fault]]` schedule and `schedule =
     /// "isolated"`.

@@ -152,6 +152,20 @@ impl Variant {
         self.keys.start.unwrap_or_default()
     }
 
+    /// How many processes of the controller run (≥ 1).
+    pub fn replicas(&self) -> usize {
+        self.keys.replicas.unwrap_or(1) as usize
+    }
+
+    /// The Lease the replicas elect a leader on, if they do: ours when
+    /// `leader_election = true`, a command's `lease`.
+    pub fn lease(&self) -> Option<&str> {
+        match self.keys.leader_election {
+            Some(true) => Some(widget_api::presets::leader_election::LEASE_NAME),
+            _ => self.keys.lease.as_deref(),
+        }
+    }
+
     /// Whether this variant's runs get the `[[fault]]` schedule.
     pub fn faulted(&self) -> bool {
         self.keys.faults != Some(false)

@@ -14,6 +14,9 @@ use super::schema::{Queue, Schedule, StartMode};
 use super::validated::Variant;
 use crate::controllers::Impl;
 
+/// The most replicas a variant may run (each is a whole controller process).
+pub const MAX_REPLICAS: u32 = 16;
+
 /// What a variant's checks need to know of the rest of the file.
 pub struct Around<'a> {
     pub schedule: Schedule,
@@ -225,6 +228,15 @@ fn in_context(
         if let Some(m) = why {
             return Err(src.at("faults", span_of("faults"), m));
         }
+    }
+    if let Some(r) = values.replicas
+        && !(1..=MAX_REPLICAS).contains(&r)
+    {
+        return Err(src.at(
+            "replicas",
+            span_of("replicas"),
+            format!("must be 1 to {MAX_REPLICAS}"),
+        ));
     }
     if values.controller_cpus == Some(0) {
         return Err(src.at(

@@ -1,9 +1,11 @@
 //! Faults: the experiment's `[[fault]]` schedule, executed during each run
 //! by the measurement loop. At `at_s` after the load starts a fault kills
 //! (SIGKILL), stops (SIGSTOP, SIGCONT after `duration_s`) or restarts (SIGKILL,
-//! then the same command again after `duration_s`) the controller, an
-//! apiserver or an etcd member (`etcd:leader`/`etcd:follower` are resolved
-//! when the fault fires). A restarted controller gets the same binary, flags
+//! then the same command again after `duration_s`) the controller (every
+//! replica, `controller:k` one, `controller:leader` the one whose
+//! leader-election gauge said it leads at the last scrape), an apiserver or
+//! an etcd member (`etcd:leader`/`etcd:follower` are resolved when the fault
+//! fires). A restarted controller gets the same binary, flags
 //! and identity (its kubeconfig) and appends to the same controller.log; the
 //! sampler follows its new metrics address. Plane processes restart with
 //! their own flags and data directory. When the run ends every process a
@@ -28,8 +30,8 @@ use ctrlbench_plane::{ControlPlane, Member as PlaneMember};
 /// The process a fault hit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Hit {
-    /// The controller of member `i` of the group.
-    Controller(usize),
+    /// Replica k of the controller of member `i` of the group.
+    Controller(usize, usize),
     Plane(PlaneMember),
 }
 
@@ -93,7 +95,8 @@ impl Faults {
         while self.next < self.plan.len()
             && self.plan[self.next].at_s <= load_start.elapsed().as_secs_f64()
         {
-            self.fire(self.next, load_start, members, plane).await;
+            self.fire(self.next, load_start, members, sampler, plane)
+                .await;
             self.next += 1;
         }
         let now = Instant::now();
@@ -151,6 +154,7 @@ impl Faults {
         k: usize,
         load_start: Instant,
         members: &mut [Member],
+        sampler: &Sampler,
         plane: Option<&ControlPlane>,
     ) {
         let p = &self.plan[k];
@@ -163,7 +167,24 @@ impl Faults {
         );
         let d = Duration::from_secs_f64(duration_s);
         let hits: Vec<Hit> = match target {
-            FaultTarget::Controller => (0..members.len()).map(Hit::Controller).collect(),
+            FaultTarget::Controller => members
+                .iter()
+                .enumerate()
+                .flat_map(|(i, m)| (0..m.replicas.len()).map(move |k| Hit::Controller(i, k)))
+                .collect(),
+            FaultTarget::ControllerReplica(k) => (0..members.len())
+                .filter(|i| k < members[*i].replicas.len())
+                .map(|i| Hit::Controller(i, k))
+                .collect(),
+            FaultTarget::ControllerLeader => (0..members.len())
+                .filter_map(|i| {
+                    let leader = match &sampler.controllers[i].fleet {
+                        Some(f) => f.leader,
+                        None => Some(0),
+                    };
+                    leader.map(|k| Hit::Controller(i, k))
+                })
+                .collect(),
             FaultTarget::ApiServer(k) => vec![Hit::Plane(PlaneMember::ApiServer(k))],
             FaultTarget::Etcd(k) => vec![Hit::Plane(PlaneMember::Etcd(k))],
             FaultTarget::EtcdLeader | FaultTarget::EtcdFollower => {
@@ -202,7 +223,7 @@ impl Faults {
             let mut r = base;
             r.actual_s = load_start.elapsed().as_secs_f64();
             r.at = now_rfc3339();
-            r.outcome = "failed: no such process (no member said it leads)".into();
+            r.outcome = "failed: no such process (no member or replica said it leads)".into();
             self.records.push((None, r));
             return;
         }
@@ -215,9 +236,16 @@ impl Faults {
             r.actual_s = load_start.elapsed().as_secs_f64();
             r.at = now_rfc3339();
             let (owner, sent) = match hit {
-                Hit::Controller(i) => {
-                    r.resolved = "controller".into();
-                    let sent = match members[i].process.as_mut().filter(|c| c.running_now()) {
+                Hit::Controller(i, k) => {
+                    r.resolved = match members[i].replicas.len() {
+                        1 => "controller".into(),
+                        _ => format!("controller:{k}"),
+                    };
+                    let sent = match members[i].replicas[k]
+                        .process
+                        .as_mut()
+                        .filter(|c| c.running_now())
+                    {
                         Some(c) => {
                             let pid = c.pid;
                             if sig == Signal::KILL {
@@ -278,8 +306,8 @@ impl Faults {
         plane: Option<&ControlPlane>,
     ) {
         let outcome = match (f.action, f.hit) {
-            (FaultAction::Stop, Hit::Controller(i)) => {
-                if let Some(c) = members[i].process.as_mut() {
+            (FaultAction::Stop, Hit::Controller(i, k)) => {
+                if let Some(c) = members[i].replicas[k].process.as_mut() {
                     c.signal(Signal::CONT);
                 }
                 "ok, continued".to_string()
@@ -289,15 +317,17 @@ impl Faults {
                 Some(Err(e)) => format!("continue failed: {e:#}"),
                 None => "continue failed: no plane".into(),
             },
-            (FaultAction::Restart, Hit::Controller(i)) => {
+            (FaultAction::Restart, Hit::Controller(i, k)) => {
                 let m = &mut members[i];
-                match &m.launch {
-                    Some(l) => match l.spawn(&m.dir.controller_log(), true).await {
+                let log = m.dir.replica_log(k);
+                let r = &mut m.replicas[k];
+                match &r.launch {
+                    Some(l) => match l.spawn(&log, true).await {
                         Ok((p, url)) => {
                             let s = format!("ok, restarted as pid {}", p.pid);
-                            sampler.controllers[i].url = url.clone();
-                            m.metrics_url = url;
-                            m.process = Some(p);
+                            sampler.controllers[i].urls[k] = url.clone();
+                            r.metrics_url = url;
+                            r.process = Some(p);
                             s
                         }
                         Err(e) => format!("restart failed: {e:#}"),

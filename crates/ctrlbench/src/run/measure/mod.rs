@@ -2,7 +2,8 @@
 //! and objects.csv (`watch`), the scrapes of controllers, apiservers and
 //! etcd (`sampler`), the fault schedule (`faults`), the phases after the
 //! create phase (`phases`), the audit log (`audit`), the harness's own CPU
-//! (`harness_cpu`), what else the machine did (`machine`) — implements [`Measurement`]: it is told when the run
+//! (`harness_cpu`), what else the machine did (`machine`), who holds a
+//! controller's Lease (`leases`) — implements [`Measurement`]: it is told when the run
 //! starts, on every tick of the loop, when the window is over (the
 //! controllers still run) and when the controllers have stopped, where it
 //! writes its files and its part of each summary. [`run`] composes them
@@ -11,7 +12,9 @@
 
 pub mod audit;
 pub mod faults;
+pub mod fleet;
 pub mod harness_cpu;
+pub mod leases;
 pub mod machine;
 pub mod phases;
 pub mod sampler;
@@ -96,6 +99,7 @@ fn measurements(
         Box::new(watch),
         Box::new(scrapes::Scrapes::new(run)),
         Box::new(faults::Faults::of(run)),
+        Box::new(leases::Leases::new()),
         Box::new(phases::Phases::new()),
         Box::new(audit::Audit::new(run)),
         Box::new(machine::Machine::new()),
@@ -167,10 +171,22 @@ pub async fn run(
     }
     let mut codes = Vec::new();
     for m in run.members.iter_mut() {
-        codes.push(match m.process.take() {
-            Some(p) => p.stop(ctx.stop_grace()).await,
-            None => None,
-        });
+        // The replicas stop at once; a replica that failed speaks for all.
+        let stopped = futures::future::join_all(
+            m.replicas
+                .iter_mut()
+                .filter_map(|r| r.process.take())
+                .map(|p| p.stop(ctx.stop_grace())),
+        )
+        .await;
+        codes.push(
+            stopped
+                .iter()
+                .find(|c| c.is_some_and(|c| c != 0))
+                .or(stopped.first())
+                .copied()
+                .flatten(),
+        );
     }
     let mut summaries = base_summaries(&run, &load_stats, &codes, quiet_wait);
     for m in all.iter_mut() {

@@ -91,9 +91,11 @@ impl ControllerRow {
 /// One controller being sampled.
 pub struct ControllerTarget {
     pub variant: String,
-    /// The metrics URL; None: the controller has none and is not scraped
-    /// (no metrics-<variant>.csv).
-    pub url: Option<String>,
+    /// Each replica's metrics URL; none at all: the controller is not
+    /// scraped (no metrics-<variant>.csv).
+    pub urls: Vec<Option<String>>,
+    /// With more than one replica: how their scrapes add up.
+    pub fleet: Option<super::fleet::Fleet>,
     /// A controller ctrlbench did not write: its controller-runtime
     /// controllers and work queues, whatever their names, are summed into
     /// the columns (ours are read by their name, "widget").
@@ -134,20 +136,25 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// `targets`: (variant, metrics URL or None when not scraped, run
-    /// directory); the apiserver and etcd files go in each run directory.
+    /// `targets`: (variant, each replica's metrics URL or None when not
+    /// scraped, run directory); the apiserver and etcd files go in each run
+    /// directory.
     pub fn new(
         apis: Vec<kube::Client>,
         etcd_urls: Vec<String>,
-        targets: Vec<(String, Option<String>, RunDir)>,
+        targets: Vec<(String, Vec<Option<String>>, RunDir)>,
     ) -> Result<Sampler> {
         let mut controllers = Vec::new();
         let mut apiserver_tables = Vec::new();
         let mut etcd_tables = Vec::new();
-        for (variant, url, dir) in targets {
-            let table = match url {
-                Some(_) => Some(Table::for_source(&dir.metrics(), &controller::CATALOGUE)?),
-                None => None,
+        for (variant, urls, dir) in targets {
+            let table = match urls.iter().any(Option::is_some) {
+                true => Some(Table::for_source(&dir.metrics(), &controller::CATALOGUE)?),
+                false => None,
+            };
+            let fleet = match urls.len() {
+                0 | 1 => None,
+                n => Some(super::fleet::Fleet::new(n, &dir)?),
             };
             for k in 0..apis.len() {
                 let path = match apis.len() {
@@ -165,7 +172,8 @@ impl Sampler {
             }
             controllers.push(ControllerTarget {
                 variant,
-                url,
+                urls,
+                fleet,
                 any_controller: false,
                 table,
                 baseline: None,
@@ -213,7 +221,7 @@ impl Sampler {
             .map(|m| {
                 (
                     ctx.exp.variants[m.variant].name.clone(),
-                    m.metrics_url.clone(),
+                    m.metrics_urls(),
                     m.dir.clone(),
                 )
             })
@@ -257,15 +265,15 @@ impl Sampler {
     /// rates use the real gaps between a source's rows).
     pub async fn scrape_once(&mut self) -> Result<()> {
         let ctl = futures::future::join_all(self.controllers.iter().map(|c| {
-            stamped(async {
-                match &c.url {
+            stamped(futures::future::join_all(c.urls.iter().map(|u| async {
+                match u {
                     Some(u) => {
                         self.get_as(u.clone(), &controller::CATALOGUE, c.any_controller)
                             .await
                     }
                     None => None,
                 }
-            })
+            })))
         }));
         let etcd_catalogue = match self.etcd_urls.len() {
             1 => &etcd::CATALOGUE,
@@ -279,9 +287,13 @@ impl Sampler {
         let apis =
             futures::future::join_all(self.apis.iter().map(|c| stamped(apiserver_values(c))));
         let (pages, apis, etcd) = tokio::join!(ctl, apis, etcd);
-        for (c, (ts, now, values)) in self.controllers.iter_mut().zip(pages) {
+        for (c, (ts, now, mut pages)) in self.controllers.iter_mut().zip(pages) {
             let Some(table) = c.table.as_mut() else {
                 continue;
+            };
+            let values = match c.fleet.as_mut() {
+                Some(f) => f.merge(&ts, &c.variant, &pages)?,
+                None => pages.pop().flatten(),
             };
             let cells = controller::CATALOGUE.row(&ts, &c.variant, values.as_deref());
             table.row(cells)?;

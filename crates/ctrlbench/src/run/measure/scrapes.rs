@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use ctrlbench_record::Summary;
+use ctrlbench_record::summary::ReplicaFigures;
 use futures::future::BoxFuture;
 
 use super::sampler::Sampler;
 use super::{Measurement, Run};
-use crate::experiment::spec::FaultTarget;
 use ctrlbench_plane::progress::Progress;
 
 /// How long every controller's metrics get to answer a first scrape.
@@ -42,7 +42,7 @@ impl Scrapes {
             next: Instant::now() + interval,
             bars: None,
             exited_early: vec![false; run.members.len()],
-            controller_faults: faults.iter().any(|f| f.target == FaultTarget::Controller),
+            controller_faults: faults.iter().any(|f| f.target.is_controller()),
         }
     }
 
@@ -52,8 +52,12 @@ impl Scrapes {
         let elapsed = run.load_start.elapsed().as_secs_f64();
         let window = run.ctx.exp.window_s;
         for (i, m) in run.members.iter_mut().enumerate() {
-            let alive = m.process.as_mut().is_some_and(|p| p.running());
-            if m.process.is_some() && !alive && !self.controller_faults {
+            let started = m.replicas.iter().any(|r| r.process.is_some());
+            let alive = started
+                && m.replicas
+                    .iter_mut()
+                    .all(|r| r.process.as_mut().is_none_or(|p| p.running()));
+            if started && !alive && !self.controller_faults {
                 self.exited_early[i] = true;
             }
             let msg = format!(
@@ -78,7 +82,7 @@ async fn baseline(sampler: &mut Sampler) -> Result<()> {
         if sampler
             .controllers
             .iter()
-            .all(|c| c.url.is_none() || c.baseline.is_some())
+            .all(|c| c.urls.iter().all(Option::is_none) || c.baseline.is_some())
         {
             return Ok(());
         }
@@ -86,8 +90,11 @@ async fn baseline(sampler: &mut Sampler) -> Result<()> {
             let silent: Vec<String> = sampler
                 .controllers
                 .iter()
-                .filter(|c| c.url.is_some() && c.baseline.is_none())
-                .map(|c| format!("{} ({})", c.variant, c.url.as_deref().unwrap_or_default()))
+                .filter(|c| c.urls.iter().any(Option::is_some) && c.baseline.is_none())
+                .map(|c| {
+                    let urls: Vec<&str> = c.urls.iter().flatten().map(String::as_str).collect();
+                    format!("{} ({})", c.variant, urls.join(", "))
+                })
                 .collect();
             anyhow::bail!(
                 "no answer from the controller metrics of {} within {} s",
@@ -155,12 +162,23 @@ impl Measurement for Scrapes {
 
     fn finish<'a>(
         &'a mut self,
-        _run: &'a mut Run<'_>,
+        run: &'a mut Run<'_>,
         summaries: &'a mut [Summary],
     ) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
             for (s, e) in summaries.iter_mut().zip(&self.exited_early) {
                 s.controller_exited_early = *e;
+            }
+            for (s, c) in summaries.iter_mut().zip(&run.sampler.controllers) {
+                if let Some(f) = &c.fleet {
+                    s.replicas = (0..f.peak_rss.len())
+                        .map(|k| ReplicaFigures {
+                            replica: k,
+                            peak_rss_bytes: f.peak_rss[k],
+                            cpu_seconds: f.cpu_s[k],
+                        })
+                        .collect();
+                }
             }
             Ok(())
         })

@@ -1,0 +1,164 @@
+//! Controller fleets end to end through the CLI, on this binary's shared
+//! plane: Rust and Go with two replicas and leader election converge; the
+//! leader killed at 2 s is replaced in time (our own watch of the Lease, in
+//! summary.json and the report's Faults table); nothing is lost against the fault-free run; each
+//! replica's figures are kept, and no replica outlives the run.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ctrlbench_plane::process::is_alive;
+use ctrlbench_plane::testing::shared_plane;
+use ctrlbench_record::faults;
+use widget_api::presets::leader_election::{LEASE_DURATION_S, RETRY_PERIOD_S};
+
+mod common;
+use common::{assert_success, ctrlbench};
+
+/// Two replicas with election, 1 worker and 50 ms of work: 200 objects take
+/// about 10 s, so the kill at 2 s lands mid-way.
+fn variant(name: &str, imp: &str, faults: bool) -> String {
+    format!(
+        "[[variant]]\nname = \"{name}\"\nimpl = \"{imp}\"\npreset = \"good\"\nworkers = 1\nwork_ms = 50\n\
+         replicas = 2\nleader_election = true\n{}",
+        if faults { "" } else { "faults = false\n" }
+    )
+}
+
+#[test]
+fn a_killed_leader_is_replaced_and_nothing_is_lost() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!(
+        "name = \"fleet\"\nscales = [200]\nwindow_s = 90\nstop_when_converged = true\n{}{}{}{}\
+         [[fault]]\nat_s = 2\naction = \"kill\"\ntarget = \"controller:leader\"\n",
+        variant("rust", "rust", true),
+        variant("go", "go@v0.22", true),
+        variant("rust-base", "rust", false),
+        variant("go-base", "go@v0.22", false),
+    );
+    let exp = tmp.path().join("fleet.toml");
+    std::fs::write(&exp, text).unwrap();
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(&results)
+        .args(["--kubeconfig", plane.kubeconfig_path.to_str().unwrap()])
+        .env("XDG_STATE_HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let dir = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let faults_section = report
+        .split("## Faults")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        faults_section.contains("new leader after s"),
+        "{faults_section}"
+    );
+    let (lease, retry) = (LEASE_DURATION_S as f64, RETRY_PERIOD_S as f64);
+    // Rust (kube-lease-manager): the standby sleeps until the Lease's renew
+    // time plus its duration, and the leader renewed at most one retry
+    // period before the kill: lease + 2 × retry. Go (client-go): a
+    // candidate polls every retry × (1 + up to 1.2, client-go's
+    // JitterFactor) and counts the lease from when it last saw the record
+    // change, not from the renew time, so up to two jittered polls are
+    // added: lease + 2 × 2.2 × retry.
+    for (name, bound) in [
+        ("rust", lease + 2.0 * retry),
+        ("go", lease + 2.0 * 2.2 * retry),
+    ] {
+        let run = dir.join(format!("N200/{name}/rep1"));
+        let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
+        assert_eq!(s.ready, 200, "{name}: {} not Ready", s.remaining);
+        let f = faults::read(&run.join("faults.csv")).unwrap();
+        assert_eq!(f.len(), 1, "{name}: {f:?}");
+        assert!(f[0].resolved.starts_with("controller:"), "{name}: {f:?}");
+        assert_eq!(f[0].outcome, "ok", "{name}: {f:?}");
+        // The killed leader held the Lease first; another holder followed.
+        assert!(
+            s.leader_changes.len() >= 2,
+            "{name}: {:?}",
+            s.leader_changes
+        );
+        let fired = ctrlbench_record::time::parse_time(&f[0].at).unwrap();
+        let next = s
+            .leader_changes
+            .iter()
+            .find(|c| c.unix_s > fired)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{name}: no new leader after the kill: {:?}",
+                    s.leader_changes
+                )
+            });
+        let after = next.unix_s - fired;
+        eprintln!("{name}: new leader {after:.1} s after the kill (bound {bound:.1} s)");
+        assert!(
+            after <= bound,
+            "{name}: new leader after {after:.1} s > {bound} s"
+        );
+        // The report's row says the same, and nothing was lost.
+        let row = faults_section
+            .lines()
+            .find(|l| l.starts_with(&format!("| N200/{name}/rep1 ")))
+            .unwrap_or_else(|| panic!("no fault row for {name} in {faults_section}"));
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let shown: f64 = cells[5].parse().unwrap_or_else(|_| panic!("{row}"));
+        assert!(
+            (shown - after).abs() < 0.15,
+            "{name}: report {shown}, summary {after:.2}: {row}"
+        );
+        assert_eq!(cells.last().copied(), Some("0"), "{name}: lost {row}");
+        // Each replica's own figures, from replicas.csv's source.
+        assert_eq!(s.replicas.len(), 2, "{name}: {:?}", s.replicas);
+        assert!(
+            s.replicas.iter().all(|r| r.peak_rss_bytes > 0.0),
+            "{name}: {:?}",
+            s.replicas
+        );
+        let rows = std::fs::read_to_string(run.join("replicas.csv")).unwrap();
+        assert!(
+            rows.lines()
+                .skip(1)
+                .any(|l| l.split(',').nth(4) == Some("1")),
+            "{name}: no leader row"
+        );
+        assert!(run.join("controller-1.log").is_file());
+        // The killed replica is gone, and so is the survivor.
+        let t = Instant::now();
+        while is_alive(f[0].pid, 0) && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(!is_alive(f[0].pid, 0), "{name}: the killed leader lives");
+    }
+    // The baselines elected once and were never replaced.
+    for name in ["rust-base", "go-base"] {
+        let s =
+            ctrlbench_record::Summary::read(&dir.join(format!("N200/{name}/rep1/summary.json")))
+                .unwrap();
+        assert_eq!(s.ready, 200, "{name}");
+        assert_eq!(s.leader_changes.len(), 1, "{name}: {:?}", s.leader_changes);
+    }
+    leftover_check(&dir);
+}
+
+/// No controller process of the run is left (its logs name their pids'
+/// binaries; the run's namespaces are gone with them).
+fn leftover_check(dir: &Path) {
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"fleet\""), "{manifest}");
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", "widget-controller.*--leader-elect"])
+        .output()
+        .unwrap();
+    let pids = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(pids.is_empty(), "replicas outlived the run: {pids}");
+}
