@@ -364,6 +364,14 @@ pub struct Summary {
     /// The machine check taken over the run; absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineCheck>,
+    /// The objects' size in bytes as created (JSON), when the experiment
+    /// sized them (`object_bytes`, `{{pad N}}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_bytes: Option<u64>,
+    /// etcd refused a write for lack of space (its NOSPACE alarm): the run's
+    /// figures end there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub etcd_nospace: bool,
     /// Each replica's figures, when the controller ran more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaFigures>,

@@ -125,7 +125,13 @@ fn problems(run: &Run) -> Vec<String> {
         Some(s) => {
             // The load is part of the experiment: a run whose loader failed
             // or did not finish measured a different workload.
-            if s.load.errors > 0 {
+            if s.etcd_nospace {
+                p.push(format!(
+                    "etcd ran out of space (its NOSPACE alarm): {} creates refused, the plane could not hold N objects of this size (first: {})",
+                    s.load.errors,
+                    s.load.first_error.as_deref().unwrap_or("?")
+                ));
+            } else if s.load.errors > 0 {
                 p.push(format!(
                     "loader errors: {} (first: {})",
                     s.load.errors,

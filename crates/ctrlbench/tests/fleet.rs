@@ -162,3 +162,51 @@ fn leftover_check(dir: &Path) {
     let pids = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert!(pids.is_empty(), "replicas outlived the run: {pids}");
 }
+
+#[test]
+fn half_megabyte_objects_load_and_converge() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let bytes = 512 * 1024;
+    let text = format!(
+        "name = \"big\"\nscales = [50]\nwindow_s = 60\nstop_when_converged = true\nobject_bytes = {bytes}\n\
+         [[variant]]\nname = \"rust\"\nimpl = \"rust\"\npreset = \"good\"\n\
+         [[variant]]\nname = \"go\"\nimpl = \"go@v0.22\"\npreset = \"good\"\n"
+    );
+    let exp = tmp.path().join("big.toml");
+    std::fs::write(&exp, text).unwrap();
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(&results)
+        .args(["--kubeconfig", plane.kubeconfig_path.to_str().unwrap()])
+        .env("XDG_STATE_HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let dir = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    for name in ["rust", "go"] {
+        let s = ctrlbench_record::Summary::read(&dir.join(format!("N50/{name}/rep1/summary.json")))
+            .unwrap();
+        assert_eq!(s.ready, 50, "{name}: {} not Ready", s.remaining);
+        assert_eq!(s.load.errors, 0, "{name}: {:?}", s.load.first_error);
+        // The size as created: the padding aims at the whole object's JSON.
+        let got = s
+            .object_bytes
+            .unwrap_or_else(|| panic!("{name}: no object_bytes"));
+        assert!(
+            got.abs_diff(bytes) <= 16,
+            "{name}: {got} bytes, asked {bytes}"
+        );
+    }
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("524288 bytes") || report.contains("512.0 KiB"),
+        "the report states the size"
+    );
+}

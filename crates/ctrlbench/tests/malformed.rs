@@ -139,6 +139,35 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
             ],
         ),
         (
+            "objects etcd cannot hold",
+            vec![
+                s("run"),
+                experiment(
+                    d,
+                    "big",
+                    &format!(
+                        "name = \"t\"\nscales = [20000]\nobject_bytes = 1048576\n{GOOD_VARIANT}"
+                    ),
+                ),
+            ],
+        ),
+        (
+            "replicas 0",
+            vec![s("run"), exp_with(d, "r0", "", "replicas = 0\n")],
+        ),
+        (
+            "leader fault without election",
+            vec![
+                s("run"),
+                exp_with(
+                    d,
+                    "le",
+                    "",
+                    "replicas = 2\n[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"controller:leader\"\n",
+                ),
+            ],
+        ),
+        (
             "concurrency 5000",
             vec![s("run"), exp_with(d, "c", "concurrency = 5000\n", "")],
         ),

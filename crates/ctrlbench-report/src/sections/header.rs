@@ -74,12 +74,18 @@ impl Section for Header {
             m.repeats.as_ref(),
             r.runs.iter().map(|x| x.repeat).max().unwrap_or(0),
         );
-        let background = match first.map_or(0, |s| s.background_objects) {
+        let mut background = match first.map_or(0, |s| s.background_objects) {
             0 => String::new(),
             k => format!(
                 " {k} background widgets in a namespace of their own, created before any controller started."
             ),
         };
+        if let Some(b) = first.and_then(|s| s.object_bytes) {
+            background.push_str(&format!(
+                " Objects of {b} bytes ({:.1} KiB) each as created.",
+                b as f64 / 1024.0
+            ));
+        }
         let name = r
             .dir
             .path

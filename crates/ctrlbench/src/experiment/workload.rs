@@ -297,8 +297,42 @@ impl JsonPath {
     }
 }
 
-/// The placeholders a template may use.
+/// The placeholders a template may use (and `{{pad N}}`: N letters `x`,
+/// to give objects a size).
 pub const PLACEHOLDERS: [&str; 4] = ["{{name}}", "{{index}}", "{{namespace}}", "{{run}}"];
+
+/// The largest object a run creates: the apiserver takes up to 3 MiB per
+/// request, etcd 1.5 MiB; 1 MiB leaves room for metadata and status.
+pub const MAX_OBJECT_BYTES: u64 = 1 << 20;
+
+/// `text` with every `{{pad N}}` replaced by N letters `x`; an error names
+/// a helper whose N is not a whole number up to [`MAX_OBJECT_BYTES`].
+pub fn expand_pads(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("{{pad ") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "{{pad ".len()..];
+        let end = after
+            .find("}}")
+            .ok_or_else(|| "{{pad N}} is not closed with }}".to_string())?;
+        let n: u64 = after[..end].trim().parse().map_err(|_| {
+            format!(
+                "{{{{pad {}}}}}: N must be a whole number of bytes",
+                &after[..end]
+            )
+        })?;
+        if n > MAX_OBJECT_BYTES {
+            return Err(format!(
+                "{{{{pad {n}}}}}: at most {MAX_OBJECT_BYTES} bytes per object"
+            ));
+        }
+        out.extend(std::iter::repeat_n('x', n as usize));
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
 
 /// A validated workload: the CRD (as JSON), the object template and the rule.
 #[derive(Debug, Clone)]
@@ -319,9 +353,27 @@ pub struct Workload {
 impl Workload {
     /// The Widget workload, as today.
     pub fn widgets() -> Workload {
+        Workload::widgets_of(0)
+    }
+
+    /// Widgets of about `bytes` bytes each (JSON, as created): the message
+    /// is padded with `x` to that size; 0 or anything under a bare Widget's
+    /// size: no padding.
+    pub fn widgets_of(bytes: u64) -> Workload {
+        let w = Workload::widgets_from("");
+        let bare = w.object_bytes();
+        if bytes <= bare {
+            return w;
+        }
+        Workload::widgets_from(&format!(" {{{{pad {}}}}}", bytes - bare - 1))
+    }
+
+    fn widgets_from(pad: &str) -> Workload {
         use kube::CustomResourceExt;
         let crd = serde_json::to_value(widget_api::Widget::crd()).expect("CRD serialises");
-        let template = "apiVersion: benchmark.example.com/v1alpha1\nkind: Widget\nmetadata:\n  name: \"{{name}}\"\nspec:\n  count: {{index}}\n  message: benchmark run {{index}}\n".to_string();
+        let template = format!(
+            "apiVersion: benchmark.example.com/v1alpha1\nkind: Widget\nmetadata:\n  name: \"{{{{name}}}}\"\nspec:\n  count: {{{{index}}}}\n  message: benchmark run {{{{index}}}}{pad}\n"
+        );
         Workload::new(
             None,
             crd,
@@ -432,6 +484,15 @@ impl Workload {
         format!("{}.{}", self.resource.plural, self.resource.group)
     }
 
+    /// The size of object 0 as created (JSON, in the run's namespace
+    /// `ctrlbench-run`): what `object_bytes` and `{{pad N}}` aim at.
+    pub fn object_bytes(&self) -> u64 {
+        self.render(0, "ctrlbench-run", "run")
+            .ok()
+            .and_then(|v| serde_json::to_vec(&v).ok())
+            .map_or(0, |b| b.len() as u64)
+    }
+
     /// Whether this is the built-in Widget workload.
     pub fn is_builtin(&self) -> bool {
         self.crd_file.is_none()
@@ -453,6 +514,7 @@ impl Workload {
             .replace("{{index}}", &i.to_string())
             .replace("{{namespace}}", namespace)
             .replace("{{run}}", run);
+        let text = expand_pads(&text).map_err(<serde_yaml::Error as serde::de::Error>::custom)?;
         let mut v: Value = serde_yaml::from_str(&text)?;
         if let Some(m) = v.as_object_mut() {
             let meta = m
@@ -698,6 +760,22 @@ mod tests {
         ] {
             assert!(ReadyRule::from_spec(&spec(bad)).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn pads_give_objects_their_size() {
+        assert_eq!(expand_pads("a{{pad 3}}b{{pad 0}}").unwrap(), "axxxb");
+        assert!(expand_pads("{{pad x}}").is_err());
+        assert!(expand_pads("{{pad 3").is_err());
+        assert!(expand_pads(&format!("{{{{pad {}}}}}", MAX_OBJECT_BYTES + 1)).is_err());
+        // Sized widgets: object 0 serialises to exactly the size asked.
+        for want in [4096u64, 100_000, 512 * 1024] {
+            let w = Workload::widgets_of(want);
+            let o = w.render(0, "ctrlbench-run", "run").unwrap();
+            assert_eq!(serde_json::to_vec(&o).unwrap().len() as u64, want);
+        }
+        // Below a bare widget's size: no padding.
+        assert_eq!(Workload::widgets_of(10).template, Workload::widgets().template);
     }
 
     #[test]

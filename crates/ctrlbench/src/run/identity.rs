@@ -66,11 +66,16 @@ impl Grants {
         }
     }
 
-    /// These and the Lease a leader election needs in the namespace (what
-    /// controller-runtime's resource lock and kube-lease-manager use).
+    /// These and what a leader election needs in the namespace: the Lease
+    /// (controller-runtime's resource lock and kube-lease-manager) and the
+    /// events controller-runtime records on it (kubebuilder's
+    /// leader-election Role has the same).
     pub fn with_leases(mut self) -> Grants {
         self.namespaced.push(json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
                                     "verbs": ["get", "list", "watch", "create", "update", "patch"]}));
+        self.namespaced
+            .push(json!({"apiGroups": [""], "resources": ["events"],
+                                    "verbs": ["create", "patch"]}));
         self
     }
 

@@ -107,6 +107,13 @@ pub fn of(i: Inputs<'_>) -> Summary {
         controller_exited_early: false,
         start: None,
         machine: None,
+        object_bytes: exp.object_bytes,
+        // etcd's NOSPACE alarm refuses every write with this message.
+        etcd_nospace: i
+            .load
+            .first_error
+            .as_deref()
+            .is_some_and(|e| e.contains("database space exceeded")),
         replicas: Vec::new(),
         leader_changes: Vec::new(),
     }

@@ -33,6 +33,67 @@ pub use validated::{Cluster, Compare, Experiment, Repeats, Variant};
 use crate::experiment::{phase, workload};
 use errors::Source;
 
+/// What etcd must hold, estimated: every object of the largest scale (all
+/// variants' at once under the concurrent schedule) and the background
+/// objects, each in three revisions (create, status write, one more) until
+/// the apiserver compacts, plus room for the rest.
+pub fn etcd_estimate(objects: u64, object_bytes: u64) -> u64 {
+    const REVISIONS: u64 = 3;
+    const REST: u64 = 512 << 20;
+    objects
+        .saturating_mul(object_bytes.max(1024))
+        .saturating_mul(REVISIONS)
+        + REST
+}
+
+/// etcd's largest recommended quota (its docs: 8 GiB).
+pub const ETCD_MAX_QUOTA: u64 = 8 << 30;
+/// etcd's default quota.
+const ETCD_DEFAULT_QUOTA: u64 = 2 << 30;
+
+/// Sets the local plane's etcd quota from [`etcd_estimate`] (unless
+/// `[cluster] etcd_args` sets one) and refuses what cannot fit.
+fn etcd_room(
+    src: &Source,
+    spec: &Spec,
+    w: &workload::Workload,
+    cluster: &mut Cluster,
+) -> Result<(), SpecError> {
+    let biggest = spec.scales.get_ref().iter().copied().max().unwrap_or(0);
+    let together = match spec.schedule {
+        Schedule::Concurrent => spec.variants.get_ref().len() as u64,
+        Schedule::Isolated => 1,
+    };
+    let objects = biggest * together + *spec.background_objects.get_ref();
+    let bytes = w.object_bytes();
+    let need = etcd_estimate(objects, bytes);
+    if need > ETCD_MAX_QUOTA {
+        let (key, span) = match &spec.object_bytes {
+            Some(b) => ("object_bytes", b.span()),
+            None => ("scales", spec.scales.span()),
+        };
+        return Err(src.at(
+            key,
+            span,
+            format!(
+                "{objects} objects of {bytes} bytes need about {:.1} GiB in etcd (3 revisions each until compaction), more than etcd's 8 GiB limit: fewer or smaller objects",
+                need as f64 / (1u64 << 30) as f64
+            ),
+        ));
+    }
+    if need > ETCD_DEFAULT_QUOTA
+        && !cluster
+            .etcd_args
+            .iter()
+            .any(|a| a.starts_with("--quota-backend-bytes"))
+    {
+        cluster
+            .etcd_args
+            .push(format!("--quota-backend-bytes={need}"));
+    }
+    Ok(())
+}
+
 /// `[[compare]]`: both sides are variants of the file, and not the same one.
 fn compare(src: &Source, spec: &Spec, variants: &[Variant]) -> Result<Vec<Compare>, SpecError> {
     let mut out = Vec::new();
@@ -150,10 +211,34 @@ pub fn parse_with(
     };
     let window_s = *spec.window_s.get_ref();
     let faults = faults::check(&src, &spec.faults, &plane, window_s)?;
-    let workload = match &spec.workload {
-        None => workload::Workload::widgets(),
-        Some(w) => workload::check(&src, file, w, read)?,
+    let workload = match (&spec.workload, &spec.object_bytes) {
+        (None, None) => workload::Workload::widgets(),
+        (None, Some(b)) => {
+            if *b.get_ref() > workload::MAX_OBJECT_BYTES {
+                return Err(src.at(
+                    "object_bytes",
+                    b.span(),
+                    format!(
+                        "at most {} bytes (1 MiB) per object",
+                        workload::MAX_OBJECT_BYTES
+                    ),
+                ));
+            }
+            workload::Workload::widgets_of(*b.get_ref())
+        }
+        (Some(_), Some(b)) => {
+            return Err(src.at(
+                "object_bytes",
+                b.span(),
+                "sizes the built-in Widgets; a [workload] template sizes its objects with {{pad N}}",
+            ));
+        }
+        (Some(w), None) => workload::check(&src, file, w, read)?,
     };
+    let mut cluster = cluster;
+    if local {
+        etcd_room(&src, &spec, &workload, &mut cluster)?;
+    }
     let mut variants: Vec<Variant> = Vec::new();
     for v in spec.variants.get_ref() {
         let around = variant::Around {
@@ -223,6 +308,8 @@ pub fn parse_with(
         probe_objects: *spec.probe_objects.get_ref(),
         background_objects: *spec.background_objects.get_ref(),
         phases,
+        object_bytes: (spec.object_bytes.is_some() || workload.template.contains("{{pad "))
+            .then(|| workload.object_bytes()),
         workload,
         faults,
     })

@@ -84,6 +84,9 @@ pub struct Spec {
     #[serde(default = "no_objects")]
     pub background_objects: Spanned<u64>,
     /// What happens after the create phase, in order (experiment/phase.rs).
+    /// The built-in Widgets' size in bytes (JSON, as created; the message is
+    /// padded): 0 or unset, a bare Widget.
+    pub object_bytes: Option<Spanned<u64>>,
     #[serde(default, rename = "phase")]
     pub phases: Vec<PhaseSpec>,
     /// What the runs create and when an object is ready (default: widgets).

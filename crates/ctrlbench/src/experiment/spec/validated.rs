@@ -133,6 +133,9 @@ pub struct Experiment {
     pub phases: Vec<Phase>,
     /// `[workload]`, or the built-in Widget workload.
     pub workload: Workload,
+    /// The objects' size as created, when the file sizes them
+    /// (`object_bytes`, or `{{pad N}}` in a template).
+    pub object_bytes: Option<u64>,
     pub faults: Vec<Fault>,
 }
 

@@ -43,6 +43,9 @@ async fn stamped<T>(fut: impl std::future::Future<Output = T>) -> (String, Insta
     (now_rfc3339(), Instant::now(), v)
 }
 
+/// How long one replica of several gets to answer a scrape.
+const REPLICA_WAIT: Duration = Duration::from_millis(900);
+
 /// A /metrics page larger than this is a failed scrape, not an out-of-memory.
 pub const MAX_PAGE: usize = 64 << 20;
 
@@ -264,16 +267,21 @@ impl Sampler {
     /// the moment its own scrape returned (sources answer at different speeds;
     /// rates use the real gaps between a source's rows).
     pub async fn scrape_once(&mut self) -> Result<()> {
-        let ctl = futures::future::join_all(self.controllers.iter().map(|c| {
-            stamped(futures::future::join_all(c.urls.iter().map(|u| async {
-                match u {
-                    Some(u) => {
-                        self.get_as(u.clone(), &controller::CATALOGUE, c.any_controller)
-                            .await
-                    }
-                    None => None,
-                }
-            })))
+        let this = &*self;
+        let ctl = futures::future::join_all(this.controllers.iter().map(|c| {
+            // A stopped (hung) replica must not hold up its fleet's row:
+            // each replica gets REPLICA_WAIT, then counts as not answering.
+            let wait = match c.urls.len() {
+                1 => Duration::from_secs(60),
+                _ => REPLICA_WAIT,
+            };
+            stamped(futures::future::join_all(c.urls.iter().map(
+                move |u| async move {
+                    let u = u.as_ref()?;
+                    let page = this.get_as(u.clone(), &controller::CATALOGUE, c.any_controller);
+                    tokio::time::timeout(wait, page).await.ok().flatten()
+                },
+            )))
         }));
         let etcd_catalogue = match self.etcd_urls.len() {
             1 => &etcd::CATALOGUE,
