@@ -375,6 +375,10 @@ pub struct Summary {
     /// Each replica's figures, when the controller ran more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaFigures>,
+    /// Each apiserver's peak resident memory while the controllers started
+    /// and ran (its VmHWM, reset when they started; local plane only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apiserver_peak_rss_bytes: Vec<f64>,
     /// Every change of the Lease's holder our watch saw (leader election).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leader_changes: Vec<LeaderChange>,
@@ -386,6 +390,10 @@ pub struct ReplicaFigures {
     pub replica: usize,
     pub peak_rss_bytes: f64,
     pub cpu_seconds: f64,
+    /// Its start → its cache's first complete list (None: never, or a
+    /// controller that does not export ctrlbench_initial_list_seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_list_s: Option<f64>,
 }
 
 /// A new holder of a controller's Lease, as our watch saw it.

@@ -210,3 +210,59 @@ fn half_megabyte_objects_load_and_converge() {
         "the report states the size"
     );
 }
+
+#[test]
+fn a_storm_of_four_streaming_replicas_is_measured() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Its own plane: the apiserver's peak memory is a local plane's figure.
+    let text = "name = \"storm\"\nscales = [200]\nobject_bytes = 51200\nwindow_s = 90\nstop_when_converged = true\n\
+         [[variant]]\nname = \"s\"\nimpl = \"rust\"\npreset = \"good\"\nstart = \"after-load\"\nreplicas = 4\nwatch_list = true\n";
+    let exp = tmp.path().join("storm.toml");
+    std::fs::write(&exp, text).unwrap();
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(&results)
+        .env("XDG_STATE_HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let dir = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let run = dir.join("N200/s/rep1");
+    let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
+    assert_eq!(s.ready, 200);
+    assert_eq!(s.replicas.len(), 4, "{:?}", s.replicas);
+    for r in &s.replicas {
+        let t = r
+            .initial_list_s
+            .unwrap_or_else(|| panic!("replica {} never listed", r.replica));
+        assert!(t > 0.0 && t < 90.0, "{r:?}");
+    }
+    // The apiserver's peak is at least what it holds of 200 × 50 KiB once.
+    assert_eq!(s.apiserver_peak_rss_bytes.len(), 1);
+    assert!(
+        s.apiserver_peak_rss_bytes[0] > 10e6 + 200.0 * 51200.0,
+        "{:?}",
+        s.apiserver_peak_rss_bytes
+    );
+    // Four streaming lists of widgets, one per replica (our own watch and
+    // the loader do not stream).
+    let api = ctrlbench_record::series::Series::read(&run.join("apiserver.csv"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(api.delta("widget_watch_lists_total"), Some(4.0));
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let storm = report
+        .split("## Restart storm")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        storm.contains("| N200/s/rep1 | 4 | on | 50.0 KiB | 4/4 |"),
+        "{storm}"
+    );
+}

@@ -7,6 +7,8 @@ use super::{Catalogue, Column, Histogram, Labels, UPDATE_VERBS, Value, WRITE_VER
 
 /// The loader's creates.
 const CREATE_VERBS: &[&str] = &["POST"];
+/// Informers' initial lists (and lists in reconcile).
+const LIST_VERBS: &[&str] = &["LIST"];
 
 const WIDGETS: Labels = &[("resource", "widgets")];
 const REQ: &str = "apiserver_request_total";
@@ -70,6 +72,18 @@ const COLUMNS: &[Column] = &[
     verbs("widget_update_writes_total", REQ, UPDATE_VERBS),
     verbs("widget_update_latency_sum", DUR_SUM, UPDATE_VERBS),
     verbs("widget_update_latency_count", DUR_COUNT, UPDATE_VERBS),
+    // Streaming lists the apiserver served for widgets (WatchList): one
+    // per informer that started with one.
+    sum(
+        "widget_watch_lists_total",
+        "apiserver_watch_list_duration_seconds_count",
+        WIDGETS,
+    ),
+    sum(
+        "widget_watch_list_s_sum",
+        "apiserver_watch_list_duration_seconds_sum",
+        WIDGETS,
+    ),
 ];
 
 /// apiserver_request_duration_seconds buckets of 1.34, +Inf last.
@@ -114,6 +128,8 @@ fn keep(line: &str) -> bool {
     line.starts_with("apiserver_request_total")
         || (line.starts_with("apiserver_request_duration_seconds")
             && line.contains("resource=\"widgets\""))
+        || (line.starts_with("apiserver_watch_list_duration_seconds")
+            && line.contains("resource=\"widgets\""))
         || line.starts_with("apiserver_current_inflight_requests")
         || line.starts_with("apiserver_flowcontrol_current_inqueue_requests")
         || line.starts_with("etcd_request_duration_seconds_sum")
@@ -136,6 +152,13 @@ pub const CATALOGUE: Catalogue = Catalogue {
             metric: "apiserver_request_duration_seconds",
             labels: WIDGETS,
             only: Some(("verb", CREATE_VERBS)),
+            bounds: &APISERVER_BUCKETS,
+        },
+        Histogram {
+            prefix: "widget_list_latency_",
+            metric: "apiserver_request_duration_seconds",
+            labels: WIDGETS,
+            only: Some(("verb", LIST_VERBS)),
             bounds: &APISERVER_BUCKETS,
         },
     ],

@@ -21,6 +21,7 @@ mod plots;
 mod server_side;
 mod settings;
 mod start;
+mod storm;
 mod throughput;
 mod warnings;
 
@@ -53,6 +54,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
         &goals::PerformanceGoals,
         &attribution::ReconcileTime,
         &faults::Faults,
+        &storm::Storm,
         &plots::Plots,
         &per_run::PerRun,
         &method::Method,

@@ -64,6 +64,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../experiments/failover-hung.toml"),
     ),
     (
+        "restart-storm",
+        include_str!("../../../../experiments/restart-storm.toml"),
+    ),
+    (
         "faults",
         include_str!("../../../../experiments/faults.toml"),
     ),

@@ -775,7 +775,10 @@ mod tests {
             assert_eq!(serde_json::to_vec(&o).unwrap().len() as u64, want);
         }
         // Below a bare widget's size: no padding.
-        assert_eq!(Workload::widgets_of(10).template, Workload::widgets().template);
+        assert_eq!(
+            Workload::widgets_of(10).template,
+            Workload::widgets().template
+        );
     }
 
     #[test]

@@ -115,6 +115,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
             .as_deref()
             .is_some_and(|e| e.contains("database space exceeded")),
         replicas: Vec::new(),
+        apiserver_peak_rss_bytes: Vec::new(),
         leader_changes: Vec::new(),
     }
 }

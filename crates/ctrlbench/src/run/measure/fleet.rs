@@ -13,7 +13,7 @@ use ctrlbench_record::columns::num;
 use ctrlbench_record::table::Table;
 
 /// The columns of replicas.csv.
-pub const HEADER: [&str; 7] = [
+pub const HEADER: [&str; 8] = [
     "timestamp",
     "controller",
     "replica",
@@ -21,6 +21,7 @@ pub const HEADER: [&str; 7] = [
     "leader",
     "rss_bytes",
     "cpu_seconds",
+    "initial_list_s",
 ];
 
 /// Each replica's counters and figures.
@@ -34,6 +35,8 @@ pub struct Fleet {
     /// Per replica: its peak RSS and its last CPU seconds (restarts added).
     pub peak_rss: Vec<f64>,
     pub cpu_s: Vec<f64>,
+    /// Per replica: its start → the first complete list (0 until then).
+    pub initial_list_s: Vec<f64>,
     table: Table,
 }
 
@@ -51,6 +54,7 @@ impl Fleet {
             leader: None,
             peak_rss: vec![0.0; replicas],
             cpu_s: vec![0.0; replicas],
+            initial_list_s: vec![0.0; replicas],
             table: Table::create(&dir.replicas(), HEADER.map(String::from).to_vec())?,
         })
     }
@@ -68,6 +72,7 @@ impl Fleet {
             column("cpu_seconds"),
             column("leaders"),
         );
+        let list = column("initial_list_s");
         self.leader = None;
         for (k, page) in pages.iter().enumerate() {
             if let (Some(now), Some(prev)) = (page, &self.last[k]) {
@@ -91,6 +96,9 @@ impl Fleet {
                 }
                 self.peak_rss[k] = self.peak_rss[k].max(get(rss));
                 self.cpu_s[k] = get(cpu) + self.carry[k].get(cpu).copied().unwrap_or(0.0);
+                if self.initial_list_s[k] == 0.0 {
+                    self.initial_list_s[k] = get(list);
+                }
             }
             let cells = match page {
                 Some(v) => {
@@ -103,6 +111,7 @@ impl Fleet {
                         get(leaders),
                         get(rss),
                         num(self.cpu_s[k]),
+                        get(list),
                     ]
                 }
                 None => vec![
@@ -110,6 +119,7 @@ impl Fleet {
                     variant.to_string(),
                     k.to_string(),
                     "0".into(),
+                    String::new(),
                     String::new(),
                     String::new(),
                     String::new(),

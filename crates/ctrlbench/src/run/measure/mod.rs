@@ -3,13 +3,15 @@
 //! etcd (`sampler`), the fault schedule (`faults`), the phases after the
 //! create phase (`phases`), the audit log (`audit`), the harness's own CPU
 //! (`harness_cpu`), what else the machine did (`machine`), who holds a
-//! controller's Lease (`leases`) — implements [`Measurement`]: it is told when the run
+//! controller's Lease (`leases`), the apiservers' peak memory
+//! (`apiserver_peak`) — implements [`Measurement`]: it is told when the run
 //! starts, on every tick of the loop, when the window is over (the
 //! controllers still run) and when the controllers have stopped, where it
 //! writes its files and its part of each summary. [`run`] composes them
 //! around the loader; adding a measurement is a file and a line in
 //! [`measurements`].
 
+pub mod apiserver_peak;
 pub mod audit;
 pub mod faults;
 pub mod fleet;
@@ -100,6 +102,7 @@ fn measurements(
         Box::new(scrapes::Scrapes::new(run)),
         Box::new(faults::Faults::of(run)),
         Box::new(leases::Leases::new()),
+        Box::new(apiserver_peak::ApiserverPeak::new()),
         Box::new(phases::Phases::new()),
         Box::new(audit::Audit::new(run)),
         Box::new(machine::Machine::new()),

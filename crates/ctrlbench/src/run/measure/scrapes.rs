@@ -176,6 +176,8 @@ impl Measurement for Scrapes {
                             replica: k,
                             peak_rss_bytes: f.peak_rss[k],
                             cpu_seconds: f.cpu_s[k],
+                            initial_list_s: (f.initial_list_s[k] > 0.0)
+                                .then_some(f.initial_list_s[k]),
                         })
                         .collect();
                 }
