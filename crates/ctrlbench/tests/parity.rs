@@ -13,7 +13,9 @@
 //! given --priority-queue (controller-runtime v0.20+ only; Rust has none).
 //! With --leader-elect both print the same Lease and durations except the
 //! renew deadline: client-go's 10 s in Go, none (null) in Rust, whose lease
-//! crate keeps renewing until the Lease expires.
+//! crate keeps renewing until the Lease expires. And the HTTP version:
+//! client-go negotiates HTTP/2 ("h2"); the Rust controller speaks HTTP/1.1
+//! unless given --http2, a Rust-only flag checked below.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -168,6 +170,10 @@ fn print_settings_is_identical_in_rust_and_go() {
         {
             differ.push(format!("{args:?}: renew deadline rust {rd:?}, go {gd:?}"));
         }
+        let (rh, gh) = (r["http_version"].take(), g["http_version"].take());
+        if rh != "http/1.1" || gh != "h2" {
+            differ.push(format!("{args:?}: http_version rust {rh}, go {gh}"));
+        }
         if le != r["leader_election"].is_object() {
             differ.push(format!(
                 "{args:?}: leader_election {}",
@@ -186,6 +192,19 @@ fn print_settings_is_identical_in_rust_and_go() {
         differ.join("\n")
     );
     eprintln!("{} command lines: identical settings", lines.len());
+}
+
+#[test]
+fn http2_is_the_rust_controllers_switch() {
+    let (rust, go) = binaries();
+    let s = settings("rust", &rust, &["--http2"]);
+    assert_eq!(s["http_version"], "h2");
+    let out = run(&go, &["--http2"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "Go has no --http2: client-go negotiates it"
+    );
 }
 
 #[test]

@@ -126,6 +126,17 @@ fn sample_controller_reaches_the_rule_with_rbac_from_the_file_only() {
     // No metrics URL: no controller scrape, every other source still there.
     assert!(!run.join("metrics-sample-controller.csv").exists());
     assert!(run.join("apiserver.csv").is_file());
+    // The apiserver's requests for foos fill the workload's columns: the 20
+    // creates and the controller's status updates.
+    let api = ctrlbench_record::series::Series::read(&run.join("apiserver.csv"))
+        .unwrap()
+        .unwrap();
+    let creates: f64 = api
+        .bucket_delta("widget_create_latency")
+        .last()
+        .map_or(0.0, |b| b.1);
+    assert!(creates >= 20.0, "creates of foos seen: {creates}");
+    assert!(api.delta("widget_update_writes_total").unwrap_or(0.0) >= 20.0);
     let rows = objects(&run.join("objects.csv"));
     assert_eq!(rows.len(), 20);
     assert!(rows[0].0.starts_with("foo-0000"), "{rows:?}");

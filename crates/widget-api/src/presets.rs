@@ -313,6 +313,9 @@ pub struct Flags {
     pub queue: Option<Queue>,
     pub debounce_ms: Option<i64>,
     pub leader_elect: bool,
+    /// HTTP/2 for the Rust controller's clients (ALPN h2); Go's client-go
+    /// always negotiates it.
+    pub http2: bool,
 }
 
 /// How a controller takes part in leader election (`--leader-elect`).
@@ -394,6 +397,11 @@ pub struct Settings {
     /// None: no leader election (every replica reconciles).
     #[serde(default)]
     pub leader_election: Option<LeaderElection>,
+    /// What the clients speak to the apiserver: "h2" (HTTP/2, one
+    /// connection per client shared by its requests and watches, as
+    /// client-go) or "http/1.1" (a connection per request in flight).
+    #[serde(default)]
+    pub http_version: String,
 }
 
 impl Settings {
@@ -585,6 +593,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         retry_overall_burst: retry::OVERALL_BURST,
         // The Rust controller's lease crate renews every retry period
         // until the Lease expires; it has no renew deadline.
+        http_version: if f.http2 { "h2" } else { "http/1.1" }.to_string(),
         leader_election: f.leader_elect.then(|| LeaderElection {
             lease_name: leader_election::LEASE_NAME.to_string(),
             lease_duration_s: leader_election::LEASE_DURATION_S,

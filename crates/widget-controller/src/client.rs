@@ -2,7 +2,8 @@
 //! (throttling must stay visible), an optional client-go style token bucket
 //! (QPS + burst) per client whose waits are measured — watches are never
 //! throttled, as in client-go — request counting by code and method, and
-//! client-go's request latency histogram, all as tower layers.
+//! client-go's request latency histogram, all as tower layers; HTTP/1.1 or,
+//! with `--http2`, HTTP/2 negotiated by ALPN.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -70,6 +71,7 @@ pub async fn build(
     metrics: Arc<Metrics>,
     rate_limit: Option<(f64, u32)>,
     stack: Stack,
+    http2: bool,
 ) -> Result<kube::Client> {
     config.default_retry = false;
     let host = config
@@ -94,7 +96,13 @@ pub async fn build(
             http.enforce_http(false);
             http.set_nodelay(true);
             http.set_connect_timeout(config.connect_timeout);
-            let https = config.rustls_https_connector_with_connector(http)?;
+            // kube's connector offers only http/1.1; offering h2 first lets
+            // the apiserver pick HTTP/2, as Go's client does.
+            let mut tls = config.rustls_client_config()?;
+            if http2 {
+                tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            }
+            let https = hyper_rustls::HttpsConnector::from((http, Arc::new(tls)));
             let hyper: hyper_util::client::legacy::Client<_, kube::client::Body> =
                 hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(https);
             let service = tower::ServiceBuilder::new()

@@ -83,6 +83,12 @@ pub struct Flags {
     /// a replica that loses the Lease exits, as controller-runtime's does.
     #[arg(long)]
     pub leader_elect: bool,
+    /// Speak HTTP/2 to the apiserver (ALPN h2 over rustls), as client-go
+    /// does: one connection per client, its requests and watches
+    /// multiplexed on it. Without it: HTTP/1.1, a connection per request in
+    /// flight (kube-rs's default).
+    #[arg(long)]
+    pub http2: bool,
     /// Print the resolved settings as one JSON object and exit (no cluster needed).
     #[arg(long)]
     pub print_settings: bool,
@@ -109,6 +115,7 @@ impl Flags {
             queue: self.queue,
             debounce_ms: self.debounce_ms,
             leader_elect: self.leader_elect,
+            http2: self.http2,
         })
     }
 }

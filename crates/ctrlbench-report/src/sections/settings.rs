@@ -119,13 +119,22 @@ fn settings_row(g: &Group) -> Vec<String> {
         s.workers.to_string(),
         queue_cell(s),
         s.client_limit(),
-        if s.client_buckets.is_empty() {
-            "?".into()
-        } else {
-            s.client_buckets.join(", ")
+        match (s.client_buckets.is_empty(), s.http_version.as_deref()) {
+            (true, _) => "?".into(),
+            (false, None) => s.client_buckets.join(", "),
+            (false, Some(v)) => format!("{} ({})", s.client_buckets.join(", "), http_words(v)),
         },
         s.retry_policy(),
     ]
+}
+
+/// How a client speaks to the apiserver, in words.
+fn http_words(v: &str) -> String {
+    match v {
+        "h2" => "HTTP/2".into(),
+        "http/1.1" => "HTTP/1.1".into(),
+        other => other.into(),
+    }
 }
 
 /// "fifo", "kube, debounce 5 ms", "fifo, priority": the queue, its

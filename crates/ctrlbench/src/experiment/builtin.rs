@@ -42,6 +42,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("perf", include_str!("../../../../experiments/perf.toml")),
     ("noise", include_str!("../../../../experiments/noise.toml")),
+    ("http2", include_str!("../../../../experiments/http2.toml")),
     ("scale", include_str!("../../../../experiments/scale.toml")),
     (
         "memory",

@@ -19,8 +19,18 @@ use crate::experiment::plan::Run;
 use crate::experiment::spec::StartMode;
 use crate::experiment::spec::Variant;
 
-/// How long tearing down a group's namespaces may take in all.
-const TEARDOWN_BOUND: Duration = Duration::from_secs(120);
+/// How long tearing down a group's namespaces may take in all: two
+/// minutes, plus the objects at a delete rate this machine's plane beats
+/// (200 objects/s, 20 MiB/s of objects), so that a large run's namespace
+/// is not given up on while it is still being emptied.
+pub fn teardown_bound(objects: u64, object_bytes: u64) -> Duration {
+    const BASE_S: f64 = 120.0;
+    const OBJECTS_PER_S: f64 = 200.0;
+    const BYTES_PER_S: f64 = 20.0 * 1024.0 * 1024.0;
+    Duration::from_secs_f64(
+        BASE_S + objects as f64 / OBJECTS_PER_S + (objects * object_bytes) as f64 / BYTES_PER_S,
+    )
+}
 
 /// Sets up, measures and tears down one run group; also returns what
 /// teardown could not remove.
@@ -124,6 +134,15 @@ pub async fn run(
         return (result, Vec::new());
     }
     // Namespaces go in parallel, within one overall bound.
+    let objects = run.scale * members.len() as u64;
+    let bound = teardown_bound(objects, exp.object_bytes.unwrap_or(0));
+    if bound > Duration::from_secs(150) {
+        eprintln!(
+            "tearing down {} namespace(s), {objects} objects: up to {:.0} s",
+            members.len(),
+            bound.as_secs_f64()
+        );
+    }
     let finalize = ctx.cluster.no_namespace_controller;
     let kinds = std::slice::from_ref(&exp.workload.resource);
     let deletes = members.iter().map(|m| async move {
@@ -134,7 +153,7 @@ pub async fn run(
                 &exp.workload,
                 &m.ns,
                 &m.run_id,
-                TEARDOWN_BOUND,
+                bound,
             )
             .await
             .map_err(|e| format!("namespace {}: {e:#}", m.ns));
@@ -148,23 +167,25 @@ pub async fn run(
             &m.ns,
             finalize,
             Duration::from_secs(20),
-            TEARDOWN_BOUND,
+            bound,
             kinds,
         )
         .await
         .map_err(|e| format!("namespace {}: {e:#}", m.ns))
     });
     let mut not_cleaned = Vec::new();
-    match tokio::time::timeout(TEARDOWN_BOUND, futures::future::join_all(deletes)).await {
+    match tokio::time::timeout(bound, futures::future::join_all(deletes)).await {
         Ok(results) => not_cleaned.extend(results.into_iter().filter_map(|r| r.err())),
         Err(_) => not_cleaned.extend(
             members
                 .iter()
-                .map(|m| format!("namespace {}: not gone after {TEARDOWN_BOUND:?}", m.ns)),
+                .map(|m| format!("namespace {}: not gone after {bound:?}", m.ns)),
         ),
     }
     for n in &not_cleaned {
-        eprintln!("warning: not cleaned up: {n}");
+        eprintln!(
+            "warning: not cleaned up: {n} (on an existing cluster: delete it yourself, e.g. kubectl delete namespace)"
+        );
     }
     (result, not_cleaned)
 }
@@ -320,4 +341,18 @@ fn now_nanos() -> u128 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::teardown_bound;
+
+    #[test]
+    fn the_teardown_bound_follows_the_work() {
+        assert_eq!(teardown_bound(200, 0).as_secs(), 121);
+        // N = 100 000 bare widgets: 120 s + 500 s.
+        assert_eq!(teardown_bound(100_000, 0).as_secs(), 620);
+        // 2000 objects of 100 KiB: 120 + 10 + 204 800 000 B at 20 MiB/s ≈ 9.8 s.
+        assert_eq!(teardown_bound(2000, 102_400).as_secs(), 139);
+    }
 }

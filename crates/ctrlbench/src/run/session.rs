@@ -451,13 +451,22 @@ impl<'a> Session<'a> {
             }
             Ok(summaries) => self.manifest.runs.extend(summaries),
             Err(e) => {
+                // etcd's NOSPACE alarm stays raised: every later write fails
+                // the same way, so the cause is named once, with the remedy.
+                let full = format!("{e:#}").contains("database space exceeded");
+                let cause = if full {
+                    " (etcd is full: its NOSPACE alarm refuses every write until the plane is restarted; \
+                     set [cluster] etcd_args = [\"--quota-backend-bytes=…\"] or use fewer or smaller objects)"
+                } else {
+                    ""
+                };
                 self.manifest.errors.push(format!(
-                    "N={} rep {} {}: {e:#}",
+                    "N={} rep {} {}: {e:#}{cause}",
                     run.scale,
                     run.repeat,
                     names.join("+")
                 ));
-                eprintln!("run failed: {e:#}");
+                eprintln!("run failed: {e:#}{cause}");
             }
         }
         self.manifest.write(&self.results.manifest())?;

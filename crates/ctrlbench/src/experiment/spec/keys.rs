@@ -264,6 +264,10 @@ variant_keys! {
     /// controller-runtime with `cache.TransformStripManagedFields`). Default `false`.
     strip_managed_fields: bool, accepts Own, flag "--strip-managed-fields" (Switch),
         resolve |f, v| f.strip_managed_fields = *v;
+    /// HTTP/2 to the apiserver (ALPN h2 over rustls): one connection per client, requests and
+    /// watches multiplexed, as client-go does. Default `false`: HTTP/1.1 (kube-rs's default).
+    http2: bool, accepts Rust, flag "--http2" (Switch),
+        resolve |f, v| f.http2 = *v;
     /// Delay and coalesce re-triggers per object (kube-runtime's debounce, or the same before the
     /// FIFO queue).
     debounce_ms: u64, accepts Rust, flag "--debounce-ms",

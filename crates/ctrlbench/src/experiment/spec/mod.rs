@@ -51,8 +51,11 @@ pub const ETCD_MAX_QUOTA: u64 = 8 << 30;
 /// etcd's default quota.
 const ETCD_DEFAULT_QUOTA: u64 = 2 << 30;
 
-/// Sets the local plane's etcd quota from [`etcd_estimate`] (unless
-/// `[cluster] etcd_args` sets one) and refuses what cannot fit.
+/// Refuses what cannot fit in etcd ([`etcd_estimate`] over its 8 GiB), and
+/// gives sized objects etcd's largest quota (unless `[cluster] etcd_args`
+/// sets one): replicas without leader election, conflicts and runs within
+/// one compaction interval (5 minutes) each add a revision of every
+/// object, which no estimate bounds; the quota is a limit, not space taken.
 fn etcd_room(
     src: &Source,
     spec: &Spec,
@@ -81,7 +84,8 @@ fn etcd_room(
             ),
         ));
     }
-    if need > ETCD_DEFAULT_QUOTA
+    let sized = spec.object_bytes.is_some() || w.template.contains("{{pad ");
+    if (sized || need > ETCD_DEFAULT_QUOTA)
         && !cluster
             .etcd_args
             .iter()
@@ -89,7 +93,7 @@ fn etcd_room(
     {
         cluster
             .etcd_args
-            .push(format!("--quota-backend-bytes={need}"));
+            .push(format!("--quota-backend-bytes={ETCD_MAX_QUOTA}"));
     }
     Ok(())
 }

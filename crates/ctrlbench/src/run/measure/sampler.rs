@@ -20,13 +20,47 @@ use crate::run::member::Member;
 
 /// The apiserver's page through the catalogue (None: the scrape failed).
 pub async fn apiserver_values(client: &kube::Client) -> Option<Vec<Option<f64>>> {
+    apiserver_values_as(client, None).await
+}
+
+/// `apiserver_values`, reading the requests for `kind` (group, plural) as
+/// the catalogue's widget columns: a workload of another kind gets the same
+/// server-side figures (the Widgets' own requests are then set apart).
+async fn apiserver_values_as(
+    client: &kube::Client,
+    kind: Option<&(String, String)>,
+) -> Option<Vec<Option<f64>>> {
     let req = http::Request::get("/metrics").body(Vec::new()).ok()?;
-    let text = tokio::time::timeout(Duration::from_secs(5), client.request_text(req))
+    let mut text = tokio::time::timeout(Duration::from_secs(5), client.request_text(req))
         .await
         .ok()?
         .ok()?;
+    if let Some(k) = kind {
+        text = as_widgets(&text, k);
+    }
     let c = &apiserver::CATALOGUE;
     Some(c.values(&Page::parse_only(&text, c.keep).ok()?))
+}
+
+/// The apiserver's request lines for (group, plural) relabelled
+/// `resource="widgets"`, and the Widgets' own `resource="widgets-builtin"`.
+pub fn as_widgets(text: &str, (group, plural): &(String, String)) -> String {
+    let (g, r) = (
+        format!("group=\"{group}\""),
+        format!("resource=\"{plural}\""),
+    );
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if !line.starts_with("apiserver_") {
+            out.push_str(line);
+        } else if line.contains(&g) && line.contains(&r) {
+            out.push_str(&line.replacen(&r, "resource=\"widgets\"", 1));
+        } else {
+            out.push_str(&line.replacen("resource=\"widgets\"", "resource=\"widgets-builtin\"", 1));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// One named value of an apiserver row.
@@ -126,6 +160,8 @@ pub struct Sampler {
     http: reqwest::Client,
     /// One admin client per apiserver (aimed at it directly).
     apis: Vec<kube::Client>,
+    /// The workload's (group, plural) when it is not the Widgets: read as them.
+    kind: Option<(String, String)>,
     /// Every etcd member's metrics URL.
     etcd_urls: Vec<String>,
     pub controllers: Vec<ControllerTarget>,
@@ -197,6 +233,7 @@ impl Sampler {
                 .no_proxy()
                 .build()?,
             apis,
+            kind: None,
             etcd_urls,
             controllers,
             apiserver_tables,
@@ -230,6 +267,10 @@ impl Sampler {
             })
             .collect();
         let mut sampler = Sampler::new(apis, etcd_urls, targets)?;
+        let w = &ctx.exp.workload;
+        if !w.is_builtin() {
+            sampler.kind = Some((w.resource.group.clone(), w.resource.plural.clone()));
+        }
         for (c, m) in sampler.controllers.iter_mut().zip(members) {
             c.any_controller = !ctx.exp.variants[m.variant].is_own();
         }
@@ -292,8 +333,11 @@ impl Sampler {
                 .iter()
                 .map(|u| stamped(self.get(u.clone(), etcd_catalogue))),
         );
-        let apis =
-            futures::future::join_all(self.apis.iter().map(|c| stamped(apiserver_values(c))));
+        let apis = futures::future::join_all(
+            self.apis
+                .iter()
+                .map(|c| stamped(apiserver_values_as(c, self.kind.as_ref()))),
+        );
         let (pages, apis, etcd) = tokio::join!(ctl, apis, etcd);
         for (c, (ts, now, mut pages)) in self.controllers.iter_mut().zip(pages) {
             let Some(table) = c.table.as_mut() else {
@@ -397,6 +441,21 @@ pub fn as_one_controller(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_kinds_requests_read_as_widgets() {
+        let page = "apiserver_request_total{code=\"201\",group=\"samplecontroller.k8s.io\",resource=\"foos\",verb=\"POST\"} 5\n\
+apiserver_request_total{code=\"201\",group=\"benchmark.example.com\",resource=\"widgets\",verb=\"POST\"} 7\n\
+apiserver_request_total{code=\"201\",group=\"apps\",resource=\"foos\",verb=\"POST\"} 11\n\
+process_cpu_seconds_total 3\n";
+        let kind = ("samplecontroller.k8s.io".to_string(), "foos".to_string());
+        let p = Page::parse(&as_widgets(page, &kind)).unwrap();
+        let widgets = |r: &str| p.sum("apiserver_request_total", &[("resource", r)]);
+        assert_eq!(widgets("widgets"), 5.0);
+        assert_eq!(widgets("widgets-builtin"), 7.0);
+        assert_eq!(widgets("foos"), 11.0, "another group's foos stay");
+        assert_eq!(p.sum("process_cpu_seconds_total", &[]), 3.0);
+    }
 
     #[test]
     fn a_users_controllers_count_as_one() {
