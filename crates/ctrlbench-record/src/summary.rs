@@ -382,6 +382,11 @@ pub struct Summary {
     /// and ran (its VmHWM, reset when they started; local plane only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apiserver_peak_rss_bytes: Vec<f64>,
+    /// Each apiserver's resident memory at that reset: what it held before
+    /// the controllers started (on a plane shared by runs, also what
+    /// earlier runs left).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apiserver_rss_at_start_bytes: Vec<f64>,
     /// Every change of the Lease's holder our watch saw (leader election).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leader_changes: Vec<LeaderChange>,

@@ -59,7 +59,15 @@ impl Section for Storm {
             let streams = api.and_then(|a| a.delta("widget_watch_lists_total"));
             let peak = match s.apiserver_peak_rss_bytes.as_slice() {
                 [] => "—".to_string(),
-                p => p.iter().map(|b| mib(*b)).collect::<Vec<_>>().join(", "),
+                p => p
+                    .iter()
+                    .enumerate()
+                    .map(|(k, b)| match s.apiserver_rss_at_start_bytes.get(k) {
+                        Some(a) => format!("{} (+{})", mib(*b), mib(b - a)),
+                        None => mib(*b),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
             };
             rows.push(vec![
                 run.dir.label(),
@@ -88,7 +96,8 @@ impl Section for Storm {
              process start → its cache's first complete list (p50 and max over the replicas that \
              listed); apiserver peak RSS: each apiserver's high-water mark of resident memory (the \
              kernel's VmHWM, reset when the replicas had started, read at the end of the window: a \
-             peak between two scrapes counts); LIST p99: the apiserver's request latency of the \
+             peak between two scrapes counts), with its rise over the memory it held when the \
+             replicas started; LIST p99: the apiserver's request latency of the \
              workload's LISTs over the run; streaming lists: the WatchList initial lists it served \
              (apiserver_watch_list_duration_seconds_count)."
                 .into(),

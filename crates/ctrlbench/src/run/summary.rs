@@ -116,6 +116,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
             .is_some_and(|e| e.contains("database space exceeded")),
         replicas: Vec::new(),
         apiserver_peak_rss_bytes: Vec::new(),
+        apiserver_rss_at_start_bytes: Vec::new(),
         leader_changes: Vec::new(),
     }
 }

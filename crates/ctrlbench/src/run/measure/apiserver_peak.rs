@@ -17,6 +17,8 @@ use super::{Measurement, Run};
 pub struct ApiserverPeak {
     /// The apiservers' pids, once their high-water marks were reset.
     reset: Option<Vec<u32>>,
+    /// Their resident memory at the reset (what earlier runs left).
+    at_start: Vec<f64>,
     peaks: Vec<f64>,
 }
 
@@ -33,10 +35,15 @@ fn reset(pid: u32) -> bool {
 
 /// The process's resident-set high-water mark, in bytes.
 fn high_water(pid: u32) -> Option<f64> {
+    status_bytes(pid, "VmHWM:")
+}
+
+/// A kB field of /proc/<pid>/status, in bytes.
+fn status_bytes(pid: u32, field: &str) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb: f64 = status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .find_map(|l| l.strip_prefix(field))?
         .trim()
         .trim_end_matches("kB")
         .trim()
@@ -54,6 +61,10 @@ impl Measurement for ApiserverPeak {
             let pids: Vec<u32> = (0..p.apiserver_urls().len())
                 .filter_map(|k| p.pid(PlaneMember::ApiServer(k)).map(|(pid, _)| pid))
                 .filter(|pid| reset(*pid))
+                .collect();
+            self.at_start = pids
+                .iter()
+                .map(|p| status_bytes(*p, "VmRSS:").unwrap_or(0.0))
                 .collect();
             self.reset = Some(pids);
         }
@@ -77,6 +88,7 @@ impl Measurement for ApiserverPeak {
     ) -> BoxFuture<'a, Result<()>> {
         for s in summaries.iter_mut() {
             s.apiserver_peak_rss_bytes = self.peaks.clone();
+            s.apiserver_rss_at_start_bytes = self.at_start.clone();
         }
         Box::pin(async { Ok(()) })
     }
