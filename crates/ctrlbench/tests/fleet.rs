@@ -4,7 +4,7 @@
 //! summary.json and the report's Faults table); nothing is lost against the fault-free run; each
 //! replica's figures are kept, and no replica outlives the run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use ctrlbench_plane::process::is_alive;
@@ -13,7 +13,25 @@ use ctrlbench_record::faults;
 use widget_api::presets::leader_election::{LEASE_DURATION_S, RETRY_PERIOD_S};
 
 mod common;
-use common::{assert_success, ctrlbench};
+use common::{assert_success, ctrlbench, only_results_dir};
+
+/// Runs the experiment `text` (on the plane of `kubeconfig`, else its own)
+/// and returns its results directory.
+fn run_file(tmp: &Path, name: &str, text: &str, kubeconfig: Option<&Path>) -> PathBuf {
+    let exp = tmp.join(format!("{name}.toml"));
+    std::fs::write(&exp, text).unwrap();
+    let results = tmp.join("results");
+    let mut cmd = ctrlbench();
+    cmd.args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(&results)
+        .env("XDG_STATE_HOME", tmp);
+    if let Some(kc) = kubeconfig {
+        cmd.arg("--kubeconfig").arg(kc);
+    }
+    let out = cmd.output().unwrap();
+    assert_success(&out);
+    only_results_dir(&results)
+}
 
 /// Two replicas with election, 1 worker and 50 ms of work: 200 objects take
 /// about 10 s, so the kill at 2 s lands mid-way.
@@ -37,23 +55,7 @@ fn a_killed_leader_is_replaced_and_nothing_is_lost() {
         variant("rust-base", "rust", false),
         variant("go-base", "go@v0.22", false),
     );
-    let exp = tmp.path().join("fleet.toml");
-    std::fs::write(&exp, text).unwrap();
-    let results = tmp.path().join("results");
-    let out = ctrlbench()
-        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
-        .arg(&results)
-        .args(["--kubeconfig", plane.kubeconfig_path.to_str().unwrap()])
-        .env("XDG_STATE_HOME", tmp.path())
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let dir = std::fs::read_dir(&results)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let dir = run_file(tmp.path(), "fleet", &text, Some(&plane.kubeconfig_path));
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let faults_section = report
         .split("## Faults")
@@ -173,23 +175,7 @@ fn half_megabyte_objects_load_and_converge() {
          [[variant]]\nname = \"rust\"\nimpl = \"rust\"\npreset = \"good\"\n\
          [[variant]]\nname = \"go\"\nimpl = \"go@v0.22\"\npreset = \"good\"\n"
     );
-    let exp = tmp.path().join("big.toml");
-    std::fs::write(&exp, text).unwrap();
-    let results = tmp.path().join("results");
-    let out = ctrlbench()
-        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
-        .arg(&results)
-        .args(["--kubeconfig", plane.kubeconfig_path.to_str().unwrap()])
-        .env("XDG_STATE_HOME", tmp.path())
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let dir = std::fs::read_dir(&results)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let dir = run_file(tmp.path(), "big", &text, Some(&plane.kubeconfig_path));
     for name in ["rust", "go"] {
         let s = ctrlbench_record::Summary::read(&dir.join(format!("N50/{name}/rep1/summary.json")))
             .unwrap();
@@ -217,22 +203,7 @@ fn a_storm_of_four_streaming_replicas_is_measured() {
     // Its own plane: the apiserver's peak memory is a local plane's figure.
     let text = "name = \"storm\"\nscales = [200]\nobject_bytes = 51200\nwindow_s = 90\nstop_when_converged = true\n\
          [[variant]]\nname = \"s\"\nimpl = \"rust\"\npreset = \"good\"\nstart = \"after-load\"\nreplicas = 4\nwatch_list = true\n";
-    let exp = tmp.path().join("storm.toml");
-    std::fs::write(&exp, text).unwrap();
-    let results = tmp.path().join("results");
-    let out = ctrlbench()
-        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
-        .arg(&results)
-        .env("XDG_STATE_HOME", tmp.path())
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let dir = std::fs::read_dir(&results)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let dir = run_file(tmp.path(), "storm", text, None);
     let run = dir.join("N200/s/rep1");
     let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
     assert_eq!(s.ready, 200);

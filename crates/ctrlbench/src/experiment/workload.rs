@@ -493,6 +493,11 @@ impl Workload {
             .map_or(0, |b| b.len() as u64)
     }
 
+    /// Whether the template sizes its objects with `{{pad N}}`.
+    pub fn is_padded(&self) -> bool {
+        self.template.contains("\u{7b}\u{7b}pad ")
+    }
+
     /// Whether this is the built-in Widget workload.
     pub fn is_builtin(&self) -> bool {
         self.crd_file.is_none()

@@ -133,7 +133,15 @@ pub async fn run(
     if ctx.cancel.is_cancelled() && ctx.cluster.plane.is_some() {
         return (result, Vec::new());
     }
-    // Namespaces go in parallel, within one overall bound.
+    let not_cleaned = delete_namespaces(ctx, run, &members).await;
+    (result, not_cleaned)
+}
+
+/// Deletes the group's namespaces (someone else's: only this run's
+/// objects) in parallel, within one bound that follows the work; returns
+/// what is not gone.
+async fn delete_namespaces(ctx: &Ctx<'_>, run: &Run, members: &[Member]) -> Vec<String> {
+    let (client, exp) = (&ctx.cluster.client, ctx.exp);
     let objects = run.scale * members.len() as u64;
     let bound = teardown_bound(objects, exp.object_bytes.unwrap_or(0));
     if bound > Duration::from_secs(150) {
@@ -187,7 +195,7 @@ pub async fn run(
             "warning: not cleaned up: {n} (on an existing cluster: delete it yourself, e.g. kubectl delete namespace)"
         );
     }
-    (result, not_cleaned)
+    not_cleaned
 }
 
 /// One of ctrlbench's controllers: its settings, identity and process.

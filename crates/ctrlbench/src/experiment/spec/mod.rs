@@ -84,7 +84,7 @@ fn etcd_room(
             ),
         ));
     }
-    let sized = spec.object_bytes.is_some() || w.template.contains("{{pad ");
+    let sized = spec.object_bytes.is_some() || w.is_padded();
     if (sized || need > ETCD_DEFAULT_QUOTA)
         && !cluster
             .etcd_args
@@ -312,7 +312,7 @@ pub fn parse_with(
         probe_objects: *spec.probe_objects.get_ref(),
         background_objects: *spec.background_objects.get_ref(),
         phases,
-        object_bytes: (spec.object_bytes.is_some() || workload.template.contains("{{pad "))
+        object_bytes: (spec.object_bytes.is_some() || workload.is_padded())
             .then(|| workload.object_bytes()),
         workload,
         faults,
