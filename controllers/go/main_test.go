@@ -911,9 +911,26 @@ func TestPrintSettings(t *testing.T) {
 		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false,"strip_managed_fields":false,` +
 		`"queue":null,"priority_queue":null,"debounce_ms":0,"effective_client_qps":5,"effective_client_burst":10,` +
 		`"client_buckets":["informer","client","api-reader"],"retry_backoff_base_ms":5,"retry_backoff_cap_s":1000,` +
-		`"retry_overall_qps":10,"retry_overall_burst":100}` + "\n"
+		`"retry_overall_qps":10,"retry_overall_burst":100,"leader_election":null,"http_version":"h2"}` + "\n"
 	if stdout.String() != want {
 		t.Errorf("got  %s\nwant %s", stdout.String(), want)
+	}
+}
+
+// TestPrintSettingsLeaderElection: --leader-elect prints controller-runtime's
+// durations as the manager is given them.
+func TestPrintSettingsLeaderElection(t *testing.T) {
+	o, err := parseFlags([]string{"--namespace", "x", "--leader-elect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := settingsJSON(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"leader_election":{"lease_name":"widget-controller-leader","lease_duration_s":15,"renew_deadline_s":10,"retry_period_s":2}`
+	if !strings.Contains(line, want) {
+		t.Errorf("got %s\nwant it to contain %s", line, want)
 	}
 }
 
