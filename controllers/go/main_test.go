@@ -911,7 +911,7 @@ func TestPrintSettings(t *testing.T) {
 		`"metrics_bind_address":"127.0.0.1:0","log_level":"debug","log_format":"console","watch_list":false,"strip_managed_fields":false,` +
 		`"queue":null,"priority_queue":null,"debounce_ms":0,"effective_client_qps":5,"effective_client_burst":10,` +
 		`"client_buckets":["informer","client","api-reader"],"retry_backoff_base_ms":5,"retry_backoff_cap_s":1000,` +
-		`"retry_overall_qps":10,"retry_overall_burst":100,"leader_election":null,"http_version":"h2"}` + "\n"
+		`"retry_overall_qps":10,"retry_overall_burst":100,"leader_election":null}` + "\n"
 	if stdout.String() != want {
 		t.Errorf("got  %s\nwant %s", stdout.String(), want)
 	}

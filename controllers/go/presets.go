@@ -271,8 +271,6 @@ type settings struct {
 	RetryOverallBurst *int     `json:"retry_overall_burst"`
 	// LeaderElection: null without --leader-elect.
 	LeaderElection *leaderElection `json:"leader_election"`
-	// HTTPVersion: client-go negotiates HTTP/2 with the apiserver (ALPN).
-	HTTPVersion string `json:"http_version"`
 }
 
 func settingsOf(o *options) (settings, error) {
@@ -302,7 +300,6 @@ func settingsOf(o *options) (settings, error) {
 		ClientBuckets:      clientBuckets,
 		RetryBackoffBaseMS: retryBackoffBaseMS,
 		RetryBackoffCapS:   retryBackoffCapS,
-		HTTPVersion:        "h2",
 	}
 	if o.PriorityQueue == nil || !*o.PriorityQueue {
 		q, b := float64(retryOverallQPS), retryOverallBurst

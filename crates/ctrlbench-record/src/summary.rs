@@ -125,7 +125,8 @@ pub struct Settings {
     /// managedFields dropped before the cache (absent in older results: false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub strip_managed_fields: bool,
-    /// What the clients speak: "h2" or "http/1.1"; absent in older results.
+    /// "h2" when the Rust controller ran with --http2; absent: HTTP/1.1 for
+    /// Rust, HTTP/2 negotiated by client-go for Go.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_version: Option<String>,
     /// kube-runtime's debounce (Rust only; 0 = none).

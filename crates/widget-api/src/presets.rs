@@ -397,11 +397,12 @@ pub struct Settings {
     /// None: no leader election (every replica reconciles).
     #[serde(default)]
     pub leader_election: Option<LeaderElection>,
-    /// What the clients speak to the apiserver: "h2" (HTTP/2, one
-    /// connection per client shared by its requests and watches, as
-    /// client-go) or "http/1.1" (a connection per request in flight).
-    #[serde(default)]
-    pub http_version: String,
+    /// "h2" with --http2 (HTTP/2, one connection per client shared by its
+    /// requests and watches, as client-go); absent: HTTP/1.1, a connection
+    /// per request in flight (kube-rs's default). Go's controller never
+    /// prints it: client-go negotiates HTTP/2 by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_version: Option<String>,
 }
 
 impl Settings {
@@ -593,7 +594,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         retry_overall_burst: retry::OVERALL_BURST,
         // The Rust controller's lease crate renews every retry period
         // until the Lease expires; it has no renew deadline.
-        http_version: if f.http2 { "h2" } else { "http/1.1" }.to_string(),
+        http_version: f.http2.then(|| "h2".to_string()),
         leader_election: f.leader_elect.then(|| LeaderElection {
             lease_name: leader_election::LEASE_NAME.to_string(),
             lease_duration_s: leader_election::LEASE_DURATION_S,

@@ -124,7 +124,7 @@ async fn run(settings: Settings) -> Result<()> {
     // re-reads) do not share a budget.
     let bucket = settings.token_bucket();
     let stack = client::Stack::from_env();
-    let h2 = settings.http_version == "h2";
+    let h2 = settings.http_version.as_deref() == Some("h2");
     let clients = controller::Clients {
         informer: client::build(config.clone(), metrics.clone(), bucket, stack, h2).await?,
         client: client::build(config.clone(), metrics.clone(), bucket, stack, h2).await?,

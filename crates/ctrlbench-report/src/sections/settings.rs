@@ -132,7 +132,6 @@ fn settings_row(g: &Group) -> Vec<String> {
 fn http_words(v: &str) -> String {
     match v {
         "h2" => "HTTP/2".into(),
-        "http/1.1" => "HTTP/1.1".into(),
         other => other.into(),
     }
 }
