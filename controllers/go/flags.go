@@ -283,7 +283,7 @@ func parseFlags(args []string) (*options, error) {
 		o.WatchList = &v
 	}
 	o.StripManagedFields = r.stripManagedFields
-	o.LeaderElect = r.leaderElect
+	o.LeaderElect = r.leaderElect || p.LeaderElect
 	return o, nil
 }
 

@@ -796,7 +796,10 @@ func TestParseFlagsPresets(t *testing.T) {
 		"finalizer":            "5 generation update false true cache false 0 false true namespace",
 		"cache-cluster-wide":   "5 generation update false true cache false 0 false false cluster",
 		"metadata-only":        "5 generation update false true cache false 0 false false metadata",
+		"leader-election":      "5 generation update false true", "no-leader-election": "5 generation update false true",
 	}
+	// The fleet presets: two replicas, with and without election; every other runs one.
+	fleet := map[string]string{"leader-election": "2 true", "no-leader-election": "2 false"}
 	if len(presets.Presets) != len(table) {
 		t.Errorf("%d presets, want %d", len(presets.Presets), len(table))
 	}
@@ -815,6 +818,16 @@ func TestParseFlagsPresets(t *testing.T) {
 		}
 		if got != row {
 			t.Errorf("preset %s = %q, want %q", name, got, row)
+		}
+		want, ok := fleet[name]
+		if !ok {
+			want = "1 false"
+		}
+		if got := fmt.Sprintf("%d %v", p.Replicas, p.LeaderElect); got != want {
+			t.Errorf("preset %s: replicas and leader_elect = %q, want %q", name, got, want)
+		}
+		if o, err := parseFlags([]string{"--namespace", "x", "--preset", name}); err != nil || o.LeaderElect != p.LeaderElect {
+			t.Errorf("--preset %s: LeaderElect = %v (err %v), want the preset's %v", name, o != nil && o.LeaderElect, err, p.LeaderElect)
 		}
 		if p.Description == "" || !strings.HasSuffix(p.Description, ".") {
 			t.Errorf("preset %s: description %q is not a sentence", name, p.Description)

@@ -51,7 +51,13 @@ type preset struct {
 	StatusIfChanged bool   `toml:"status_if_changed"`
 	Finalizer       bool   `toml:"finalizer"`
 	Cache           string `toml:"cache"` // namespace | cluster | metadata
+	// Replicas is for the harness only; LeaderElect turns on --leader-elect.
+	Replicas    int  `toml:"replicas"`
+	LeaderElect bool `toml:"leader_elect"`
 }
+
+// maxReplicas bounds a preset's replicas, as the harness bounds its key.
+const maxReplicas = 16
 
 // Read and cache modes (read, cache in the table).
 const (
@@ -73,7 +79,7 @@ type presetTable struct {
 var (
 	presetDefaultKeys = []string{"preset", "work_ms", "client_burst", "metrics_bind_address", "log_level", "log_format"}
 	presetRowKeys     = []string{"name", "description", "question", "counterpart", "workers", "predicate", "status_write", "annotate", "conflict_retry",
-		"read", "list_in_reconcile", "requeue_after_ms", "status_if_changed", "finalizer", "cache"}
+		"read", "list_in_reconcile", "requeue_after_ms", "status_if_changed", "finalizer", "cache", "replicas", "leader_elect"}
 )
 
 // parsePresetTable decodes a presets file strictly: no unknown keys, every
@@ -122,11 +128,14 @@ func parsePresetTable(data []byte) (*presetTable, error) {
 		if err := oneOf("cache", p.Cache, cacheNamespace, cacheCluster, cacheMetadata); err != nil {
 			return nil, fmt.Errorf("preset %q: %v", p.Name, err)
 		}
-		if err := oneOf("question", p.Question, "throughput", "coverage", "steady-state", "deletion", "memory"); err != nil {
+		if err := oneOf("question", p.Question, "throughput", "coverage", "steady-state", "deletion", "memory", "duplicates"); err != nil {
 			return nil, fmt.Errorf("preset %q: %v", p.Name, err)
 		}
 		if p.Counterpart != "" && (p.Counterpart == p.Name || t.lookup(p.Counterpart) == nil) {
 			return nil, fmt.Errorf("preset %q: counterpart %q is not another preset", p.Name, p.Counterpart)
+		}
+		if p.Replicas < 1 || p.Replicas > maxReplicas {
+			return nil, fmt.Errorf("preset %q: replicas must be 1 to %d", p.Name, maxReplicas)
 		}
 		if p.RequeueAfterMS < 0 {
 			return nil, fmt.Errorf("preset %q: requeue_after_ms must be >= 0", p.Name)

@@ -100,6 +100,14 @@ catalogue! {
     /// Reconciles that asked to be requeued (controller-runtime's requeue and
     /// requeue_after results), so ok + errors + requeues is every reconcile.
     Requeues = Def::new("reconcile requeues", Count, requeues);
+    /// Every reconcile (ok, errors, requeues), summed over the replicas,
+    /// per object of the run: 1 when each object was reconciled once.
+    ReconcilesPerObject = Def::new("reconciles per object", Count, |x| {
+        let ok = x.metrics()?.delta("reconcile_success_total")?;
+        let errors = x.metrics()?.delta("reconcile_error_total").unwrap_or(0.0);
+        let n = x.run.scale as f64;
+        (n > 0.0).then(|| (ok + errors + requeues(x).unwrap_or(0.0)) / n)
+    });
     Retries = Def::new("retries", Count, |x| x.metrics()?.delta("queue_retries_total"));
     MeanLatency = Def::new("mean reconcile", Duration, |x| {
         x.per_reconcile(x.metrics()?.delta("reconcile_latency_sum"))

@@ -237,3 +237,57 @@ fn a_storm_of_four_streaming_replicas_is_measured() {
         "{storm}"
     );
 }
+
+/// The `no-leader-election` anti-pattern: two replicas without election
+/// both reconcile every object, where the elected pair reconciles each
+/// once. The counts are the controllers' own, summed over the replicas.
+#[test]
+fn two_replicas_without_election_reconcile_each_object_twice() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text =
+        "name = \"dup\"\nscales = [200]\nwindow_s = 60\nstop_when_converged = true\n".to_string();
+    for (imp, short) in [("rust", "rust"), ("go@v0.22", "go")] {
+        for preset in ["leader-election", "no-leader-election"] {
+            text += &format!(
+                "[[variant]]\nname = \"{short}-{preset}\"\nimpl = \"{imp}\"\npreset = \"{preset}\"\n"
+            );
+        }
+    }
+    let dir = run_file(tmp.path(), "dup", &text, Some(&plane.kubeconfig_path));
+    for short in ["rust", "go"] {
+        let per_object = |preset: &str| {
+            let run = dir.join(format!("N200/{short}-{preset}/rep1"));
+            let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
+            assert_eq!(s.ready, 200, "{short}-{preset}: {} not Ready", s.remaining);
+            assert_eq!(
+                s.replicas.len(),
+                2,
+                "{short}-{preset}: the preset's replicas"
+            );
+            let r = &s.reconciles;
+            let all = r.success.unwrap() + r.error.unwrap_or(0.0) + r.requeue.unwrap_or(0.0);
+            all / 200.0
+        };
+        let (elected, unelected) = (
+            per_object("leader-election"),
+            per_object("no-leader-election"),
+        );
+        eprintln!(
+            "{short}: reconciles per object {elected:.2} elected, {unelected:.2} without election"
+        );
+        assert!(
+            elected <= 1.02,
+            "{short}: elected pair {elected:.2} per object"
+        );
+        assert!(
+            unelected > 1.5,
+            "{short}: unelected pair {unelected:.2} per object"
+        );
+    }
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("Duplicate work") && report.contains("reconciles per object"),
+        "{report}"
+    );
+}

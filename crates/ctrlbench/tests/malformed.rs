@@ -168,6 +168,17 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
             ],
         ),
         (
+            "election off on an electing preset",
+            vec![
+                s("run"),
+                experiment(
+                    d,
+                    "le-off",
+                    "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"v\"\npreset = \"leader-election\"\nleader_election = false\n",
+                ),
+            ],
+        ),
+        (
             "concurrency 5000",
             vec![s("run"), exp_with(d, "c", "concurrency = 5000\n", "")],
         ),

@@ -74,6 +74,8 @@ pub enum Question {
     Deletion,
     /// Peak RSS.
     Memory,
+    /// Reconciles per object, summed over the replicas.
+    Duplicates,
 }
 
 /// The finalizer the `finalizer` setting adds and removes.
@@ -178,7 +180,7 @@ names!(LogFormat { Console = "console", Json = "json" });
 names!(Queue { Kube = "kube", Fifo = "fifo" });
 names!(Read { Cache = "cache", Api = "api" });
 names!(Cache { Namespace = "namespace", Cluster = "cluster", Metadata = "metadata" });
-names!(Question { Throughput = "throughput", Coverage = "coverage", SteadyState = "steady-state", Deletion = "deletion", Memory = "memory" });
+names!(Question { Throughput = "throughput", Coverage = "coverage", SteadyState = "steady-state", Deletion = "deletion", Memory = "memory", Duplicates = "duplicates" });
 
 /// `[defaults]`: the values a flag takes when it is not given.
 #[derive(Clone, Debug, Deserialize)]
@@ -215,7 +217,15 @@ pub struct Preset {
     pub status_if_changed: bool,
     pub finalizer: bool,
     pub cache: Cache,
+    /// How many processes a variant with this preset runs (the harness's
+    /// default for its `replicas` key; no controller reads it).
+    pub replicas: u16,
+    /// Leader election on a Lease; `--leader-elect` turns it on for any preset.
+    pub leader_elect: bool,
 }
+
+/// The most replicas a preset or an experiment asks for.
+pub const MAX_REPLICAS: u16 = 16;
 
 impl Preset {
     /// Whether the controller needs cluster-wide list/watch on widgets
@@ -244,6 +254,12 @@ impl Table {
             }
             if p.workers == 0 {
                 return Err(format!("preset {:?}: workers must be at least 1", p.name));
+            }
+            if !(1..=MAX_REPLICAS).contains(&p.replicas) {
+                return Err(format!(
+                    "preset {:?}: replicas must be 1 to {MAX_REPLICAS}",
+                    p.name
+                ));
             }
         }
         for p in &t.presets {
@@ -595,7 +611,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         // The Rust controller's lease crate renews every retry period
         // until the Lease expires; it has no renew deadline.
         http_version: f.http2.then(|| "h2".to_string()),
-        leader_election: f.leader_elect.then(|| LeaderElection {
+        leader_election: (f.leader_elect || p.leader_elect).then(|| LeaderElection {
             lease_name: leader_election::LEASE_NAME.to_string(),
             lease_duration_s: leader_election::LEASE_DURATION_S,
             renew_deadline_s: None,
@@ -636,7 +652,9 @@ mod tests {
                 "conditional-status",
                 "finalizer",
                 "cache-cluster-wide",
-                "metadata-only"
+                "metadata-only",
+                "leader-election",
+                "no-leader-election"
             ]
         );
         let row = |n: &str| {

@@ -1,11 +1,11 @@
 //! Presets against their counterparts, grouped by the question they answer.
 //! deploy/presets.toml gives each preset a question (throughput, coverage,
-//! steady-state cost, memory) and the preset it is measured against;
+//! steady-state cost, memory, duplicate work) and the preset it is measured against;
 //! summary.json carries both. For every variant whose counterpart ran at the
 //! same scale, with the same implementation and like-for-like settings, this
 //! section prints the question's headline figure (Ready/s; Ready; the
 //! controller's requests/s in an idle phase, else its writes/s; a delete
-//! phase's length; peak RSS) on both sides and their
+//! phase's length; peak RSS; reconciles per object) on both sides and their
 //! ratio, oriented so that > 1 means the variant is worse, paired over the
 //! repeats (the variants ran interleaved) with its 95 % interval and a
 //! verdict against the margin, and the preset's description. The pairings
@@ -38,6 +38,7 @@ const QUESTIONS: &[(&str, &str, bool)] = &[
     ("steady-state", "Steady-state cost", false),
     ("deletion", "Deletion", false),
     ("memory", "Memory", false),
+    ("duplicates", "Duplicate work", false),
 ];
 
 /// A headline figure: a table metric, or one from a phase after the create phase.
@@ -98,6 +99,7 @@ impl Figure {
             "steady-state" => Figure::Metric(Metric::WritesPerS),
             "deletion" if has(Figure::DeleteLength) => Figure::DeleteLength,
             "memory" => Figure::Metric(Metric::PeakRss),
+            "duplicates" => Figure::Metric(Metric::ReconcilesPerObject),
             _ => return None,
         })
     }

@@ -65,6 +65,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../experiments/failover-hung.toml"),
     ),
     (
+        "no-leader-election",
+        include_str!("../../../../experiments/no-leader-election.toml"),
+    ),
+    (
         "restart-storm",
         include_str!("../../../../experiments/restart-storm.toml"),
     ),

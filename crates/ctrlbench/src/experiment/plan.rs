@@ -116,9 +116,14 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
         } else {
             "  (no faults: the baseline)"
         };
+        let fleet = match (v.replicas(), v.lease()) {
+            (1, None) => String::new(),
+            (r, None) => format!("  (× {r} replicas)"),
+            (r, Some(lease)) => format!("  (× {r} replicas, leader elected on Lease {lease})"),
+        };
         let _ = writeln!(
             s,
-            "  {:<20} {:<10} {}{baseline}",
+            "  {:<20} {:<10} {}{fleet}{baseline}",
             v.name,
             v.implementation.to_string(),
             what_runs(v)

@@ -155,17 +155,26 @@ impl Variant {
         self.keys.start.unwrap_or_default()
     }
 
-    /// How many processes of the controller run (≥ 1).
+    /// The preset's row, for ctrlbench's own controllers.
+    fn preset_row(&self) -> Option<&'static widget_api::presets::Preset> {
+        widget_api::presets::get(self.preset())
+    }
+
+    /// How many processes of the controller run (≥ 1): the `replicas` key,
+    /// else the preset's.
     pub fn replicas(&self) -> usize {
-        self.keys.replicas.unwrap_or(1) as usize
+        let preset = self.preset_row().map_or(1, |p| u32::from(p.replicas));
+        self.keys.replicas.unwrap_or(preset) as usize
     }
 
     /// The Lease the replicas elect a leader on, if they do: ours when
-    /// `leader_election = true`, a command's `lease`.
+    /// `leader_election = true` or the preset elects, a command's `lease`.
     pub fn lease(&self) -> Option<&str> {
-        match self.keys.leader_election {
-            Some(true) => Some(widget_api::presets::leader_election::LEASE_NAME),
-            _ => self.keys.lease.as_deref(),
+        let elects = self.keys.leader_election == Some(true)
+            || self.preset_row().is_some_and(|p| p.leader_elect);
+        match elects {
+            true => Some(widget_api::presets::leader_election::LEASE_NAME),
+            false => self.keys.lease.as_deref(),
         }
     }
 

@@ -15,7 +15,7 @@ use super::validated::Variant;
 use crate::controllers::Impl;
 
 /// The most replicas a variant may run (each is a whole controller process).
-pub const MAX_REPLICAS: u32 = 16;
+pub const MAX_REPLICAS: u32 = widget_api::presets::MAX_REPLICAS as u32;
 
 /// What a variant's checks need to know of the rest of the file.
 pub struct Around<'a> {
@@ -236,6 +236,22 @@ fn in_context(
             "replicas",
             span_of("replicas"),
             format!("must be 1 to {MAX_REPLICAS}"),
+        ));
+    }
+    if values.leader_election == Some(false)
+        && let Some(p) = values
+            .preset
+            .as_ref()
+            .and_then(|p| widget_api::presets::get(p.as_str()))
+        && p.leader_elect
+    {
+        return Err(src.at(
+            "leader_election",
+            span_of("leader_election"),
+            format!(
+                "preset {:?} elects a leader: drop leader_election = false or choose a preset without election",
+                p.name
+            ),
         ));
     }
     if values.controller_cpus == Some(0) {
