@@ -69,7 +69,10 @@ type options struct {
 	// LeaderElect: controller-runtime's leader election on a Lease in
 	// Namespace, with the library's durations.
 	LeaderElect bool
-	Kubeconfig  string
+	// Pprof serves net/http/pprof's CPU profile at /debug/pprof/profile on
+	// the metrics address.
+	Pprof      bool
+	Kubeconfig string
 	// Queue is nil when --queue was not given (printed as null: the
 	// runtime's own order, client-go's FIFO queue here).
 	Queue *string
@@ -120,7 +123,7 @@ type rawFlags struct {
 	clientQPS                                              float64
 	annotate, watchList, printSettings, priorityQueue      bool
 	stripManagedFields                                     bool
-	leaderElect                                            bool
+	leaderElect, pprof                                     bool
 }
 
 func newFlagSet(r *rawFlags) *flag.FlagSet {
@@ -142,6 +145,7 @@ func newFlagSet(r *rawFlags) *flag.FlagSet {
 	fs.BoolVar(&r.watchList, "watch-list", false, "streaming initial list: sets KUBE_FEATURE_WatchListClient in this process (--watch-list=false sets it false)")
 	fs.BoolVar(&r.stripManagedFields, "strip-managed-fields", false, "drop managedFields from every object before it enters the cache (cache.TransformStripManagedFields)")
 	fs.BoolVar(&r.leaderElect, "leader-elect", false, "take part in controller-runtime's leader election on a Lease in --namespace (lease 15 s, renew deadline 10 s, retry 2 s): only the leader reconciles")
+	fs.BoolVar(&r.pprof, "pprof", false, "serve a CPU profile at /debug/pprof/profile?seconds=N on the metrics address (net/http/pprof, as controller-runtime's pprof server does)")
 	fs.StringVar(&r.conflictReread, "conflict-reread", "api", "re-read on conflict retry: api (API reader) or cache (cached client, as the write-up)")
 	fs.StringVar(&r.queue, "queue", "", "work-queue order: fifo (client-go's work queue, the only one controller-runtime has here and its default; kube is the Rust controller's kube-runtime scheduler)")
 	fs.BoolVar(&r.priorityQueue, "priority-queue", false, "controller-runtime's priority queue (controller.Options.UsePriorityQueue; v0.20 and later; unset = the runtime's default: off in v0.22, on in v0.25)")
@@ -284,6 +288,10 @@ func parseFlags(args []string) (*options, error) {
 	}
 	o.StripManagedFields = r.stripManagedFields
 	o.LeaderElect = r.leaderElect || p.LeaderElect
+	o.Pprof = r.pprof
+	if o.Pprof && o.MetricsBindAddress == "0" {
+		return nil, usagef("--pprof: needs a metrics server (--metrics-bind-address is 0)")
+	}
 	return o, nil
 }
 

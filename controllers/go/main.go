@@ -237,7 +237,7 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 
 	var ms *metricsServer
 	if o.MetricsBindAddress != "0" {
-		ms, err = startMetricsServer(o.MetricsBindAddress, stdout)
+		ms, err = startMetricsServer(o.MetricsBindAddress, o.Pprof, stdout)
 		if err != nil {
 			return err
 		}

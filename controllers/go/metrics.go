@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	httppprof "net/http/pprof"
 	"net/url"
 	"sync"
 	"time"
@@ -94,7 +95,7 @@ type metricsServer struct {
 
 // startMetricsServer binds addr, starts serving /metrics and prints the one
 // stdout line metrics-address=HOST:PORT.
-func startMetricsServer(addr string, stdout io.Writer) (*metricsServer, error) {
+func startMetricsServer(addr string, pprof bool, stdout io.Writer) (*metricsServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener on %s: %w", addr, err)
@@ -103,6 +104,11 @@ func startMetricsServer(addr string, stdout io.Writer) (*metricsServer, error) {
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.HTTPErrorOnError,
 	}))
+	if pprof {
+		// The handler controller-runtime's pprof server mounts, on this
+		// listener so that the harness needs no second port.
+		mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	}
 	m := &metricsServer{
 		ln:  ln,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},

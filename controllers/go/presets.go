@@ -280,6 +280,8 @@ type settings struct {
 	RetryOverallBurst *int     `json:"retry_overall_burst"`
 	// LeaderElection: null without --leader-elect.
 	LeaderElection *leaderElection `json:"leader_election"`
+	// Pprof: printed only with --pprof, so that defaults print alike.
+	Pprof bool `json:"pprof,omitempty"`
 }
 
 func settingsOf(o *options) (settings, error) {
@@ -304,6 +306,7 @@ func settingsOf(o *options) (settings, error) {
 		LogFormat:          o.LogFormat,
 		WatchList:          o.WatchList != nil && *o.WatchList,
 		StripManagedFields: o.StripManagedFields,
+		Pprof:              o.Pprof,
 		Queue:              o.Queue,
 		PriorityQueue:      o.PriorityQueue,
 		ClientBuckets:      clientBuckets,

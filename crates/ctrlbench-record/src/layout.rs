@@ -192,6 +192,12 @@ impl RunDir {
         self.path.join("replicas.csv")
     }
 
+    /// Replica `k`'s CPU profile over the run, as folded stacks
+    /// (`profile = true`; `crate::profile`).
+    pub fn profile(&self, k: usize) -> PathBuf {
+        self.path.join(format!("profile-{k}.folded"))
+    }
+
     /// Who held the controller's Lease, one row per change (leader election).
     pub fn leases(&self) -> PathBuf {
         self.path.join("leases.csv")

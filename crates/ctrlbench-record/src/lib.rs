@@ -18,6 +18,7 @@ pub mod layout;
 pub mod manifest;
 pub mod objects;
 pub mod phases;
+pub mod profile;
 pub mod prom;
 pub mod series;
 pub mod summary;

@@ -963,3 +963,53 @@ fn after_load_starts_the_controller_once_every_object_exists() {
     assert!(md.contains("## Controller start"), "{md}");
     assert!(md.contains("| 30 | after | after-load |"), "{md}");
 }
+
+/// `profile = true`: each controller's CPU profile over the run is kept as
+/// folded stacks in the run directory and drawn as a flame graph in
+/// report.html, for Rust (pprof-rs) and Go (net/http/pprof) alike.
+#[test]
+fn profiled_controllers_get_a_flame_graph_each() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("prof.toml");
+    let mut text =
+        "name = \"prof\"\nscales = [300]\nwindow_s = 60\nstop_when_converged = true\n".to_string();
+    for (name, imp) in [("rust", "rust"), ("go", "go@v0.22")] {
+        text += &format!(
+            "[[variant]]\nname = \"{name}\"\nimpl = \"{imp}\"\npreset = \"good\"\nprofile = true\n"
+        );
+    }
+    std::fs::write(&exp, text).unwrap();
+    let dir = run_on(&exp, &tmp.path().join("results"), &plane.kubeconfig_path);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let section = report
+        .split("## Where the controller's CPU goes (profiles)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no profiles section: {report}"));
+    for name in ["rust", "go"] {
+        let folded = dir.join(format!("N300/{name}/rep1/profile-0.folded"));
+        let text = std::fs::read_to_string(&folded).unwrap();
+        // Every line is `stack count`, and the counts add up to what the
+        // report says was sampled.
+        let samples: u64 = text
+            .lines()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum();
+        assert!(samples > 0, "{name}: an empty profile");
+        let row = section
+            .lines()
+            .find(|l| l.starts_with(&format!("| 300 | {name} |")))
+            .unwrap_or_else(|| panic!("no row for {name}: {section}"));
+        assert!(row.contains(&format!("| 1/1 | {samples} |")), "{row}");
+        // The runtime's own frames are in its stacks.
+        let marker = if name == "rust" { "tokio" } else { "runtime." };
+        assert!(text.contains(marker), "{name}: no {marker} frame");
+    }
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert_eq!(
+        html.matches("<iframe").count(),
+        2,
+        "one flame graph per variant"
+    );
+    assert!(html.contains("srcdoc=\"&lt;?xml") || html.contains("srcdoc=\"&lt;svg"));
+}

@@ -329,6 +329,8 @@ pub struct Flags {
     pub queue: Option<Queue>,
     pub debounce_ms: Option<i64>,
     pub leader_elect: bool,
+    /// A CPU profile served at /debug/pprof/profile on the metrics address.
+    pub pprof: bool,
     /// HTTP/2 for the Rust controller's clients (ALPN h2); Go's client-go
     /// always negotiates it.
     pub http2: bool,
@@ -419,6 +421,10 @@ pub struct Settings {
     /// prints it: client-go negotiates HTTP/2 by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_version: Option<String>,
+    /// `--pprof`: a CPU profile is served on the metrics address; printed
+    /// only when on, so that defaults print alike.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pprof: bool,
 }
 
 impl Settings {
@@ -574,6 +580,12 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         .clone()
         .unwrap_or_else(|| d.metrics_bind_address.clone());
     check_bind_address(&metrics_bind_address)?;
+    if f.pprof && metrics_bind_address == "0" {
+        return Err(flag_err(
+            "--pprof",
+            "needs a metrics server (--metrics-bind-address is 0)".into(),
+        ));
+    }
     Ok(Settings {
         namespace: f.namespace.clone(),
         preset: p.name.clone(),
@@ -611,6 +623,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         // The Rust controller's lease crate renews every retry period
         // until the Lease expires; it has no renew deadline.
         http_version: f.http2.then(|| "h2".to_string()),
+        pprof: f.pprof,
         leader_election: (f.leader_elect || p.leader_elect).then(|| LeaderElection {
             lease_name: leader_election::LEASE_NAME.to_string(),
             lease_duration_s: leader_election::LEASE_DURATION_S,

@@ -89,6 +89,11 @@ pub struct Flags {
     /// flight (kube-rs's default).
     #[arg(long)]
     pub http2: bool,
+    /// Serve a CPU profile of this process at /debug/pprof/profile?seconds=N
+    /// on the metrics address (pprof's protobuf format, as Go's
+    /// net/http/pprof serves it).
+    #[arg(long)]
+    pub pprof: bool,
     /// Print the resolved settings as one JSON object and exit (no cluster needed).
     #[arg(long)]
     pub print_settings: bool,
@@ -116,6 +121,7 @@ impl Flags {
             debounce_ms: self.debounce_ms,
             leader_elect: self.leader_elect,
             http2: self.http2,
+            pprof: self.pprof,
         })
     }
 }

@@ -13,6 +13,7 @@ mod election;
 mod fixtures;
 mod flags;
 mod metrics;
+mod profile;
 mod queue;
 
 use std::process::ExitCode;
@@ -132,7 +133,12 @@ async fn run(settings: Settings) -> Result<()> {
     };
 
     if settings.metrics_bind_address != "0" {
-        serve_metrics(&settings.metrics_bind_address, metrics.clone()).await?;
+        serve_metrics(
+            &settings.metrics_bind_address,
+            metrics.clone(),
+            settings.pprof,
+        )
+        .await?;
     }
     tracing::info!(namespace = %settings.namespace, preset = %settings.preset, workers = settings.workers,
         predicate = settings.predicate.as_str(), status_write = settings.status_write.as_str(),
@@ -190,14 +196,15 @@ async fn run(settings: Settings) -> Result<()> {
     }
 }
 
-/// Serves /metrics on `bind` and prints `metrics-address=HOST:PORT` (the bound address).
-async fn serve_metrics(bind: &str, metrics: Arc<Metrics>) -> Result<()> {
+/// Serves /metrics on `bind` (and, with `pprof`, /debug/pprof/profile) and
+/// prints `metrics-address=HOST:PORT` (the bound address).
+async fn serve_metrics(bind: &str, metrics: Arc<Metrics>, pprof: bool) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(bind)
         .await
         .with_context(|| format!("cannot listen on --metrics-bind-address {}", bind))?;
     let addr = listener.local_addr()?;
     let m = metrics;
-    let app = axum::Router::new().route(
+    let mut app = axum::Router::new().route(
         "/metrics",
         axum::routing::get(move || {
             let m = m.clone();
@@ -212,6 +219,9 @@ async fn serve_metrics(bind: &str, metrics: Arc<Metrics>) -> Result<()> {
             }
         }),
     );
+    if pprof {
+        app = app.route("/debug/pprof/profile", axum::routing::get(profile::serve));
+    }
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });

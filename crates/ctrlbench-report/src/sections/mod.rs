@@ -18,6 +18,7 @@ mod per_run;
 mod percentiles;
 mod phases;
 mod plots;
+mod profiles;
 mod server_side;
 mod settings;
 mod start;
@@ -55,6 +56,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
         &attribution::ReconcileTime,
         &faults::Faults,
         &storm::Storm,
+        &profiles::Profiles,
         &plots::Plots,
         &per_run::PerRun,
         &method::Method,

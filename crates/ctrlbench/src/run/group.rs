@@ -289,6 +289,7 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
             m.flags = args.clone();
         }
         let metrics_url = v.keys.metrics.as_deref().map(fill);
+        let pprof_url = v.keys.pprof.as_deref().map(fill);
         let mut env = vec![("KUBECONFIG".to_string(), kc.display().to_string())];
         env.extend(v.env().iter().map(|(k, v)| (k.clone(), fill(v))));
         // Kept to start it again the same way (a restart fault).
@@ -300,6 +301,7 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
                 cpus: cpus.clone(),
                 kind: LaunchKind::Command {
                     metrics_url: metrics_url.clone(),
+                    pprof_url,
                 },
             }),
             process: None,

@@ -63,12 +63,32 @@ pub struct Launch {
     pub kind: LaunchKind,
 }
 
+impl Replica {
+    /// Where its CPU profile is fetched from, if it is profiled: ours on
+    /// their metrics address (`--pprof`), a command at its `pprof` URL.
+    pub fn pprof_url(&self, own_profiled: bool) -> Option<String> {
+        match &self.launch.as_ref()?.kind {
+            LaunchKind::Own if own_profiled => self
+                .metrics_url
+                .as_deref()
+                .and_then(|u| u.strip_suffix("/metrics"))
+                .map(|base| format!("{base}/debug/pprof/profile")),
+            LaunchKind::Own => None,
+            LaunchKind::Command { pprof_url, .. } => pprof_url.clone(),
+        }
+    }
+}
+
 /// Whose controller: ours prints its metrics address; a user's command
 /// has the metrics URL its variant names (or none).
 #[derive(Clone, Debug)]
 pub enum LaunchKind {
     Own,
-    Command { metrics_url: Option<String> },
+    Command {
+        metrics_url: Option<String>,
+        /// Its `pprof` URL, `{port}` replaced.
+        pprof_url: Option<String>,
+    },
 }
 
 /// How long a command's metrics URL gets to answer after its start.
@@ -96,7 +116,7 @@ impl Launch {
                 let url = format!("http://{}/metrics", p.metrics_addr);
                 Ok((p, Some(url)))
             }
-            LaunchKind::Command { metrics_url } => {
+            LaunchKind::Command { metrics_url, .. } => {
                 let p = ControllerProcess::start_command(
                     &program,
                     log,

@@ -314,6 +314,14 @@ variant_keys! {
     /// 2 s. Only the leader reconciles. Default `false`.
     leader_election: bool, accepts Own, flag "--leader-elect" (Switch),
         resolve |f, v| f.leader_elect = *v;
+    /// A CPU profile of every replica over the run, kept as folded stacks (`profile-<k>.folded`)
+    /// and drawn as a flame graph in report.html: ours serve it at `/debug/pprof/profile` on
+    /// their metrics address (`--pprof`: Go's net/http/pprof, Rust's pprof-rs). Default `false`.
+    profile: bool, accepts Own, flag "--pprof" (Switch),
+        resolve |f, v| f.pprof = *v;
+    /// A command's CPU profile endpoint in Go's pprof format (`{port}` as in the command), e.g.
+    /// `http://127.0.0.1:{port}/debug/pprof/profile`: fetched and kept as `profile = true` does.
+    pprof: String, accepts Command;
     /// The Lease a command's replicas elect their leader on (in `{namespace}`): the harness watches
     /// it for `controller:leader` faults and the "new leader after" figure.
     lease: String, accepts Command;

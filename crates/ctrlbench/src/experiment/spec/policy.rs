@@ -57,6 +57,15 @@ pub fn check_rbac(rules: &[RbacRule], cluster: bool) -> Result<(), String> {
 /// What is wrong with a metrics URL (after `{port}` is replaced), if anything:
 /// plain HTTP to a loopback address.
 pub fn check_metrics_url(url: &str) -> Result<(), String> {
+    check_loopback_url(url, "metrics are scraped", "/metrics")
+}
+
+/// The same rule for a command's pprof URL.
+pub fn check_pprof_url(url: &str) -> Result<(), String> {
+    check_loopback_url(url, "profiles are fetched", "/debug/pprof/profile")
+}
+
+fn check_loopback_url(url: &str, what: &str, path: &str) -> Result<(), String> {
     let u = reqwest::Url::parse(&url.replace("{port}", "1"))
         .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
     let host = u.host_str().unwrap_or_default();
@@ -68,7 +77,7 @@ pub fn check_metrics_url(url: &str) -> Result<(), String> {
             .is_ok_and(|a| a.is_loopback());
     if u.scheme() != "http" || !loopback {
         return Err(format!(
-            "{url:?}: metrics are scraped over plain HTTP from a loopback address only (http://127.0.0.1:PORT/metrics)"
+            "{url:?}: {what} over plain HTTP from a loopback address only (http://127.0.0.1:PORT{path})"
         ));
     }
     Ok(())

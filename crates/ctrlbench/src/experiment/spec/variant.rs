@@ -73,6 +73,9 @@ pub fn check(src: &Source, v: &VariantSpec, around: &Around) -> Checked<Variant>
     if let Some(m) = &values.metrics {
         policy::check_metrics_url(m).map_err(|e| src.at("metrics", span_of("metrics"), e))?;
     }
+    if let Some(u) = &values.pprof {
+        policy::check_pprof_url(u).map_err(|e| src.at("pprof", span_of("pprof"), e))?;
+    }
     if let Some(k) = values
         .env
         .iter()
@@ -147,15 +150,17 @@ fn command(
     if cmd.first().is_none_or(|p| p.trim().is_empty()) {
         return Err(src.at("command", span_of("command"), "needs at least the program"));
     }
-    if let Some(m) = &values.metrics
-        && m.contains("{port}")
-        && !cmd.iter().any(|a| a.contains("{port}"))
-    {
-        return Err(src.at(
-            "metrics",
-            span_of("metrics"),
-            "uses {port}, but the command never passes {port} to the controller",
-        ));
+    for (key, url) in [("metrics", &values.metrics), ("pprof", &values.pprof)] {
+        if let Some(m) = url
+            && m.contains("{port}")
+            && !cmd.iter().any(|a| a.contains("{port}"))
+        {
+            return Err(src.at(
+                key,
+                span_of(key),
+                "uses {port}, but the command never passes {port} to the controller",
+            ));
+        }
     }
     for (key, rules, cluster) in [
         ("rbac", &values.rbac, false),

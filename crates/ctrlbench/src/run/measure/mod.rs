@@ -4,7 +4,7 @@
 //! create phase (`phases`), the audit log (`audit`), the harness's own CPU
 //! (`harness_cpu`), what else the machine did (`machine`), who holds a
 //! controller's Lease (`leases`), the apiservers' peak memory
-//! (`apiserver_peak`) — implements [`Measurement`]: it is told when the run
+//! (`apiserver_peak`), the controllers' CPU profiles (`profile`) — implements [`Measurement`]: it is told when the run
 //! starts, on every tick of the loop, when the window is over (the
 //! controllers still run) and when the controllers have stopped, where it
 //! writes its files and its part of each summary. [`run`] composes them
@@ -19,6 +19,7 @@ pub mod harness_cpu;
 pub mod leases;
 pub mod machine;
 pub mod phases;
+pub mod profile;
 pub mod sampler;
 pub mod scrapes;
 pub mod watch;
@@ -103,6 +104,7 @@ fn measurements(
         Box::new(faults::Faults::of(run)),
         Box::new(leases::Leases::new()),
         Box::new(apiserver_peak::ApiserverPeak::new()),
+        Box::new(profile::Profiles::new()),
         Box::new(phases::Phases::new()),
         Box::new(audit::Audit::new(run)),
         Box::new(machine::Machine::new()),
