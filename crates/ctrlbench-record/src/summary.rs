@@ -129,6 +129,9 @@ pub struct Settings {
     /// Rust, HTTP/2 negotiated by client-go for Go.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_version: Option<String>,
+    /// The Rust controller's allocator when not the system's (mimalloc, jemalloc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<String>,
     /// kube-runtime's debounce (Rust only; 0 = none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debounce_ms: Option<u64>,

@@ -237,6 +237,49 @@ fn rust_binary() -> Result<PathBuf> {
     )
 }
 
+/// The allocators the Rust controller can be built with (`allocator`);
+/// all but "system" are cargo features of widget-controller.
+pub const ALLOCATORS: &[&str] = &["system", "mimalloc", "jemalloc"];
+
+/// Our Rust controller built with `allocator` (not "system"): cargo builds
+/// it with that feature in a target directory of its own
+/// (`target/allocator-<name>`), so the default build is never rebuilt over.
+pub fn rust_binary_with_allocator(allocator: &str) -> Result<PathBuf> {
+    if !ALLOCATORS.contains(&allocator) || allocator == "system" {
+        bail!(
+            "no allocator build {allocator:?}: use {}",
+            ALLOCATORS[1..].join(", ")
+        );
+    }
+    let ws = workspace();
+    if !ws.join("Cargo.toml").is_file() || !which("cargo") {
+        bail!(
+            "allocator = {allocator:?} builds the controller with cargo: run ctrlbench from a checkout"
+        );
+    }
+    let target = ws.join("target").join(format!("allocator-{allocator}"));
+    eprintln!("building the Rust controller with {allocator} …");
+    let mut cmd = Command::new("cargo");
+    own(&mut cmd, Lifetime::Attached);
+    cmd.args([
+        "build",
+        "--quiet",
+        "--release",
+        "-p",
+        "widget-controller",
+        "--features",
+        allocator,
+    ])
+    .arg("--target-dir")
+    .arg(&target)
+    .current_dir(&ws);
+    let status = cmd.status().context("cannot run cargo")?;
+    if !status.success() {
+        bail!("cargo build -p widget-controller --features {allocator} failed");
+    }
+    Ok(target.join("release/widget-controller"))
+}
+
 fn which(tool: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path).any(|d| d.join(tool).is_file())

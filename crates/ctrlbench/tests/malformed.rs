@@ -179,6 +179,13 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
             ],
         ),
         (
+            "unknown allocator",
+            vec![
+                s("run"),
+                exp_with(d, "alloc", "", "allocator = \"tcmalloc\"\n"),
+            ],
+        ),
+        (
             "concurrency 5000",
             vec![s("run"), exp_with(d, "c", "concurrency = 5000\n", "")],
         ),

@@ -425,6 +425,11 @@ pub struct Settings {
     /// only when on, so that defaults print alike.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pprof: bool,
+    /// The Rust controller's global allocator when it is not the system's
+    /// ("mimalloc", "jemalloc": a build feature, not a flag); absent: the
+    /// system allocator (Go's runtime has its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<String>,
 }
 
 impl Settings {
@@ -624,6 +629,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         // until the Lease expires; it has no renew deadline.
         http_version: f.http2.then(|| "h2".to_string()),
         pprof: f.pprof,
+        allocator: None,
         leader_election: (f.leader_elect || p.leader_elect).then(|| LeaderElection {
             lease_name: leader_election::LEASE_NAME.to_string(),
             lease_duration_s: leader_election::LEASE_DURATION_S,

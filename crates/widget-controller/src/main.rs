@@ -6,6 +6,7 @@
 //! `--print-settings` it prints the resolved settings as one JSON object and
 //! exits without touching any cluster.
 
+mod allocator;
 mod client;
 mod controller;
 mod election;
@@ -34,7 +35,10 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 fn main() -> ExitCode {
     let flags = Flags::parse();
     let settings = match flags.resolve() {
-        Ok(s) => s,
+        Ok(s) => Settings {
+            allocator: allocator::NAME.map(String::from),
+            ..s
+        },
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);

@@ -112,9 +112,13 @@ fn settings_row(g: &Group) -> Vec<String> {
         };
         return vec![g.variant.clone(), imp, why.into()];
     };
+    let imp = match s.allocator.as_deref() {
+        Some(a) => format!("{imp} ({a})"),
+        None => imp.to_string(),
+    };
     vec![
         g.variant.clone(),
-        imp.to_string(),
+        imp,
         s.preset.clone(),
         s.workers.to_string(),
         queue_cell(s),

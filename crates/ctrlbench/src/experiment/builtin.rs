@@ -76,6 +76,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "faults",
         include_str!("../../../../experiments/faults.toml"),
     ),
+    (
+        "allocators",
+        include_str!("../../../../experiments/allocators.toml"),
+    ),
 ];
 
 /// The files built-in experiments' `[workload]` names, by path as the

@@ -121,9 +121,13 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
             (r, None) => format!("  (× {r} replicas)"),
             (r, Some(lease)) => format!("  (× {r} replicas, leader elected on Lease {lease})"),
         };
+        let alloc = match v.keys.allocator.as_deref() {
+            Some(a) if a != "system" => format!("  (allocator {a})"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             s,
-            "  {:<20} {:<10} {}{fleet}{baseline}",
+            "  {:<20} {:<10} {}{alloc}{fleet}{baseline}",
             v.name,
             v.implementation.to_string(),
             what_runs(v)

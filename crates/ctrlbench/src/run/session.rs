@@ -58,6 +58,14 @@ impl Builds {
                     );
                 }
                 b.programs.insert(i, p);
+            } else if let Some(a) = v.keys.allocator.clone().filter(|a| a != "system") {
+                let build = tokio::task::spawn_blocking(move || {
+                    crate::controllers::rust_binary_with_allocator(&a)
+                });
+                let Some(bin) = until_cancelled(cancel, build).await else {
+                    bail!("interrupted while building the controllers");
+                };
+                b.programs.insert(i, bin??);
             } else if v.is_own() && !b.binaries.contains_key(&v.implementation) {
                 let imp = v.implementation.clone();
                 let build = tokio::task::spawn_blocking(move || crate::controllers::binary(&imp));

@@ -268,6 +268,10 @@ variant_keys! {
     /// watches multiplexed, as client-go does. Default `false`: HTTP/1.1 (kube-rs's default).
     http2: bool, accepts Rust, flag "--http2" (Switch),
         resolve |f, v| f.http2 = *v;
+    /// The Rust controller's global allocator: `system` (default), `mimalloc` or `jemalloc` (a build
+    /// feature: ctrlbench builds that controller once, in `target/allocator-<name>`). The settings
+    /// table names it.
+    allocator: String, accepts Rust;
     /// Delay and coalesce re-triggers per object (kube-runtime's debounce, or the same before the
     /// FIFO queue).
     debounce_ms: u64, accepts Rust, flag "--debounce-ms",

@@ -259,6 +259,25 @@ fn in_context(
             ),
         ));
     }
+    if values.allocator.is_some() && values.binary.is_some() {
+        return Err(src.at(
+            "allocator",
+            span_of("allocator"),
+            "a `binary` is already built: set its allocator when building it, or drop `binary`",
+        ));
+    }
+    if let Some(a) = &values.allocator
+        && !crate::controllers::ALLOCATORS.contains(&a.as_str())
+    {
+        return Err(src.at(
+            "allocator",
+            span_of("allocator"),
+            format!(
+                "unknown allocator {a:?} (want {})",
+                crate::controllers::ALLOCATORS.join("|")
+            ),
+        ));
+    }
     if values.controller_cpus == Some(0) {
         return Err(src.at(
             "controller_cpus",
