@@ -80,6 +80,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "allocators",
         include_str!("../../../../experiments/allocators.toml"),
     ),
+    (
+        "log-level",
+        include_str!("../../../../experiments/log-level.toml"),
+    ),
 ];
 
 /// The files built-in experiments' `[workload]` names, by path as the
