@@ -132,6 +132,9 @@ pub struct Settings {
     /// The Rust controller's allocator when not the system's (mimalloc, jemalloc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocator: Option<String>,
+    /// The controller served CPU profiles for the run (`profile = true`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pprof: bool,
     /// kube-runtime's debounce (Rust only; 0 = none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debounce_ms: Option<u64>,

@@ -11,7 +11,7 @@
 //! is given (the harness always gives it), and --queue fifo is compared.
 //! Likewise `priority_queue: null` in both unless the Go controller is
 //! given --priority-queue (controller-runtime v0.20+ only; Rust has none).
-//! With --leader-elect both print the same Lease and durations except the
+//! With --leader-elect (or an electing preset) both print the same Lease and durations except the
 //! renew deadline: client-go's 10 s in Go, none (null) in Rust, whose lease
 //! crate keeps renewing until the Lease expires. --http2 is the Rust
 //! controller's alone (client-go negotiates HTTP/2 by itself): only then
@@ -157,7 +157,13 @@ fn print_settings_is_identical_in_rust_and_go() {
         let mut r = settings("rust", &rust, args);
         let mut g = settings("go", &go, args);
         // The one difference by design (see the file's paragraph).
-        let le = args.contains(&"--leader-elect");
+        // Election: the flag, or a preset whose row elects (deploy/presets.toml).
+        let preset = args
+            .iter()
+            .position(|a| *a == "--preset")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|p| widget_api::presets::get(p));
+        let le = args.contains(&"--leader-elect") || preset.is_some_and(|p| p.leader_elect);
         let deadline = |v: &mut Value| {
             v["leader_election"]
                 .as_object_mut()

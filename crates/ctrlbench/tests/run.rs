@@ -1005,6 +1005,8 @@ fn profiled_controllers_get_a_flame_graph_each() {
         let marker = if name == "rust" { "tokio" } else { "runtime." };
         assert!(text.contains(marker), "{name}: no {marker} frame");
     }
+    // The settings table says the runs were profiled (a setting, visible).
+    assert!(report.contains("| rust | rust (profiled) |"), "{report}");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert_eq!(
         html.matches("<iframe").count(),

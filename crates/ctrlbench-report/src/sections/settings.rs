@@ -112,9 +112,16 @@ fn settings_row(g: &Group) -> Vec<String> {
         };
         return vec![g.variant.clone(), imp, why.into()];
     };
-    let imp = match s.allocator.as_deref() {
-        Some(a) => format!("{imp} ({a})"),
-        None => imp.to_string(),
+    // Build and instrument differences by design, beside the implementation.
+    let extras: Vec<&str> = s
+        .allocator
+        .as_deref()
+        .into_iter()
+        .chain(s.pprof.then_some("profiled"))
+        .collect();
+    let imp = match extras.as_slice() {
+        [] => imp.to_string(),
+        e => format!("{imp} ({})", e.join(", ")),
     };
     vec![
         g.variant.clone(),
