@@ -23,7 +23,7 @@ pub struct ApiServerConfig {
     pub issuer: Option<String>,
     pub feature_gates: Vec<String>,
     pub extra_args: Vec<String>,
-    /// The audit log of widget writes, when on.
+    /// The audit log of writes, when on.
     pub audit: Option<crate::audit::AuditFiles>,
 }
 

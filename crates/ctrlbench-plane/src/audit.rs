@@ -1,10 +1,13 @@
-//! The apiserver's audit log, narrowed to widget writes: the one source that
-//! names the caller of each request (the apiserver's metrics do not), so a
-//! run can give server-side latency and write counts per controller even
+//! The apiserver's audit log, narrowed to namespaced writes: the one source
+//! that names the caller of each request (the apiserver's metrics do not), so
+//! a run can give server-side latency and write counts per controller even
 //! when controllers share the apiserver. Metadata level (no bodies), only
-//! create/update/patch of widgets, only the ResponseComplete stage; written
-//! by the log backend in blocking mode, so a run's events are all on disk
-//! when its last request has returned.
+//! create/update/patch, only the ResponseComplete stage; Leases, Events and
+//! the system namespaces are left out (a plane's own chatter, written every
+//! few seconds). Any kind is logged, so the harness selects the workload's
+//! own group and resource when it reads a run's span. Written by the log
+//! backend in blocking mode, so a run's events are all on disk when its last
+//! request has returned.
 
 use std::path::{Path, PathBuf};
 
@@ -12,17 +15,22 @@ use anyhow::{Context, Result};
 
 use crate::flags::Flags;
 
-/// The policy: widget writes at Metadata level, nothing else.
+/// The policy: writes at Metadata level, without the plane's own chatter.
 pub const POLICY: &str = "\
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived, ResponseStarted, Panic]
 rules:
+- level: None
+  resources:
+  - group: coordination.k8s.io
+  - group: events.k8s.io
+  - group: \"\"
+    resources: [events]
+- level: None
+  namespaces: [kube-system, kube-public, kube-node-lease]
 - level: Metadata
   verbs: [create, update, patch]
-  resources:
-  - group: benchmark.example.com
-    resources: [widgets, widgets/status]
 - level: None
 ";
 

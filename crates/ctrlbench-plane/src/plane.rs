@@ -51,7 +51,7 @@ pub struct PlaneOptions {
     pub etcd_members: usize,
     /// kube-apiservers sharing etcd (more than 1: clients go through the front).
     pub apiservers: usize,
-    /// The apiserver's audit log of widget writes (per-caller server-side
+    /// The apiserver's audit log of writes (per-caller server-side
     /// figures; see `audit`).
     pub audit_log: bool,
     /// kube-controller-manager's namespace and garbage-collector controllers
@@ -154,7 +154,7 @@ pub struct ControlPlane {
 }
 
 impl ControlPlane {
-    /// The audit log of widget writes, when the plane keeps one.
+    /// The audit log of writes, when the plane keeps one.
     pub fn audit_log(&self) -> Option<PathBuf> {
         self.apiservers()[0]
             .config

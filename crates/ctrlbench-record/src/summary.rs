@@ -350,6 +350,10 @@ pub struct Summary {
     /// The cluster's Kubernetes version during this run (absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
+    /// The local plane's kube-apiserver feature gates during this run, as
+    /// passed (`[cluster]`'s with the variant's over them; empty: defaults).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub feature_gates: Vec<String>,
     /// What the run created and its readiness rule ("Foo
     /// (samplecontroller.k8s.io/v1alpha1, CRD …), ready when …"); absent:
     /// the built-in Widget workload (and results from before workloads).

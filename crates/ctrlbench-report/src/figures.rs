@@ -36,6 +36,8 @@ pub struct RunFigures {
     pub phases: Vec<PhaseFigures>,
     /// The cluster's Kubernetes version during the run.
     pub kubernetes_version: Option<String>,
+    /// The local plane's apiserver feature gates during the run.
+    pub feature_gates: Vec<String>,
     /// Cluster-wide RBAC grants of the controller's identity (summary.json).
     pub cluster_grants: Vec<String>,
     /// The workload when not the built-in Widget one (summary.json).
@@ -68,6 +70,7 @@ impl RunFigures {
             preset_info: None,
             phases: Vec::new(),
             kubernetes_version: None,
+            feature_gates: Vec::new(),
             cluster_grants: Vec::new(),
             workload: None,
             concurrent: false,
@@ -101,6 +104,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
         preset_info: summary.and_then(|s| s.preset_info.clone()),
         phases: phase_figures(run),
         kubernetes_version: summary.and_then(|s| s.kubernetes_version.clone()),
+        feature_gates: summary.map(|s| s.feature_gates.clone()).unwrap_or_default(),
         cluster_grants: summary
             .map(|s| s.cluster_grants.clone())
             .unwrap_or_default(),

@@ -332,7 +332,7 @@ pub struct PlaneArgs {
     /// etcd fsync. On by default: the disk is part of what a benchmark measures.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub etcd_fsync: OnOff,
-    /// The apiserver's audit log of widget writes (Metadata level, a file in the
+    /// The apiserver's audit log of writes (Metadata level, a file in the
     /// plane's directory): per-controller server-side latency and write counts
     /// (audit.csv per run). Off by default: it costs create throughput (README).
     #[arg(long, value_enum, default_value_t = OnOff::Off)]

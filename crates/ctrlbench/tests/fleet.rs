@@ -197,16 +197,49 @@ fn half_megabyte_objects_load_and_converge() {
     );
 }
 
+/// Four replicas asking for streaming lists at once, on a plane with the
+/// apiserver's WatchList gate on (the default) and on one with it off and
+/// the apiserver restarted under the replicas.
 #[test]
 fn a_storm_of_four_streaming_replicas_is_measured() {
     let tmp = tempfile::tempdir().unwrap();
-    // Its own plane: the apiserver's peak memory is a local plane's figure.
+    // Its own planes: the apiserver's peak memory is a local plane's figure,
+    // and the gate is per plane.
     let text = "name = \"storm\"\nscales = [200]\nobject_bytes = 51200\nwindow_s = 90\nstop_when_converged = true\n\
-         [[variant]]\nname = \"s\"\nimpl = \"rust\"\npreset = \"good\"\nstart = \"after-load\"\nreplicas = 4\nwatch_list = true\n";
+         [[fault]]\nat_s = 8\naction = \"restart\"\ntarget = \"apiserver:0\"\nduration_s = 1\n\
+         [[variant]]\nname = \"s\"\nimpl = \"rust\"\npreset = \"good\"\nstart = \"after-load\"\nreplicas = 4\nwatch_list = true\nfaults = false\n\
+         [[variant]]\nname = \"off\"\nimpl = \"go@v0.22\"\npreset = \"good\"\nstart = \"after-load\"\nreplicas = 4\nwatch_list = true\n\
+         feature_gates = [\"WatchList=false\"]\n";
     let dir = run_file(tmp.path(), "storm", text, None);
+    // Gate off: the replicas ask for streaming lists, the apiserver serves
+    // none, they list instead; the apiserver restarted at 8 s refills its
+    // watch cache of the 200 objects.
+    let off = dir.join("N200/off/rep1");
+    let so = ctrlbench_record::Summary::read(&off.join("summary.json")).unwrap();
+    assert_eq!(so.ready, 200);
+    assert_eq!(so.feature_gates, ["WatchList=false"]);
+    assert!(
+        so.replicas.iter().all(|r| r.initial_list_s.is_some()),
+        "{:?}",
+        so.replicas
+    );
+    let faults = std::fs::read_to_string(off.join("faults.csv")).unwrap();
+    assert!(faults.contains("apiserver:0"), "{faults}");
+    let api = ctrlbench_record::series::Series::read(&off.join("apiserver.csv"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(api.delta("widget_watch_lists_total").unwrap_or(0.0), 0.0);
+    let last = api.last_good().unwrap();
+    assert!(api.get(last, "widget_watch_cache_inits").unwrap_or(0.0) >= 1.0);
+    assert!(
+        api.get(last, "widget_watch_cache_init_s_sum")
+            .unwrap_or(0.0)
+            > 0.0
+    );
     let run = dir.join("N200/s/rep1");
     let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
     assert_eq!(s.ready, 200);
+    assert!(s.feature_gates.is_empty(), "{:?}", s.feature_gates);
     assert_eq!(s.replicas.len(), 4, "{:?}", s.replicas);
     for r in &s.replicas {
         let t = r
@@ -236,6 +269,12 @@ fn a_storm_of_four_streaming_replicas_is_measured() {
         storm.contains("| N200/s/rep1 | 4 | on | 50.0 KiB | 4/4 |"),
         "{storm}"
     );
+    let off_row = storm
+        .lines()
+        .find(|l| l.starts_with("| N200/off/rep1 |"))
+        .unwrap_or_else(|| panic!("{storm}"));
+    assert!(off_row.ends_with(" s | WatchList=false |"), "{off_row}");
+    assert!(report.contains("apiserver feature gates"), "{report}");
 }
 
 /// The `no-leader-election` anti-pattern: two replicas without election

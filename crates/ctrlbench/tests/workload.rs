@@ -160,6 +160,63 @@ fn sample_controller_reaches_the_rule_with_rbac_from_the_file_only() {
     assert!(!crd_exists("foos.samplecontroller.k8s.io"));
 }
 
+/// The audit log keeps the workload's own kind: on a local plane with the
+/// audit log on, sample-controller's run gets audit.csv with the loader's
+/// creates of foos and the controller's writes to them, by its own
+/// ServiceAccount, and none of the Deployments it creates beside them.
+#[test]
+fn a_workload_of_another_kind_is_audited_like_widgets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let ws = workspace().join("experiments");
+    std::fs::create_dir(tmp.path().join("sample-controller")).unwrap();
+    for f in ["crd.yaml", "foo.yaml"] {
+        let to = tmp.path().join("sample-controller").join(f);
+        std::fs::copy(ws.join("sample-controller").join(f), to).unwrap();
+    }
+    let text = std::fs::read_to_string(ws.join("sample-controller.toml")).unwrap()
+        + "\n[cluster]\naudit_log = true\n";
+    let exp = write(tmp.path(), "sample-controller.toml", &text);
+    let out = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress"])
+        .args(["--scales", "20", "--window", "60", "--results"])
+        .arg(&results)
+        .env("XDG_STATE_HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = only_results_dir(&results);
+    let run = dir.join("N20/sample-controller/rep1");
+    let s = json(&run.join("summary.json"));
+    assert_eq!(s["ready"], 20, "{s:#}");
+    let audit = ctrlbench_record::audit::read(&run.join("audit.csv"))
+        .unwrap()
+        .expect("audit.csv");
+    let creates: Vec<_> = audit.iter().filter(|r| r.verb == "create").collect();
+    assert_eq!(creates.len(), 20, "{audit:?}");
+    assert!(
+        creates.iter().all(|r| r.name.starts_with("foo-")),
+        "{creates:?}"
+    );
+    let sa = format!(
+        "system:serviceaccount:{}:",
+        s["namespace"].as_str().unwrap()
+    );
+    let updates: Vec<_> = audit.iter().filter(|r| r.is_update()).collect();
+    assert!(updates.len() >= 20, "{audit:?}");
+    assert!(
+        updates.iter().all(|r| r.user.starts_with(&sa)),
+        "{updates:?}"
+    );
+    // Every row is a foo: the loader names them foo-NNNNNN, and the
+    // Deployments the controller creates are named after their Foo but
+    // are another resource.
+    let names: std::collections::BTreeSet<_> = audit.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names.len(), 20, "{names:?}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("from the apiserver's audit log"), "{md}");
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();

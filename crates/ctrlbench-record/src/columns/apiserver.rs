@@ -84,6 +84,19 @@ const COLUMNS: &[Column] = &[
         "apiserver_watch_list_duration_seconds_sum",
         WIDGETS,
     ),
+    // The widgets' watch cache, filled from etcd when the apiserver first
+    // serves them (at its start, or after a restart): this process's count
+    // and seconds, so the last row holds the current process's own.
+    sum(
+        "widget_watch_cache_inits",
+        "apiserver_watch_cache_initialization_duration_seconds_count",
+        WIDGETS,
+    ),
+    sum(
+        "widget_watch_cache_init_s_sum",
+        "apiserver_watch_cache_initialization_duration_seconds_sum",
+        WIDGETS,
+    ),
 ];
 
 /// apiserver_request_duration_seconds buckets of 1.34, +Inf last.
@@ -129,6 +142,8 @@ fn keep(line: &str) -> bool {
         || (line.starts_with("apiserver_request_duration_seconds")
             && line.contains("resource=\"widgets\""))
         || (line.starts_with("apiserver_watch_list_duration_seconds")
+            && line.contains("resource=\"widgets\""))
+        || (line.starts_with("apiserver_watch_cache_initialization_duration_seconds")
             && line.contains("resource=\"widgets\""))
         || line.starts_with("apiserver_current_inflight_requests")
         || line.starts_with("apiserver_flowcontrol_current_inqueue_requests")

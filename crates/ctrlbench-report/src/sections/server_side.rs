@@ -31,8 +31,8 @@ impl Section for ServerSide {
             .collect();
         if !audited.is_empty() {
             out.push(Block::Para(
-                "Per variant, from the apiserver's audit log (audit.csv: each completed widget \
-                 write with its caller and the apiserver's receive → complete time), so these are \
+                "Per variant, from the apiserver's audit log (audit.csv: each completed write \
+                 of the workload's kind with its caller and the apiserver's receive → complete time), so these are \
                  this variant's own requests even when variants shared the apiserver:"
                     .into(),
             ));

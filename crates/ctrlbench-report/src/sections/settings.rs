@@ -61,40 +61,53 @@ fn settings_table(groups: &[Group]) -> Option<Block> {
     versions.sort();
     versions.dedup();
     let by_version = versions.len() > 1;
+    // A feature-gates column only when the variants' planes had other gates.
+    let gates_of = |g: &Group| g.runs.first().map(|r| r.feature_gates.join(", "));
+    let mut gates: Vec<String> = groups.iter().filter_map(gates_of).collect();
+    gates.sort();
+    gates.dedup();
+    let by_gates = gates.len() > 1;
     let mut rows = Vec::new();
     for g in first_of_each_variant(groups) {
         let mut row = settings_row(g);
-        if by_version && g.settings().is_some() {
+        row.resize(8, String::new());
+        if by_version {
             let v = g.runs.iter().find_map(|r| r.kubernetes_version.clone());
             row.push(v.unwrap_or_else(|| "?".into()));
+        }
+        if by_gates {
+            let v = gates_of(g).unwrap_or_default();
+            row.push(if v.is_empty() { "defaults".into() } else { v });
         }
         rows.push(row);
     }
     if rows.is_empty() {
         return None;
     }
-    let width = if by_version { 9 } else { 8 };
+    let width = 8 + usize::from(by_version) + usize::from(by_gates);
     for r in &mut rows {
         r.resize(width, String::new());
     }
-    Some(Block::Table(Table {
-        head: [
-            "variant",
-            "impl",
-            "preset",
-            "workers",
-            "queue",
-            "client limit (effective)",
-            "clients with their own bucket",
-            "retry on error",
-            "Kubernetes",
-        ]
-        .into_iter()
-        .take(width)
-        .map(String::from)
-        .collect(),
-        rows,
-    }))
+    let mut head: Vec<String> = [
+        "variant",
+        "impl",
+        "preset",
+        "workers",
+        "queue",
+        "client limit (effective)",
+        "clients with their own bucket",
+        "retry on error",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    if by_version {
+        head.push("Kubernetes".into());
+    }
+    if by_gates {
+        head.push("apiserver feature gates".into());
+    }
+    Some(Block::Table(Table { head, rows }))
 }
 
 /// A variant's row; without recorded settings, why there are none.

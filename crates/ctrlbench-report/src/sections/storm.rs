@@ -3,8 +3,9 @@
 //! complete list, summary.json `replicas`; p50 and max over the replicas),
 //! each apiserver's peak memory while they started (its VmHWM, reset when
 //! they started), the apiserver's LIST p99 for the workload's objects and
-//! the streaming lists it served (apiserver.csv), beside the settings that
-//! decide them: replicas, streaming list, object size.
+//! the streaming lists it served and how long its watch cache of them took
+//! to fill (apiserver.csv), beside the settings that decide them: replicas,
+//! streaming list, object size, the apiserver's feature gates.
 
 use super::Section;
 use crate::context::ReportCtx;
@@ -15,6 +16,15 @@ pub struct Storm;
 
 fn mib(b: f64) -> String {
     format!("{:.1} MiB", b / f64::from(1u32 << 20))
+}
+
+/// The gates a run's plane was given, "defaults" without any.
+fn gates(g: &[String]) -> String {
+    if g.is_empty() {
+        "defaults".into()
+    } else {
+        g.join(", ")
+    }
 }
 
 impl Section for Storm {
@@ -57,6 +67,13 @@ impl Section for Storm {
                 .map(|a| histogram_quantile(0.99, &a.bucket_delta("widget_list_latency")))
                 .filter(|x| x.is_finite());
             let streams = api.and_then(|a| a.delta("widget_watch_lists_total"));
+            // The apiserver process at the run's end: its own fill (after a
+            // restart, the one that followed it).
+            let cache_fill = api.and_then(|a| {
+                let last = a.last_good()?;
+                let n = a.get(last, "widget_watch_cache_inits")?;
+                (n > 0.0).then(|| a.get(last, "widget_watch_cache_init_s_sum").map(|s| s / n))?
+            });
             let peak = match s.apiserver_peak_rss_bytes.as_slice() {
                 [] => "—".to_string(),
                 p => p
@@ -85,6 +102,8 @@ impl Section for Storm {
                 peak,
                 secs(list_p99),
                 streams.map_or("—".to_string(), |x| format!("{x:.0}")),
+                secs(cache_fill),
+                gates(&s.feature_gates),
             ]);
         }
         if rows.is_empty() {
@@ -99,7 +118,9 @@ impl Section for Storm {
              peak between two scrapes counts), with its rise over the memory it held when the \
              replicas started; LIST p99: the apiserver's request latency of the \
              workload's LISTs over the run; streaming lists: the WatchList initial lists it served \
-             (apiserver_watch_list_duration_seconds_count)."
+             (apiserver_watch_list_duration_seconds_count); watch-cache fill: the apiserver's \
+             apiserver_watch_cache_initialization_duration_seconds for the workload's resource, from \
+             the process serving at the run's end (after an apiserver restart, its refill)."
                 .into(),
         ));
         out.push(Block::Table(Table {
@@ -114,6 +135,8 @@ impl Section for Storm {
                 "apiserver peak RSS",
                 "LIST p99",
                 "streaming lists",
+                "watch-cache fill",
+                "apiserver gates",
             ]
             .iter()
             .map(|s| s.to_string())

@@ -73,6 +73,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../experiments/restart-storm.toml"),
     ),
     (
+        "apiserver-restart",
+        include_str!("../../../../experiments/apiserver-restart.toml"),
+    ),
+    (
         "faults",
         include_str!("../../../../experiments/faults.toml"),
     ),

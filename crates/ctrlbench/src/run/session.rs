@@ -20,7 +20,7 @@ use super::background::{self, Background};
 use super::placement::Placement;
 use super::{Ctx, Outcome, RunOptions, group, manifest, plane_grace, probe, quiet, target};
 use super::{command_program, etcd_versions, until_cancelled};
-use crate::experiment::spec::FreshPlane;
+use crate::experiment::spec::{FreshPlane, PlaneOf};
 use crate::experiment::{Experiment, Impl, plan};
 
 /// The controller binaries, by implementation, and each command variant's program.
@@ -91,8 +91,8 @@ pub struct Session<'a> {
     background: Option<Background>,
     /// The apiserver's idle request rate, the level each run waits to return to.
     idle: Option<f64>,
-    /// The Kubernetes version the plane runs when variants name one.
-    version: Option<String>,
+    /// The plane's version and gates when variants name them.
+    version: Option<PlaneOf>,
     versions_seen: Vec<String>,
     /// The (scale, repeat) the probe last ran before.
     probed: Option<(u64, u32)>,
@@ -106,14 +106,14 @@ pub enum Opened<'a> {
     Interrupted(Outcome),
 }
 
-/// The version the plane runs for `run` (variants that name one).
-fn version_of(exp: &Experiment, run: &plan::Run) -> Option<String> {
-    exp.variant_k8s_version(run.variants[0])
+/// The plane `run` needs (variants that name a version or feature gates).
+fn plane_of(exp: &Experiment, run: &plan::Run) -> Option<PlaneOf> {
+    exp.variant_plane(run.variants[0])
 }
 
-/// `exp` on the plane version `v`, when one is named.
-fn on(exp: &Experiment, v: &Option<String>) -> Option<Experiment> {
-    v.as_ref().map(|v| exp.on_version(v))
+/// `exp` on the plane `p`, when one is named.
+fn on(exp: &Experiment, p: &Option<PlaneOf>) -> Option<Experiment> {
+    p.as_ref().map(|p| exp.on_plane(p))
 }
 
 impl<'a> Session<'a> {
@@ -129,7 +129,7 @@ impl<'a> Session<'a> {
         // The placement first: the plane's processes start on their set.
         let placement = Placement::of(exp, &ctrlbench_plane::cpus::available())?;
         ctrlbench_plane::cpus::set_plane(placement.plane.clone());
-        let version = runs.first().and_then(|r| version_of(exp, r));
+        let version = runs.first().and_then(|r| plane_of(exp, r));
         let first = on(exp, &version);
         let Some(cluster) =
             until_cancelled(cancel, target::connect(first.as_ref().unwrap_or(exp), opts)).await
@@ -342,10 +342,10 @@ impl<'a> Session<'a> {
     /// A new local plane before `run` when it needs another Kubernetes
     /// version, or when `fresh_plane` asks for one (each run, each repeat).
     async fn fresh_plane(&mut self, run: &plan::Run, prev: Option<&plan::Run>) -> Result<bool> {
-        let want = version_of(self.exp, run);
+        let want = plane_of(self.exp, run);
         if want != self.version {
-            let v = want.clone().unwrap_or_default();
-            eprintln!("switching the local plane to Kubernetes {v}");
+            let v = self.describe(&want);
+            eprintln!("switching the local plane to {v}");
             return self.restart_plane(want).await;
         }
         let due = match (self.exp.fresh_plane, prev) {
@@ -363,11 +363,21 @@ impl<'a> Session<'a> {
         self.restart_plane(want).await
     }
 
-    /// Stops the plane and starts one of version `want`; false when interrupted.
-    async fn restart_plane(&mut self, want: Option<String>) -> Result<bool> {
-        let v = want
+    /// How progress and errors name the plane `p` (the `[cluster]`'s: None).
+    fn describe(&self, p: &Option<PlaneOf>) -> String {
+        let version = self
+            .exp
+            .cluster
+            .k8s_version
             .clone()
             .unwrap_or_else(|| self.cluster().version.clone());
+        p.as_ref()
+            .map_or(format!("Kubernetes {version}"), |p| p.describe(&version))
+    }
+
+    /// Stops the plane and starts the one `want` names; false when interrupted.
+    async fn restart_plane(&mut self, want: Option<PlaneOf>) -> Result<bool> {
+        let v = self.describe(&want);
         self.close_cluster().await?;
         let next = on(self.exp, &want);
         let (exp, opts) = (self.exp, self.opts);
@@ -381,14 +391,14 @@ impl<'a> Session<'a> {
             Some(Err(e)) => {
                 self.manifest
                     .errors
-                    .push(format!("cannot start a plane of Kubernetes {v}: {e:#}"));
+                    .push(format!("cannot start a plane of {v}: {e:#}"));
                 self.manifest.write(&self.results.manifest())?;
-                return Err(e.context(format!("starting Kubernetes {v}")));
+                return Err(e.context(format!("starting {v}")));
             }
             None => {
                 self.manifest
                     .errors
-                    .push(format!("interrupted while starting Kubernetes {v}"));
+                    .push(format!("interrupted while starting {v}"));
                 return Ok(false);
             }
         }

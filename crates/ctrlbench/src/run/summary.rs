@@ -101,6 +101,14 @@ pub fn of(i: Inputs<'_>) -> Summary {
         phases: Vec::new(),
         background_objects: exp.background_objects,
         kubernetes_version: Some(i.kubernetes_version.to_string()),
+        feature_gates: if exp.is_local() {
+            exp.variant_plane(m.variant).map_or_else(
+                || exp.cluster.feature_gates.clone(),
+                |p| exp.on_plane(&p).cluster.feature_gates,
+            )
+        } else {
+            Vec::new()
+        },
         workload: (!exp.workload.is_builtin()).then(|| exp.workload.describe()),
         controller_metrics: m.has_metrics(),
         cluster_grants: m.cluster_grants.clone(),

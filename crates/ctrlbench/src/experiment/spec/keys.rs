@@ -301,6 +301,11 @@ variant_keys! {
     /// runs that need another. Needs the local plane, `schedule = "isolated"`, no `[cluster]
     /// k8s_version`, no `probe` and no `background_objects`.
     k8s_version: String, accepts All;
+    /// This variant's runs use a local plane whose kube-apiserver has these feature gates (e.g.
+    /// `["WatchList=false"]`, each `Name=true|false`), over `[cluster] feature_gates`: a gate on and
+    /// off in one experiment. The plane restarts between runs that need other gates. Needs what
+    /// `k8s_version` needs, except that `[cluster] k8s_version` may be set.
+    feature_gates: Vec<String>, accepts All;
     /// Runs this build of our controller instead of the one ctrlbench builds (a path relative to the
     /// experiment file): two builds of one controller interleaved in one experiment, the decisive
     /// way to judge a change.

@@ -28,7 +28,7 @@ pub use schema::{
     ConflictReread, DEFAULT_PROBE_OBJECTS, FaultAction, FreshPlane, LogLevel, Predicate, Queue,
     RbacRule, Schedule, Spec, StartMode, StatusWrite,
 };
-pub use validated::{Cluster, Compare, Experiment, Repeats, Variant};
+pub use validated::{Cluster, Compare, Experiment, PlaneOf, Repeats, Variant};
 
 use crate::experiment::{phase, workload};
 use errors::Source;

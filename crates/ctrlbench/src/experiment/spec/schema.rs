@@ -204,7 +204,7 @@ pub struct ClusterSpec {
     #[serde(default = "no_args")]
     pub etcd_args: Spanned<Vec<String>>,
     pub etcd_fsync: Option<bool>,
-    /// The apiserver's audit log of widget writes (local plane only):
+    /// The apiserver's audit log of writes (local plane only):
     /// per-variant server-side latency and counts in each run's audit.csv.
     pub audit_log: Option<bool>,
     /// etcd cluster size (local plane; default 1).

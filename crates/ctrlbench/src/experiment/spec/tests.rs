@@ -663,7 +663,7 @@ fn per_variant_versions_need_an_isolated_local_plane() {
     };
     let e = parse(Path::new("exp.toml"), &v("", "k8s_version = \"v1.36.3\"\n")).unwrap();
     assert_eq!(e.variant_k8s_version(0).as_deref(), Some("1.36.3"));
-    let on = e.on_version("1.36.3");
+    let on = e.on_plane(&e.variant_plane(0).unwrap());
     assert_eq!(on.cluster.k8s_version.as_deref(), Some("1.36.3"));
     for (extra, variant, line) in [
         ("", "k8s_version = \"1.36\"\n", 6),
@@ -684,6 +684,44 @@ fn per_variant_versions_need_an_isolated_local_plane() {
             (e.line, e.key.as_str()),
             (line, "k8s_version"),
             "{extra}{variant}: {e}"
+        );
+    }
+}
+
+#[test]
+fn per_variant_feature_gates_replace_the_clusters_gate_of_that_name() {
+    let text = "name = \"t\"\nscales = [5]\n[cluster]\nk8s_version = \"1.36.3\"\n\
+                feature_gates = [\"WatchList=true\", \"InPlacePodVerticalScaling=true\"]\n\
+                [[variant]]\nname = \"a\"\npreset = \"good\"\n\
+                [[variant]]\nname = \"b\"\npreset = \"good\"\nfeature_gates = [\"WatchList=false\"]\n";
+    let e = parse(Path::new("exp.toml"), text).unwrap();
+    assert_eq!(e.variant_plane(0), None);
+    let p = e.variant_plane(1).unwrap();
+    assert_eq!(p.k8s_version, None);
+    let on = e.on_plane(&p);
+    assert_eq!(on.cluster.k8s_version.as_deref(), Some("1.36.3"));
+    assert_eq!(
+        on.cluster.feature_gates,
+        ["InPlacePodVerticalScaling=true", "WatchList=false"]
+    );
+    assert_eq!(p.describe("1.36.3"), "Kubernetes 1.36.3, WatchList=false");
+    let v = |extra: &str, gates: &str| {
+        format!(
+            "name = \"t\"\nscales = [5]\n{extra}[[variant]]\nname = \"a\"\npreset = \"good\"\nfeature_gates = {gates}\n"
+        )
+    };
+    for (extra, gates, line) in [
+        ("", "[\"WatchList\"]", 6),
+        ("", "[\"WatchList=off\"]", 6),
+        ("schedule = \"concurrent\"\n", "[\"WatchList=false\"]", 7),
+        ("probe = true\n", "[\"WatchList=false\"]", 7),
+        ("[cluster]\ncontext = \"x\"\n", "[\"WatchList=false\"]", 8),
+    ] {
+        let e = err(&v(extra, gates));
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (line, "feature_gates"),
+            "{extra}{gates}: {e}"
         );
     }
 }

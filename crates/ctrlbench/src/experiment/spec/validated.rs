@@ -212,6 +212,24 @@ impl Variant {
     }
 }
 
+/// A variant's own local plane: what differs from `[cluster]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlaneOf {
+    pub k8s_version: Option<String>,
+    pub feature_gates: Vec<String>,
+}
+
+impl PlaneOf {
+    /// How progress names it: "Kubernetes 1.37.2, WatchList=false".
+    pub fn describe(&self, version: &str) -> String {
+        let v = self.k8s_version.as_deref().unwrap_or(version);
+        std::iter::once(format!("Kubernetes {v}"))
+            .chain(self.feature_gates.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 impl Experiment {
     /// The Kubernetes version `variant`'s runs need, when variants differ
     /// (None: the experiment's one cluster).
@@ -233,10 +251,35 @@ impl Experiment {
         }
     }
 
-    /// This experiment on a plane of `version` (for variants that name one).
-    pub fn on_version(&self, version: &str) -> Experiment {
+    /// The local plane `variant`'s runs need when it names one (a version,
+    /// feature gates); None: the `[cluster]`'s.
+    pub fn variant_plane(&self, variant: usize) -> Option<PlaneOf> {
+        let k8s_version = self.variant_k8s_version(variant);
+        let feature_gates = self.variants[variant]
+            .keys
+            .feature_gates
+            .clone()
+            .unwrap_or_default();
+        (k8s_version.is_some() || !feature_gates.is_empty()).then_some(PlaneOf {
+            k8s_version,
+            feature_gates,
+        })
+    }
+
+    /// This experiment on the plane `p` (for variants that name one): its
+    /// version, and its gates over the `[cluster]`'s of the same name.
+    pub fn on_plane(&self, p: &PlaneOf) -> Experiment {
         let mut e = self.clone();
-        e.cluster.k8s_version = Some(version.to_string());
+        if let Some(v) = &p.k8s_version {
+            e.cluster.k8s_version = Some(v.clone());
+        }
+        let name = |g: &String| g.split_once('=').map_or(g.clone(), |(n, _)| n.to_string());
+        e.cluster
+            .feature_gates
+            .retain(|g| !p.feature_gates.iter().any(|o| name(o) == name(g)));
+        e.cluster
+            .feature_gates
+            .extend(p.feature_gates.iter().cloned());
         e
     }
 

@@ -220,6 +220,29 @@ fn in_context(
             return Err(src.at("k8s_version", span_of("k8s_version"), m));
         }
     }
+    if let Some(gates) = &values.feature_gates {
+        let why = if !around.local {
+            Some("needs the local plane (no kubeconfig or context)".to_string())
+        } else if around.schedule == Schedule::Concurrent {
+            Some(
+                "needs schedule = \"isolated\" (variants on different planes cannot run together)"
+                    .to_string(),
+            )
+        } else if around.per_plane {
+            Some(
+                "cannot be combined with probe or background_objects, which are per plane"
+                    .to_string(),
+            )
+        } else {
+            gates.iter().find_map(|g| match g.split_once('=') {
+                Some((name, "true" | "false")) if !name.is_empty() => None,
+                _ => Some(format!("{g:?} is not Name=true or Name=false")),
+            })
+        };
+        if let Some(m) = why {
+            return Err(src.at("feature_gates", span_of("feature_gates"), m));
+        }
+    }
     if values.faults.is_some() {
         let why = if !around.faults {
             Some("there is no [[fault]] schedule to opt out of")

@@ -1,7 +1,7 @@
 //! A run group's slice of the apiserver's audit log: the log's length when
 //! the group starts measuring, then, once its controllers have stopped,
-//! every completed widget write since, split by namespace into each run's
-//! audit.csv (local plane with the audit log on; nothing otherwise).
+//! every completed write of the workload's kind since, split by namespace into
+//! each run's audit.csv (local plane with the audit log on; nothing otherwise).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -18,16 +18,19 @@ use super::{Measurement, Run};
 pub struct AuditSpan {
     log: PathBuf,
     start: u64,
+    /// The workload's (API group, plural resource).
+    kind: (String, String),
 }
 
 impl AuditSpan {
     /// Marks the start of the span; None without an audit log.
-    pub fn begin(log: Option<&Path>) -> Option<AuditSpan> {
+    pub fn begin(log: Option<&Path>, kind: (String, String)) -> Option<AuditSpan> {
         let log = log?;
         let start = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
         Some(AuditSpan {
             log: log.to_path_buf(),
             start,
+            kind,
         })
     }
 
@@ -36,11 +39,12 @@ impl AuditSpan {
     pub fn write(&self, runs: &[(&str, &RunDir)]) -> Result<()> {
         let mut by_ns: HashMap<&str, Vec<AuditRecord>> =
             runs.iter().map(|(ns, _)| (*ns, Vec::new())).collect();
+        let kind = (self.kind.0.as_str(), self.kind.1.as_str());
         if let Ok(mut f) = std::fs::File::open(&self.log) {
             f.seek(SeekFrom::Start(self.start))?;
             for line in BufReader::new(f).lines() {
                 let line = line.with_context(|| format!("reading {}", self.log.display()))?;
-                if let Some((ns, r)) = audit::from_log_line(&line)
+                if let Some((ns, r)) = audit::from_log_line(&line, kind)
                     && let Some(v) = by_ns.get_mut(ns.as_str())
                 {
                     v.push(r);
@@ -62,8 +66,9 @@ pub struct Audit {
 impl Audit {
     pub fn new(run: &Run<'_>) -> Audit {
         let log = run.ctx.cluster.plane.as_ref().and_then(|p| p.audit_log());
+        let r = &run.ctx.exp.workload.resource;
         Audit {
-            span: AuditSpan::begin(log.as_deref()),
+            span: AuditSpan::begin(log.as_deref(), (r.group.clone(), r.plural.clone())),
         }
     }
 }

@@ -214,6 +214,15 @@ async fn window(
     let window = Duration::from_secs_f64(exp.window_s);
     let quiet = Duration::from_secs_f64(exp.quiet_s);
     let cancel = run.ctx.cancel;
+    // A converged run still waits for its faults, and a quiet spell after
+    // the last one ends: the recovery is what they are there to measure.
+    let faults_over = run
+        .members
+        .iter()
+        .flat_map(|m| exp.faults_for(m.variant))
+        .map(|f| Duration::from_secs_f64(f.at_s + f.duration_s) + quiet)
+        .max()
+        .unwrap_or_default();
     loop {
         if cancel.is_cancelled() {
             return Ok(StopReason::Interrupted);
@@ -225,6 +234,7 @@ async fn window(
             return Ok(StopReason::Window);
         }
         if exp.stop_when_converged
+            && run.load_start.elapsed() >= faults_over
             && run
                 .members
                 .iter()
