@@ -225,6 +225,9 @@ fn a_storm_of_four_streaming_replicas_is_measured() {
     );
     let faults = std::fs::read_to_string(off.join("faults.csv")).unwrap();
     assert!(faults.contains("apiserver:0"), "{faults}");
+    // The peak covers the apiserver's processes before and after the restart.
+    assert_eq!(so.apiserver_peak_rss_bytes.len(), 1, "{so:?}");
+    assert!(so.apiserver_peak_rss_bytes[0] > 10e6 + 200.0 * 51200.0);
     let api = ctrlbench_record::series::Series::read(&off.join("apiserver.csv"))
         .unwrap()
         .unwrap();

@@ -1,13 +1,17 @@
 //! Each apiserver's peak memory while the controllers start and run: the
 //! kernel's own high-water mark of the process's resident set (VmHWM in
 //! /proc/<pid>/status), reset (writing 5 to /proc/<pid>/clear_refs) the
-//! moment every controller has started, read when the window ends. A peak
-//! between two scrapes is caught too, which the apiserver's
-//! process_resident_memory_bytes, sampled once a scrape interval, would
-//! miss. Local plane only: an existing cluster's processes are not ours.
+//! moment every controller has started, read every second and when the
+//! window ends. A peak between two scrapes is caught too, which the
+//! apiserver's process_resident_memory_bytes, sampled once a scrape
+//! interval, would miss; an apiserver restarted by a fault is a new process
+//! whose own mark (since its start) counts as well. Local plane only: an
+//! existing cluster's processes are not ours.
+
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use ctrlbench_plane::Member as PlaneMember;
+use ctrlbench_plane::{ControlPlane, Member as PlaneMember};
 use ctrlbench_record::Summary;
 use futures::future::BoxFuture;
 
@@ -15,16 +19,31 @@ use super::{Measurement, Run};
 
 #[derive(Default)]
 pub struct ApiserverPeak {
-    /// The apiservers' pids, once their high-water marks were reset.
-    reset: Option<Vec<u32>>,
+    /// When the high-water marks were reset; None before.
+    reset_at: Option<Instant>,
     /// Their resident memory at the reset (what earlier runs left).
     at_start: Vec<f64>,
+    /// Per apiserver, the highest mark read of any of its processes.
     peaks: Vec<f64>,
+    last_read: Option<Instant>,
 }
 
 impl ApiserverPeak {
     pub fn new() -> ApiserverPeak {
         ApiserverPeak::default()
+    }
+
+    /// Raises each apiserver's peak to its current process's mark.
+    fn read(&mut self, p: &ControlPlane) {
+        for (k, peak) in self.peaks.iter_mut().enumerate() {
+            if let Some(h) = p
+                .pid(PlaneMember::ApiServer(k))
+                .and_then(|(pid, _)| high_water(pid))
+            {
+                *peak = peak.max(h);
+            }
+        }
+        self.last_read = Some(Instant::now());
     }
 }
 
@@ -54,30 +73,36 @@ fn status_bytes(pid: u32, field: &str) -> Option<f64> {
 
 impl Measurement for ApiserverPeak {
     fn tick<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
-        if self.reset.is_none()
-            && run.members.iter().all(|m| !m.pending)
-            && let Some(p) = run.ctx.cluster.plane.as_ref()
-        {
-            let pids: Vec<u32> = (0..p.apiserver_urls().len())
-                .filter_map(|k| p.pid(PlaneMember::ApiServer(k)).map(|(pid, _)| pid))
-                .filter(|pid| reset(*pid))
-                .collect();
-            self.at_start = pids
-                .iter()
-                .map(|p| status_bytes(*p, "VmRSS:").unwrap_or(0.0))
-                .collect();
-            self.reset = Some(pids);
+        if let Some(p) = run.ctx.cluster.plane.as_ref() {
+            if self.reset_at.is_none() && run.members.iter().all(|m| !m.pending) {
+                // One entry per apiserver, in order (0: its process is gone).
+                self.at_start = (0..p.apiserver_urls().len())
+                    .map(|k| {
+                        p.pid(PlaneMember::ApiServer(k))
+                            .filter(|(pid, _)| reset(*pid))
+                            .and_then(|(pid, _)| status_bytes(pid, "VmRSS:"))
+                            .unwrap_or(0.0)
+                    })
+                    .collect();
+                self.peaks = self.at_start.clone();
+                self.reset_at = Some(Instant::now());
+            } else if self.reset_at.is_some()
+                && self
+                    .last_read
+                    .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+            {
+                self.read(p);
+            }
         }
         Box::pin(async { Ok(()) })
     }
 
-    fn after_window<'a>(&'a mut self, _run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
-        self.peaks = self
-            .reset
-            .iter()
-            .flatten()
-            .filter_map(|pid| high_water(*pid))
-            .collect();
+    fn after_window<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
+        if self.reset_at.is_some()
+            && let Some(p) = run.ctx.cluster.plane.as_ref()
+        {
+            self.read(p);
+        }
         Box::pin(async { Ok(()) })
     }
 
