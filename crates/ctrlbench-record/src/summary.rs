@@ -125,6 +125,9 @@ pub struct Settings {
     /// managedFields dropped before the cache (absent in older results: false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub strip_managed_fields: bool,
+    /// The Rust controller held each FieldsV1 as its JSON text (`--managed-fields-text`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub managed_fields_text: bool,
     /// "h2" when the Rust controller ran with --http2; absent: HTTP/1.1 for
     /// Rust, HTTP/2 negotiated by client-go for Go.
     #[serde(default, skip_serializing_if = "Option::is_none")]

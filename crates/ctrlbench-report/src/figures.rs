@@ -23,6 +23,8 @@ pub struct RunFigures {
     pub repeat: u32,
     /// Why this run stays out of the medians (empty: it counts).
     pub problems: Vec<String>,
+    /// The controller exited during the window (one of the problems).
+    pub exited_early: bool,
     /// Load start (epoch seconds): the last create minus the loader's duration.
     pub origin: f64,
     values: [Option<f64>; Metric::ALL.len()],
@@ -62,6 +64,7 @@ impl RunFigures {
             variant: variant.to_string(),
             repeat,
             problems: Vec::new(),
+            exited_early: false,
             origin: 0.0,
             values: [None; Metric::ALL.len()],
             attribution: Attribution::default(),
@@ -96,6 +99,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
         variant: run.variant.clone(),
         repeat: run.repeat,
         problems: problems(run),
+        exited_early: summary.is_some_and(|s| s.controller_exited_early),
         origin: inputs.origin,
         values: [None; Metric::ALL.len()],
         attribution: attribution::of(run),

@@ -277,6 +277,8 @@ fn a_storm_of_four_streaming_replicas_is_measured() {
         .find(|l| l.starts_with("| N200/off/rep1 |"))
         .unwrap_or_else(|| panic!("{storm}"));
     assert!(off_row.ends_with(" s | WatchList=false |"), "{off_row}");
+    // No restart under "s": its plane filled the cache before the run.
+    assert!(storm.contains("| before the run | defaults |"), "{storm}");
     assert!(report.contains("apiserver feature gates"), "{report}");
 }
 

@@ -326,6 +326,8 @@ pub struct Flags {
     pub log_format: Option<LogFormat>,
     pub watch_list: Option<bool>,
     pub strip_managed_fields: bool,
+    /// FieldsV1 kept as JSON text in the Rust controller's cache.
+    pub managed_fields_text: bool,
     pub queue: Option<Queue>,
     pub debounce_ms: Option<i64>,
     pub leader_elect: bool,
@@ -385,6 +387,11 @@ pub struct Settings {
     /// `cache.TransformStripManagedFields`): what the cache costs per object.
     #[serde(default)]
     pub strip_managed_fields: bool,
+    /// `--managed-fields-text` (Rust): each managedFields entry's FieldsV1
+    /// held as its JSON text, as client-go holds raw bytes; printed only
+    /// when on (Go's cache always holds bytes).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub managed_fields_text: bool,
     /// The work queue's order when --queue is given; null: the runtime's own
     /// (kube-runtime's scheduler in Rust, client-go's FIFO queue in Go), so
     /// that both controllers print the same settings for the same flags.
@@ -614,6 +621,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         log_format: f.log_format.unwrap_or(d.log_format),
         watch_list: f.watch_list.unwrap_or(false),
         strip_managed_fields: f.strip_managed_fields,
+        managed_fields_text: f.managed_fields_text,
         queue,
         priority_queue: None,
         debounce_ms,

@@ -414,6 +414,11 @@ fn without_managed_fields(mut w: Widget) -> Widget {
     w
 }
 
+fn managed_fields_as_text(mut w: Widget) -> Widget {
+    crate::managed_fields::as_text(&mut w.metadata);
+    w
+}
+
 /// Runs the controller until `shutdown` resolves; in-flight reconciles finish.
 pub async fn run(
     clients: Clients,
@@ -456,19 +461,24 @@ pub async fn run(
         // our namespace's are reconciled (below).
         Cache::Cluster => watcher(Api::<Widget>::all(clients.informer), wc).boxed(),
     };
-    // managedFields are never read here: dropped, the cache holds less.
-    let events: Events = if settings.strip_managed_fields {
-        events
-            .map_ok(|e| match e {
-                watcher::Event::Apply(w) => watcher::Event::Apply(without_managed_fields(w)),
-                watcher::Event::InitApply(w) => {
-                    watcher::Event::InitApply(without_managed_fields(w))
-                }
+    // managedFields are never read here: dropped, or held as text, the
+    // cache holds less.
+    let slim: Option<fn(Widget) -> Widget> = if settings.strip_managed_fields {
+        Some(without_managed_fields)
+    } else if settings.managed_fields_text {
+        Some(managed_fields_as_text)
+    } else {
+        None
+    };
+    let events: Events = match slim {
+        Some(slim) => events
+            .map_ok(move |e| match e {
+                watcher::Event::Apply(w) => watcher::Event::Apply(slim(w)),
+                watcher::Event::InitApply(w) => watcher::Event::InitApply(slim(w)),
                 other => other,
             })
-            .boxed()
-    } else {
-        events
+            .boxed(),
+        None => events,
     };
     let ns = settings.namespace.clone();
     let m = metrics.clone();

@@ -70,6 +70,11 @@ pub struct Flags {
     /// (what a kube-rs user does with `.modify()` on the watch stream).
     #[arg(long)]
     pub strip_managed_fields: bool,
+    /// Keep each managedFields entry's FieldsV1 as its JSON text instead of
+    /// k8s-openapi's Value tree (client-go keeps the raw bytes): the same
+    /// information in the cache, at the size it came in.
+    #[arg(long)]
+    pub managed_fields_text: bool,
     /// Work-queue order: kube (kube-runtime's scheduler, hash order when workers are busy;
     /// the default) or fifo (client-go's work queue, as controller-runtime has).
     #[arg(long, value_parser = enum_of::<Queue>(Queue::NAMES))]
@@ -117,6 +122,7 @@ impl Flags {
             log_format: self.log_format,
             watch_list: self.watch_list,
             strip_managed_fields: self.strip_managed_fields,
+            managed_fields_text: self.managed_fields_text,
             queue: self.queue,
             debounce_ms: self.debounce_ms,
             leader_elect: self.leader_elect,

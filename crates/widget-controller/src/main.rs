@@ -13,6 +13,7 @@ mod election;
 #[cfg(test)]
 mod fixtures;
 mod flags;
+mod managed_fields;
 mod metrics;
 mod profile;
 mod queue;

@@ -66,7 +66,12 @@ fn coverage_notes(groups: &[Group]) -> Vec<String> {
                 return None;
             }
             let queue = g.settings().and_then(|(_, s)| s.queue.clone());
+            let exited = g.runs.iter().any(|r| r.exited_early);
             let why = match queue.as_deref() {
+                _ if exited => {
+                    "Its controller exited during the window (see controller.log): the queue \
+                     order had no part in it."
+                }
                 Some("kube") => {
                     "Its queue is kube-runtime's scheduler (queue = \"kube\"): when every worker is \
                      busy, due keys wait in a hash set and a freed worker takes one in hash order, so \

@@ -134,6 +134,7 @@ fn like_for_like(s: &Settings) -> impl PartialEq + use<> {
         s.debounce_ms,
         s.watch_list,
         s.strip_managed_fields,
+        s.managed_fields_text,
     )
 }
 

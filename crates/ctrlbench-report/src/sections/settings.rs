@@ -131,6 +131,7 @@ fn settings_row(g: &Group) -> Vec<String> {
         .as_deref()
         .into_iter()
         .chain(s.pprof.then_some("profiled"))
+        .chain(s.managed_fields_text.then_some("managedFields as text"))
         .collect();
     let imp = match extras.as_slice() {
         [] => imp.to_string(),

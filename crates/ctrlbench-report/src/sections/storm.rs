@@ -68,11 +68,18 @@ impl Section for Storm {
                 .filter(|x| x.is_finite());
             let streams = api.and_then(|a| a.delta("widget_watch_lists_total"));
             // The apiserver process at the run's end: its own fill (after a
-            // restart, the one that followed it).
-            let cache_fill = api.and_then(|a| {
-                let last = a.last_good()?;
-                let n = a.get(last, "widget_watch_cache_inits")?;
-                (n > 0.0).then(|| a.get(last, "widget_watch_cache_init_s_sum").map(|s| s / n))?
+            // restart, the one that followed it); none during the run: the
+            // cache was filled before it (when the plane started empty).
+            let cache_fill = api.map_or("—".to_string(), |a| {
+                let during = a.delta("widget_watch_cache_inits").unwrap_or(0.0) > 0.0;
+                let last = a.last_good();
+                let n = last.and_then(|r| a.get(r, "widget_watch_cache_inits"));
+                let s = last.and_then(|r| a.get(r, "widget_watch_cache_init_s_sum"));
+                match (during, n, s) {
+                    (true, Some(n), Some(s)) if n > 0.0 => format!("{:.2} s", s / n),
+                    (false, Some(_), _) => "before the run".to_string(),
+                    _ => "—".to_string(),
+                }
             });
             let peak = match s.apiserver_peak_rss_bytes.as_slice() {
                 [] => "—".to_string(),
@@ -102,7 +109,7 @@ impl Section for Storm {
                 peak,
                 secs(list_p99),
                 streams.map_or("—".to_string(), |x| format!("{x:.0}")),
-                secs(cache_fill),
+                cache_fill,
                 gates(&s.feature_gates),
             ]);
         }
@@ -120,7 +127,8 @@ impl Section for Storm {
              workload's LISTs over the run; streaming lists: the WatchList initial lists it served \
              (apiserver_watch_list_duration_seconds_count); watch-cache fill: the apiserver's \
              apiserver_watch_cache_initialization_duration_seconds for the workload's resource, from \
-             the process serving at the run's end (after an apiserver restart, its refill)."
+             the process serving at the run's end, when it filled during the run (after an \
+             apiserver restart, its refill; \"before the run\": the cache was filled earlier)."
                 .into(),
         ));
         out.push(Block::Table(Table {

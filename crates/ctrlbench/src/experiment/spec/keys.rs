@@ -264,6 +264,11 @@ variant_keys! {
     /// controller-runtime with `cache.TransformStripManagedFields`). Default `false`.
     strip_managed_fields: bool, accepts Own, flag "--strip-managed-fields" (Switch),
         resolve |f, v| f.strip_managed_fields = *v;
+    /// Hold each managedFields entry's `FieldsV1` as its JSON text instead of k8s-openapi's
+    /// `serde_json::Value` tree: the same information, at the size it came in (client-go holds the
+    /// raw bytes). Default `false`. Rust only; with `strip_managed_fields` there is nothing to hold.
+    managed_fields_text: bool, accepts Rust, flag "--managed-fields-text" (Switch),
+        resolve |f, v| f.managed_fields_text = *v;
     /// HTTP/2 to the apiserver (ALPN h2 over rustls): one connection per client, requests and
     /// watches multiplexed, as client-go does. Default `false`: HTTP/1.1 (kube-rs's default).
     http2: bool, accepts Rust, flag "--http2" (Switch),
