@@ -156,6 +156,10 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
             vec![s("run"), exp_with(d, "r0", "", "replicas = 0\n")],
         ),
         (
+            "replicas 33",
+            vec![s("run"), exp_with(d, "r33", "", "replicas = 33\n")],
+        ),
+        (
             "leader fault without election",
             vec![
                 s("run"),

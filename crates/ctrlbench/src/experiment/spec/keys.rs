@@ -319,7 +319,7 @@ variant_keys! {
     /// machine): the CPU limit an operator is deployed with. Both sides of a compared pair must
     /// match.
     controller_cpus: u32, accepts Started;
-    /// How many processes of this controller run, 1 to 16 (default 1): the same identity and
+    /// How many processes of this controller run, 1 to 32 (default 1): the same identity and
     /// flags, each with its own metrics port (a command's `{port}` differs per replica). Counts and
     /// CPU are summed over the replicas; each replica's peak RSS and CPU are kept too.
     replicas: u32, accepts Started;
