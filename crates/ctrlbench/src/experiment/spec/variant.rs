@@ -191,6 +191,23 @@ fn external(src: &Source, values: &keys::VariantKeys, span_of: &SpanOf) -> Check
     Ok(())
 }
 
+/// Why a variant cannot have a local plane of its own here (its own
+/// version or gates), if it cannot.
+fn plane_of_its_own(around: &Around) -> Option<String> {
+    if !around.local {
+        Some("needs the local plane (no kubeconfig or context)".to_string())
+    } else if around.schedule == Schedule::Concurrent {
+        Some(
+            "needs schedule = \"isolated\" (variants on different planes cannot run together)"
+                .to_string(),
+        )
+    } else if around.per_plane {
+        Some("cannot be combined with probe or background_objects, which are per plane".to_string())
+    } else {
+        None
+    }
+}
+
 /// The rules that depend on the rest of the file.
 fn in_context(
     src: &Source,
@@ -199,48 +216,28 @@ fn in_context(
     span_of: &SpanOf,
 ) -> Checked<()> {
     if let Some(k) = &values.k8s_version {
-        let why = if !around.local {
-            Some("needs the local plane (no kubeconfig or context)".to_string())
-        } else if around.cluster_version {
-            Some("cannot be combined with [cluster] k8s_version".to_string())
-        } else if around.schedule == Schedule::Concurrent {
-            Some(
-                "needs schedule = \"isolated\" (variants on different planes cannot run together)"
-                    .to_string(),
-            )
-        } else if around.per_plane {
-            Some(
-                "cannot be combined with probe or background_objects, which are per plane"
-                    .to_string(),
-            )
-        } else {
-            ctrlbench_plane::binaries::normalize_version(k)
-                .err()
-                .map(|e| format!("{e:#}"))
-        };
+        let why = plane_of_its_own(around)
+            .or_else(|| {
+                around
+                    .cluster_version
+                    .then(|| "cannot be combined with [cluster] k8s_version".to_string())
+            })
+            .or_else(|| {
+                ctrlbench_plane::binaries::normalize_version(k)
+                    .err()
+                    .map(|e| format!("{e:#}"))
+            });
         if let Some(m) = why {
             return Err(src.at("k8s_version", span_of("k8s_version"), m));
         }
     }
     if let Some(gates) = &values.feature_gates {
-        let why = if !around.local {
-            Some("needs the local plane (no kubeconfig or context)".to_string())
-        } else if around.schedule == Schedule::Concurrent {
-            Some(
-                "needs schedule = \"isolated\" (variants on different planes cannot run together)"
-                    .to_string(),
-            )
-        } else if around.per_plane {
-            Some(
-                "cannot be combined with probe or background_objects, which are per plane"
-                    .to_string(),
-            )
-        } else {
+        let why = plane_of_its_own(around).or_else(|| {
             gates.iter().find_map(|g| match g.split_once('=') {
                 Some((name, "true" | "false")) if !name.is_empty() => None,
                 _ => Some(format!("{g:?} is not Name=true or Name=false")),
             })
-        };
+        });
         if let Some(m) = why {
             return Err(src.at("feature_gates", span_of("feature_gates"), m));
         }
