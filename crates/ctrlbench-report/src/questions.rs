@@ -167,7 +167,7 @@ pub(crate) fn answers(
         ));
     }
     for (rust, go) in goal_pairs {
-        for g in GOALS {
+        for g in GOALS.iter().filter(|g| g.applies(rust, go)) {
             let r = interleaved(go, rust, |f| f.get(g.metric));
             out.push(Answer::of(
                 Source::Goal,

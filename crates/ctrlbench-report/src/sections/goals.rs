@@ -1,7 +1,8 @@
 //! Rust vs controller-runtime: for every `rust-X`/`go-X` pair of one run
 //! whose variants both ran with `work_ms = 0` (our kube-rs controller against
 //! our controller-runtime one), the Rust/Go ratios the goals name —
-//! throughput, peak RSS, CPU per reconcile — each paired over the repeats
+//! throughput, peak RSS, CPU per reconcile, and at N ≥ 100 000 after the
+//! load the start-up's initial list — each paired over the repeats
 //! with its 95 % interval, the verdict against the margin (Rust higher or
 //! lower, better or worse; equivalent; undecided) and whether the goal's
 //! target is met, not met or undecided; then, when the run recorded
@@ -9,7 +10,8 @@
 //! one worker (first writes/s, timed by our watch: one patch per object in
 //! these presets) against the probe's one-writer patch rate, and the loader's
 //! create rate alone (start = "after-load") against the probe's create rate
-//! at the loader's concurrency.
+//! at the loader's concurrency, both paired by repeat; at N ≥ 100 000 the
+//! harness's own peak RSS and share of a core.
 
 use ctrlbench_record::manifest::ProbeRow;
 use ctrlbench_record::summary::StartMode;
@@ -33,6 +35,35 @@ pub struct Goal {
     /// The target: Rust/Go ≥ target (true) or ≤ target (false).
     pub at_least: bool,
     pub target: f64,
+    /// The target at N ≥ `SCALE_N` when the Rust side keeps whole objects
+    /// (managedFields not stripped), where it differs.
+    pub at_scale_whole: Option<f64>,
+    /// Judged only at N ≥ `SCALE_N` on controllers started after the load.
+    pub at_scale_after_load_only: bool,
+}
+
+impl Goal {
+    /// The target for the pair `rust` / go.
+    pub fn target_for(&self, rust: &Group) -> f64 {
+        let whole = rust
+            .settings()
+            .is_some_and(|(_, s)| !s.strip_managed_fields);
+        match self.at_scale_whole {
+            Some(t) if rust.scale >= SCALE_N && whole => t,
+            _ => self.target,
+        }
+    }
+
+    /// Whether the goal speaks of the pair `rust` / `go` at all.
+    pub fn applies(&self, rust: &Group, go: &Group) -> bool {
+        let after_load = |g: &Group| {
+            g.runs
+                .iter()
+                .all(|f| f.start_mode == Some(StartMode::AfterLoad))
+        };
+        !self.at_scale_after_load_only
+            || (rust.scale >= SCALE_N && after_load(rust) && after_load(go))
+    }
 }
 
 pub const GOALS: &[Goal] = &[
@@ -41,18 +72,34 @@ pub const GOALS: &[Goal] = &[
         metric: Metric::ReadyPerS,
         at_least: true,
         target: 1.1,
+        at_scale_whole: None,
+        at_scale_after_load_only: false,
     },
     Goal {
         name: "memory (peak RSS)",
         metric: Metric::PeakRss,
         at_least: false,
         target: 0.5,
+        // 100 000 whole objects: no more than Go; stripped, half.
+        at_scale_whole: Some(1.0),
+        at_scale_after_load_only: false,
     },
     Goal {
         name: "CPU per reconcile",
         metric: Metric::CpuPerReconcile,
         at_least: false,
         target: 0.5,
+        at_scale_whole: None,
+        at_scale_after_load_only: false,
+    },
+    Goal {
+        name: "start-up (initial list)",
+        metric: Metric::StartInitialList,
+        at_least: false,
+        // No slower than Go's.
+        target: 1.0,
+        at_scale_whole: None,
+        at_scale_after_load_only: true,
     },
 ];
 
@@ -63,6 +110,8 @@ pub const LOADER_TARGET: f64 = 0.95;
 /// Scale: at N ≥ 100 000 the harness's own peak RSS stays ≤ 300 MiB.
 pub const SCALE_N: u64 = 100_000;
 pub const HARNESS_RSS_TARGET_MIB: f64 = 300.0;
+/// …and uses ≤ 5 % of a core while it watches the controllers work.
+pub const HARNESS_CPU_TARGET: f64 = 0.05;
 
 /// The target met when the whole interval is on its side, not met when the
 /// whole interval is on the other, else undecided (as is a ratio without an
@@ -86,11 +135,12 @@ pub fn target(r: &Ratio, at_least: bool, target: f64) -> &'static str {
 
 /// "Rust higher (better); target met": the verdict on Rust/Go against the
 /// margin (the goals' figures all have a better side), then the target's.
-pub fn verdict(r: &Ratio, goal: &Goal, margin: f64) -> String {
+/// `target_value` is the goal's target at the pair's scale.
+pub fn verdict(r: &Ratio, goal: &Goal, target_value: f64, margin: f64) -> String {
     format!(
         "{}; {}",
         named(r, margin, "Rust", Some(goal.at_least)),
-        target(r, goal.at_least, goal.target)
+        target(r, goal.at_least, target_value)
     )
 }
 
@@ -169,28 +219,42 @@ pub(crate) fn probe_at(
 /// One figure of a probe row.
 type ProbeFigure = fn(&ProbeRow) -> Option<f64>;
 
-/// Per-run ratios of a figure to the probe figure its repeat had, and the
-/// probe figures used: (ratios, probe values).
+/// Per repeat, (the probe figure it had, the geometric mean of its runs'
+/// figures); the probe figures used; the runs used. A repeat is the unit:
+/// its runs share one probe, so they are not independent pairs.
 fn to_probe(
     runs: &[(u64, u32, f64)],
     probe: &[ProbeRow],
     writers: usize,
     of: impl Fn(&ProbeRow) -> Option<f64>,
-) -> (Vec<f64>, Vec<f64>) {
-    let mut ratios = Vec::new();
-    let mut used = Vec::new();
+) -> (Vec<(f64, f64)>, Vec<f64>, usize) {
+    let mut runs_used = 0;
+    let mut repeats: Vec<((u64, u32), f64, Vec<f64>)> = Vec::new();
     for &(scale, repeat, v) in runs {
         if let Some(p) = probe_at(probe, writers, scale, repeat)
             .and_then(&of)
             .filter(|p| *p > 0.0)
+            && v > 0.0
         {
-            ratios.push(v / p);
-            if !used.contains(&p) {
-                used.push(p);
+            runs_used += 1;
+            match repeats.iter_mut().find(|r| r.0 == (scale, repeat)) {
+                Some(r) => r.2.push(v),
+                None => repeats.push(((scale, repeat), p, vec![v])),
             }
         }
     }
-    (ratios, used)
+    let mut used = Vec::new();
+    let pairs = repeats
+        .into_iter()
+        .map(|(_, p, vs)| {
+            if !used.contains(&p) {
+                used.push(p);
+            }
+            let mean = vs.iter().map(|v| v.ln()).sum::<f64>() / vs.len() as f64;
+            (p, if vs.len() == 1 { vs[0] } else { mean.exp() })
+        })
+        .collect();
+    (pairs, used, runs_used)
 }
 
 /// "368.5/s", or "368.5 [340.2–384.0]/s" over several repeats' probes.
@@ -200,18 +264,10 @@ fn probe_cell(v: &[f64]) -> String {
         .unwrap_or("—".into())
 }
 
-/// Median, min and max of per-run ratios to a probe figure ("0.93 [0.90–0.97]").
-fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
-    stat(v.to_vec()).map(|s| (s.median, s.min, s.max))
-}
-
-fn plain_verdict(v: f64, target: f64, n: usize) -> &'static str {
-    match (v >= target, n) {
-        (true, 1) => "met (one sample)",
-        (false, 1) => "not met (one sample)",
-        (true, _) => "met (median)",
-        (false, _) => "not met (median)",
-    }
+/// The figure ÷ the probe's, paired by repeat, and its verdict against `at_least`.
+fn against_probe(pairs: &[(f64, f64)], at_least: f64) -> Option<(Ratio, &'static str)> {
+    let r = Ratio::paired(pairs)?;
+    Some((r, target(&r, true, at_least)))
 }
 
 impl Section for PerformanceGoals {
@@ -223,6 +279,7 @@ impl Section for PerformanceGoals {
         let mut probe_rows = overhead_rows(&ctx.groups, probe);
         probe_rows.extend(loader_row(r, probe));
         probe_rows.extend(harness_row(r));
+        probe_rows.extend(harness_cpu_row(r));
         if rows.is_empty() && probe_rows.is_empty() {
             return;
         }
@@ -266,7 +323,9 @@ fn intro(margin: f64) -> String {
     format!(
         "Our Rust (kube-rs) controller against our Go (controller-runtime) one, for \
          every rust-X / go-X pair of this run whose variants both ran with work_ms = 0, on \
-         throughput, memory and CPU per reconcile: Rust/Go paired over the repeats (each \
+         throughput, memory and CPU per reconcile (at N ≥ 100 000 with whole objects the \
+         memory target is 1.0; for controllers started after the load there, also the \
+         start-up's initial list): Rust/Go paired over the repeats (each \
          repeat's Rust run against the Go run beside it), the geometric mean of the per-repeat \
          ratios with a 95 % t interval. The verdict reads the interval against the margin \
          (±{m}): Rust higher or lower, and whether that is better or worse, only when the \
@@ -281,8 +340,11 @@ fn intro(margin: f64) -> String {
 const PROBE: &str = "Probe rows compare with \
      `ctrlbench probe`'s figures (probe = true), taken before each repeat: each run is \
      divided by the probe of its repeat (older results: the one probe before the first run), \
-     and the ratio is the median [min–max] of those per-run ratios; the figures cell shows \
-     the probe's median [min–max] over the repeats. The status-patch overhead against the \
+     paired by repeat (the runs of one repeat share its probe, so the repeat is the unit: \
+     the geometric mean of its runs' ratios), and the ratio is the geometric mean over the \
+     repeats with a 95 % t interval, met when the whole interval is at or above the target, \
+     not met when wholly below, undecided otherwise (one repeat: undecided); the figures cell \
+     shows the probe's median [min–max] over the repeats. The status-patch overhead against the \
      probe is judged on the runs whose controller started after the load. A controller's \
      status patches/s there is its first writes/s: (k − 1) ÷ the time from the first to the \
      last first_write_at of the k objects it wrote (objects.csv, our own watch's timestamps; \
@@ -293,17 +355,20 @@ const PROBE: &str = "Probe rows compare with \
 fn pair_rows(groups: &[Group], margin: f64) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for (rust, go) in pairs(groups) {
-        for g in GOALS {
+        for g in GOALS.iter().filter(|g| g.applies(rust, go)) {
             let ratio = interleaved(go, rust, |r| r.get(g.metric));
+            let t = g.target_for(rust);
             rows.push(vec![
                 rust.scale.to_string(),
                 format!("{} / {}", rust.variant, go.variant),
                 g.name.to_string(),
-                format!("{} {}", if g.at_least { "≥" } else { "≤" }, g.target),
+                format!("{} {t}", if g.at_least { "≥" } else { "≤" }),
                 rust.cell(g.metric),
                 go.cell(g.metric),
                 ratio.map(|x| x.cell()).unwrap_or("—".into()),
-                ratio.map(|x| verdict(&x, g, margin)).unwrap_or("—".into()),
+                ratio
+                    .map(|x| verdict(&x, g, t, margin))
+                    .unwrap_or("—".into()),
             ]);
         }
     }
@@ -346,8 +411,8 @@ fn overhead_rows(groups: &[Group], probe: &[ProbeRow]) -> Vec<Vec<String>> {
             ),
         ];
         for (name, of, goal) in kinds {
-            let (v, used) = to_probe(&rates, probe, 1, of);
-            if let Some((m, lo, hi)) = spread(&v) {
+            let (pairs, used, _) = to_probe(&rates, probe, 1, of);
+            if let Some((ratio, met)) = against_probe(&pairs, OVERHEAD_TARGET) {
                 rows.push(vec![
                     g.scale.to_string(),
                     g.variant.clone(),
@@ -362,12 +427,8 @@ fn overhead_rows(groups: &[Group], probe: &[ProbeRow]) -> Vec<Vec<String>> {
                         g.cell(Metric::FirstWritesPerS),
                         probe_cell(&used)
                     ),
-                    format!("{m:.2} [{lo:.2}–{hi:.2}]"),
-                    if goal {
-                        plain_verdict(m, OVERHEAD_TARGET, v.len()).into()
-                    } else {
-                        "—".into()
-                    },
+                    ratio.cell(),
+                    if goal { met.into() } else { "—".into() },
                 ]);
             }
         }
@@ -393,16 +454,16 @@ fn loader_row(r: &Results, probe: &[ProbeRow]) -> Option<Vec<String>> {
             alone.then_some((x.scale, x.repeat, s.load.rate_per_s))
         })
         .collect();
-    let (alone, used) = to_probe(&loads, probe, conc, |p| Some(p.create_per_s));
-    let (m, lo, hi) = spread(&alone)?;
+    let (pairs, used, runs) = to_probe(&loads, probe, conc, |p| Some(p.create_per_s));
+    let (ratio, met) = against_probe(&pairs, LOADER_TARGET)?;
     Some(vec![
         "all".into(),
-        format!("loader alone ({} after-load runs)", alone.len()),
+        format!("loader alone ({runs} after-load runs)"),
         format!("loader against the probe: creates/s ÷ probe's create rate at {conc} writers"),
         format!("≥ {LOADER_TARGET}"),
         format!("{} probe", probe_cell(&used)),
-        format!("{m:.2} [{lo:.2}–{hi:.2}]"),
-        plain_verdict(m, LOADER_TARGET, alone.len()).into(),
+        ratio.cell(),
+        met.into(),
     ])
 }
 
@@ -422,6 +483,38 @@ fn harness_row(r: &Results) -> Option<Vec<String>> {
         format!("{mib:.0} MiB"),
         "—".into(),
         if mib <= HARNESS_RSS_TARGET_MIB {
+            "met"
+        } else {
+            "not met"
+        }
+        .into(),
+    ])
+}
+
+/// The harness's share of a core while it watches N ≥ `SCALE_N` objects
+/// being reconciled (after the load): the largest of those runs'.
+fn harness_cpu_row(r: &Results) -> Option<Vec<String>> {
+    let shares: Vec<(u64, f64)> = r
+        .runs
+        .iter()
+        .filter(|x| x.scale >= SCALE_N)
+        .filter_map(|x| {
+            let s = x.summary.as_ref()?;
+            Some((x.scale, s.harness_cpu.as_ref()?.after_load_core_fraction?))
+        })
+        .collect();
+    let (scale, worst) = shares
+        .iter()
+        .copied()
+        .reduce(|a, b| if b.1 > a.1 { b } else { a })?;
+    Some(vec![
+        scale.to_string(),
+        format!("ctrlbench itself, after the load ({} runs)", shares.len()),
+        "Scale: the harness's share of a core while it watches (summary.json harness_cpu)".into(),
+        format!("≤ {HARNESS_CPU_TARGET} of a core"),
+        format!("{worst:.3} (the largest)"),
+        "—".into(),
+        if worst <= HARNESS_CPU_TARGET {
             "met"
         } else {
             "not met"
@@ -450,15 +543,15 @@ mod tests {
         assert_eq!(target(&r(0.5, 0.4, 0.6), false, 0.5), "target undecided");
         let [throughput, memory, _] = [&GOALS[0], &GOALS[1], &GOALS[2]];
         assert_eq!(
-            verdict(&r(1.3, 1.2, 1.4), throughput, 0.05),
+            verdict(&r(1.3, 1.2, 1.4), throughput, throughput.target, 0.05),
             "Rust higher (better); target met"
         );
         assert_eq!(
-            verdict(&r(1.03, 1.01, 1.04), throughput, 0.05),
+            verdict(&r(1.03, 1.01, 1.04), throughput, throughput.target, 0.05),
             "equivalent within ±5 %; target not met"
         );
         assert_eq!(
-            verdict(&r(0.7, 0.6, 0.8), memory, 0.05),
+            verdict(&r(0.7, 0.6, 0.8), memory, memory.target, 0.05),
             "Rust lower (better); target not met"
         );
         let one = Ratio {
@@ -467,7 +560,7 @@ mod tests {
             method: Method::Paired { pairs: 1 },
         };
         assert_eq!(
-            verdict(&one, memory, 0.05),
+            verdict(&one, memory, memory.target, 0.05),
             "undecided (one pair); target undecided"
         );
     }
@@ -490,16 +583,23 @@ mod tests {
             row(1, Some((50, 2)), 200.0),
         ];
         let runs = [(50, 1, 50.0), (50, 2, 50.0), (50, 3, 50.0)];
-        let (ratios, used) = to_probe(&runs, &tagged, 1, |p| Some(p.status_patch_per_s));
+        let (pairs, used, n) = to_probe(&runs, &tagged, 1, |p| Some(p.status_patch_per_s));
         // Repeat 3 had no probe: left out, not divided by another repeat's.
-        assert_eq!(ratios, vec![0.5, 0.25]);
+        assert_eq!(pairs, vec![(100.0, 50.0), (200.0, 50.0)]);
+        assert_eq!(n, 2);
         assert_eq!(used, vec![100.0, 200.0]);
         assert_eq!(probe_cell(&used), "150.0 [100.0–200.0]/s");
         // One untagged probe (older manifests) serves every run.
         let old = [row(1, None, 100.0)];
-        let (ratios, used) = to_probe(&runs, &old, 1, |p| Some(p.status_patch_per_s));
-        assert_eq!(ratios, vec![0.5, 0.5, 0.5]);
+        let (pairs, used, _) = to_probe(&runs, &old, 1, |p| Some(p.status_patch_per_s));
+        assert_eq!(pairs, vec![(100.0, 50.0); 3]);
         assert_eq!(probe_cell(&used), "100.0/s");
+        // Two runs of one repeat share its probe: one pair, their geometric mean.
+        let two = [(50, 1, 50.0), (50, 1, 200.0)];
+        let (pairs, _, _) = to_probe(&two, &tagged, 1, |p| Some(p.status_patch_per_s));
+        assert_eq!(pairs.len(), 1);
+        assert_eq!(pairs[0].0, 100.0);
+        assert!((pairs[0].1 - 100.0).abs() < 1e-9, "{pairs:?}");
         assert!(probe_at(&tagged, 4, 50, 1).is_none());
     }
 }
