@@ -147,6 +147,9 @@ row, every row expected present once and no other:
                   load errors: summary.json load.rate_per_s against its
                   probe's create_per_s at the experiment's concurrency (its
                   TOML, default 16), paired by repeat as the overhead row
+  harness         at N >= 100 000: the manifest's harness_peak_rss_bytes
+                  against 300 MiB, and the largest after_load_core_fraction
+                  of summary.json harness_cpu against 0.05 of a core
 """
 import csv
 import datetime
@@ -358,6 +361,7 @@ def run_figures(run_dir):
     fw = sorted(ts(o["first_write_at"]) for o in objs if o.get("first_write_at"))
     f["first_writes_per_s"] = (len(fw) - 1) / (fw[-1] - fw[0]) if len(fw) >= 2 and fw[-1] > fw[0] else None
     f["load"] = summary["load"]
+    f["harness_core_fraction"] = (summary.get("harness_cpu") or {}).get("after_load_core_fraction")
     f["writes_per_s"] = writes_per_s(m)
 
     a = Csv(os.path.join(run_dir, "apiserver.csv"))
@@ -889,6 +893,23 @@ def probe_rows(runs, groups, manifest):
             "ratio": cell,
             "verdict": words,
         }
+    # The harness at N >= 100 000: its peak RSS (the manifest's) and the
+    # largest share of a core it used while watching after the load.
+    big = [r for r in runs if r["scale"] >= SCALE_N]
+    rss = manifest.get("harness_peak_rss_bytes")
+    if big and rss is not None:
+        mib = rss / 2**20
+        rows[(str(max(r["scale"] for r in big)), "ctrlbench itself (manifest.json harness_peak_rss_bytes)",
+              "Scale: the harness's peak RSS over the whole experiment")] = {
+            "target": "≤ 300 MiB", "figures": f"{mib:.0f} MiB", "ratio": "—",
+            "verdict": "met" if mib <= 300 else "not met"}
+    shares = [(r["scale"], r["harness_core_fraction"]) for r in big if r["harness_core_fraction"] is not None]
+    if shares:
+        scale, worst = max(shares, key=lambda x: x[1])
+        rows[(str(scale), f"ctrlbench itself, after the load ({len(shares)} runs)",
+              "Scale: the harness's share of a core while it watches (summary.json harness_cpu)")] = {
+            "target": "≤ 0.05 of a core", "figures": f"{worst:.3f} (the largest)", "ratio": "—",
+            "verdict": "met" if worst <= 0.05 else "not met"}
     return rows
 
 
