@@ -132,6 +132,11 @@ pub struct Settings {
     /// Rust, HTTP/2 negotiated by client-go for Go.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_version: Option<String>,
+    /// "any" when the Rust controller listed with resourceVersion=0
+    /// (`--list-any-version`); absent: kube-rs's default for Rust, and what
+    /// client-go's reflector always does for Go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_semantic: Option<String>,
     /// The Rust controller's allocator when not the system's (mimalloc, jemalloc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocator: Option<String>,

@@ -15,7 +15,9 @@
 //! renew deadline: client-go's 10 s in Go, none (null) in Rust, whose lease
 //! crate keeps renewing until the Lease expires. --http2 is the Rust
 //! controller's alone (client-go negotiates HTTP/2 by itself): only then
-//! does it print `http_version`, checked below.
+//! does it print `http_version`, checked below; --list-any-version likewise
+//! (client-go's reflector always lists at resourceVersion 0): only then does
+//! it print `list_semantic`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -206,6 +208,20 @@ fn http2_is_the_rust_controllers_switch() {
         out.status.code(),
         Some(2),
         "Go has no --http2: client-go negotiates it"
+    );
+}
+
+#[test]
+fn list_any_version_is_the_rust_controllers_switch() {
+    let (rust, go) = binaries();
+    assert!(settings("rust", &rust, &[]).get("list_semantic").is_none());
+    let s = settings("rust", &rust, &["--list-any-version"]);
+    assert_eq!(s["list_semantic"], "any");
+    let out = run(&go, &["--list-any-version"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "Go has no --list-any-version: its reflector lists so already"
     );
 }
 

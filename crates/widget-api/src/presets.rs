@@ -336,6 +336,9 @@ pub struct Flags {
     /// HTTP/2 for the Rust controller's clients (ALPN h2); Go's client-go
     /// always negotiates it.
     pub http2: bool,
+    /// The Rust controller's initial list with resourceVersion=0 (kube-rs
+    /// `any_semantic()`), as client-go's reflector lists.
+    pub list_any_version: bool,
 }
 
 /// How a controller takes part in leader election (`--leader-elect`).
@@ -428,6 +431,13 @@ pub struct Settings {
     /// prints it: client-go negotiates HTTP/2 by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_version: Option<String>,
+    /// "any" with --list-any-version: the Rust controller's initial list and
+    /// relists ask for resourceVersion=0, which the apiserver answers from
+    /// its watch cache whole, as client-go's reflector lists; absent:
+    /// kube-rs's default (the most recent version, in pages of 500). Go's
+    /// controller never prints it: its reflector always lists so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_semantic: Option<String>,
     /// `--pprof`: a CPU profile is served on the metrics address; printed
     /// only when on, so that defaults print alike.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -636,6 +646,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         // The Rust controller's lease crate renews every retry period
         // until the Lease expires; it has no renew deadline.
         http_version: f.http2.then(|| "h2".to_string()),
+        list_semantic: f.list_any_version.then(|| "any".to_string()),
         pprof: f.pprof,
         allocator: None,
         leader_election: (f.leader_elect || p.leader_elect).then(|| LeaderElection {

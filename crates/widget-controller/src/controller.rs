@@ -431,6 +431,9 @@ pub async fn run(
     if settings.watch_list {
         wc = wc.streaming_lists();
     }
+    if settings.list_semantic.as_deref() == Some("any") {
+        wc = wc.any_semantic();
+    }
     let (reader, writer) = reflector::store();
     let watch_list = settings.watch_list;
     type Events = std::pin::Pin<

@@ -94,6 +94,12 @@ pub struct Flags {
     /// flight (kube-rs's default).
     #[arg(long)]
     pub http2: bool,
+    /// Ask for resourceVersion=0 in the initial list and relists (kube-rs's
+    /// `any_semantic()`): the apiserver answers from its watch cache, as for
+    /// client-go's reflector. Without it: kube-rs's default, the most recent
+    /// version in pages of 500.
+    #[arg(long)]
+    pub list_any_version: bool,
     /// Serve a CPU profile of this process at /debug/pprof/profile?seconds=N
     /// on the metrics address (pprof's protobuf format, as Go's
     /// net/http/pprof serves it).
@@ -127,6 +133,7 @@ impl Flags {
             debounce_ms: self.debounce_ms,
             leader_elect: self.leader_elect,
             http2: self.http2,
+            list_any_version: self.list_any_version,
             pprof: self.pprof,
         })
     }

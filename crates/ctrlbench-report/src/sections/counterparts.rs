@@ -135,6 +135,7 @@ fn like_for_like(s: &Settings) -> impl PartialEq + use<> {
         s.watch_list,
         s.strip_managed_fields,
         s.managed_fields_text,
+        s.list_semantic.clone(),
     )
 }
 

@@ -482,13 +482,13 @@ fn harness_row(r: &Results) -> Option<Vec<String>> {
         format!("≤ {HARNESS_RSS_TARGET_MIB} MiB"),
         format!("{mib:.0} MiB"),
         "—".into(),
-        if mib <= HARNESS_RSS_TARGET_MIB {
-            "met"
-        } else {
-            "not met"
-        }
-        .into(),
+        met_at_most(mib, HARNESS_RSS_TARGET_MIB),
     ])
+}
+
+/// A single figure's verdict against an upper bound (no interval to judge).
+fn met_at_most(value: f64, target: f64) -> String {
+    if value <= target { "met" } else { "not met" }.into()
 }
 
 /// The harness's share of a core while it watches N ≥ `SCALE_N` objects
@@ -514,12 +514,7 @@ fn harness_cpu_row(r: &Results) -> Option<Vec<String>> {
         format!("≤ {HARNESS_CPU_TARGET} of a core"),
         format!("{worst:.3} (the largest)"),
         "—".into(),
-        if worst <= HARNESS_CPU_TARGET {
-            "met"
-        } else {
-            "not met"
-        }
-        .into(),
+        met_at_most(worst, HARNESS_CPU_TARGET),
     ])
 }
 

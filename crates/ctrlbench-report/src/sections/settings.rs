@@ -132,6 +132,7 @@ fn settings_row(g: &Group) -> Vec<String> {
         .into_iter()
         .chain(s.pprof.then_some("profiled"))
         .chain(s.managed_fields_text.then_some("managedFields as text"))
+        .chain((s.list_semantic.as_deref() == Some("any")).then_some("lists at resourceVersion 0"))
         .collect();
     let imp = match extras.as_slice() {
         [] => imp.to_string(),

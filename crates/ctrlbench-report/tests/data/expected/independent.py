@@ -1195,8 +1195,10 @@ def settings_cells(runs):
             q, d = s.get("queue"), s.get("debounce_ms")
             queue = "?" if q is None else (f"{q}, debounce {d} ms" if d else q)
             impl = r["impl"] or "?"
-            if s.get("managed_fields_text"):
-                impl += " (managedFields as text)"
+            extras = (["managedFields as text"] if s.get("managed_fields_text") else []) + \
+                (["lists at resourceVersion 0"] if s.get("list_semantic") == "any" else [])
+            if extras:
+                impl += f" ({', '.join(extras)})"
             return {"impl": impl, "preset": s["preset"], "workers": str(s["workers"]),
                     "queue": queue}
     return {"impl": "not recorded"}

@@ -273,6 +273,12 @@ variant_keys! {
     /// watches multiplexed, as client-go does. Default `false`: HTTP/1.1 (kube-rs's default).
     http2: bool, accepts Rust, flag "--http2" (Switch),
         resolve |f, v| f.http2 = *v;
+    /// The Rust controller's initial list (and relists) with resourceVersion=0, kube-rs's
+    /// `any_semantic()`: the apiserver answers it from its watch cache in one response, as it does
+    /// client-go's reflector. Default `false`: kube-rs's default, the most recent version in pages
+    /// of 500.
+    list_any_version: bool, accepts Rust, flag "--list-any-version" (Switch),
+        resolve |f, v| f.list_any_version = *v;
     /// The Rust controller's global allocator: `system` (default), `mimalloc` or `jemalloc` (a build
     /// feature: ctrlbench builds that controller once, in `target/allocator-<name>`). The settings
     /// table names it.
