@@ -20,6 +20,7 @@ pub mod repeats;
 pub mod session;
 pub mod summary;
 pub mod target;
+pub mod watched;
 pub mod workload;
 
 use std::collections::HashMap;

@@ -3,8 +3,9 @@
 //! written by someone other than the loader (both from our own watch, not
 //! the controller's). "Written" is read off managedFields, so it needs no
 //! knowledge of the controller: any field manager but the loader's counts,
-//! status and annotation writes alike. Any kind, through kube's dynamic API;
-//! only the run's own objects (its run-id label) are watched. As a
+//! status and annotation writes alike. Any kind, through kube's dynamic API
+//! (decoded without managedFields' field sets, see `run::watched`); only the
+//! run's own objects (its run-id label) are watched. As a
 //! measurement ([`ReadyWatch`]) it writes objects.csv as the run goes (a
 //! killed run keeps what was seen) and the controller's start-up times.
 
@@ -28,6 +29,7 @@ use super::{Measurement, Run};
 use crate::experiment::plan;
 use crate::run::Ctx;
 use crate::run::member::Member;
+use crate::run::watched::Watched;
 
 use crate::experiment::workload::Workload;
 
@@ -111,16 +113,18 @@ impl Objects {
 
     /// objects.csv's records, sorted by name.
     pub fn rows(&self) -> Vec<ObjectRecord> {
-        let t = self.times.lock().expect("objects lock");
-        let mut rows: Vec<_> = t
-            .iter()
-            .map(|(n, v)| ObjectRecord {
-                name: n.clone(),
-                created_at: v.created_at.clone(),
-                ready_at: v.ready_at.clone(),
-                first_write_at: v.first_write_at.clone(),
-            })
-            .collect();
+        let mut rows: Vec<_> = {
+            // Copied under the lock, sorted outside it: the watch waits less.
+            let t = self.times.lock().expect("objects lock");
+            t.iter()
+                .map(|(n, v)| ObjectRecord {
+                    name: n.clone(),
+                    created_at: v.created_at.clone(),
+                    ready_at: v.ready_at.clone(),
+                    first_write_at: v.first_write_at.clone(),
+                })
+                .collect()
+        };
         rows.sort();
         rows
     }
@@ -139,7 +143,7 @@ pub async fn watch_ready(
     listed: tokio::sync::oneshot::Sender<()>,
     cancel: CancellationToken,
 ) {
-    let api = crate::run::workload::api(&client, &ns, &workload);
+    let api: kube::Api<Watched> = kube::Api::namespaced_with(client, &ns, &workload.resource);
     let config =
         watcher::Config::default().labels(&format!("{}={run}", crate::run::workload::RUN_LABEL));
     let stream = watcher(api, config).default_backoff();
@@ -155,7 +159,7 @@ pub async fn watch_ready(
                     }
                 }
                 Ok(Some(watcher::Event::Init | watcher::Event::Delete(_))) => {}
-                Ok(Some(watcher::Event::Apply(w) | watcher::Event::InitApply(w))) => {
+                Ok(Some(watcher::Event::Apply(Watched(w)) | watcher::Event::InitApply(Watched(w)))) => {
                     let name = w.metadata.name.as_deref().unwrap_or_default();
                     if written_by_others(&w) && w.metadata.deletion_timestamp.is_none() {
                         objects.seen_written(name);
@@ -175,8 +179,12 @@ pub async fn watch_ready(
 /// controller starts anyway (100 000 objects list in a few seconds).
 const WATCH_LIST_WAIT: Duration = Duration::from_secs(120);
 
-/// How often objects.csv is rewritten during a run.
+/// How often objects.csv is rewritten during a run, at most: a killed run
+/// keeps what was seen until the last rewrite (an interrupted one, all).
 const OBJECTS_EVERY: Duration = Duration::from_secs(5);
+
+/// A rewrite is followed by at least this many times its own duration.
+const OBJECTS_SHARE: u32 = 100;
 
 /// Our watch of each member's objects, as a measurement.
 pub struct ReadyWatch {
@@ -226,11 +234,14 @@ impl ReadyWatch {
 impl Measurement for ReadyWatch {
     fn tick<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            if Instant::now() >= self.next_objects {
-                self.next_objects += OBJECTS_EVERY;
+            let now = Instant::now();
+            if now >= self.next_objects {
                 for m in run.members.iter() {
                     objects::write(&m.dir.objects(), &m.objects.rows())?;
                 }
+                // At N = 100 000 a rewrite takes a tenth of a second: space
+                // them so that they never cost more than 1/OBJECTS_SHARE of a core.
+                self.next_objects = now + OBJECTS_EVERY.max(now.elapsed() * OBJECTS_SHARE);
             }
             Ok(())
         })
