@@ -137,6 +137,10 @@ pub struct Settings {
     /// client-go's reflector always does for Go.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_semantic: Option<String>,
+    /// Objects per page of the Rust controller's initial list when not
+    /// kube-rs's 500 (`--list-page-size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_page_size: Option<u32>,
     /// The Rust controller's allocator when not the system's (mimalloc, jemalloc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocator: Option<String>,

@@ -17,7 +17,7 @@
 //! controller's alone (client-go negotiates HTTP/2 by itself): only then
 //! does it print `http_version`, checked below; --list-any-version likewise
 //! (client-go's reflector always lists at resourceVersion 0): only then does
-//! it print `list_semantic`.
+//! it print `list_semantic`; and --list-page-size, `list_page_size`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -222,6 +222,24 @@ fn list_any_version_is_the_rust_controllers_switch() {
         out.status.code(),
         Some(2),
         "Go has no --list-any-version: its reflector lists so already"
+    );
+}
+
+#[test]
+fn list_page_size_is_the_rust_controllers_value() {
+    let (rust, go) = binaries();
+    assert!(settings("rust", &rust, &[]).get("list_page_size").is_none());
+    let s = settings("rust", &rust, &["--list-page-size", "5000"]);
+    assert_eq!(s["list_page_size"], 5000);
+    for bad in ["0", "-1", "4294967296"] {
+        let out = run(&rust, &["--list-page-size", bad]);
+        assert_eq!(out.status.code(), Some(2), "--list-page-size {bad}");
+    }
+    let out = run(&go, &["--list-page-size", "5000"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "Go has no --list-page-size: its reflector lists at resourceVersion 0, whole"
     );
 }
 

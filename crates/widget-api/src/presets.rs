@@ -339,6 +339,9 @@ pub struct Flags {
     /// The Rust controller's initial list with resourceVersion=0 (kube-rs
     /// `any_semantic()`), as client-go's reflector lists.
     pub list_any_version: bool,
+    /// Objects per page of the Rust controller's initial list (kube-rs
+    /// `page_size`); None: kube-rs's 500.
+    pub list_page_size: Option<i64>,
 }
 
 /// How a controller takes part in leader election (`--leader-elect`).
@@ -438,6 +441,11 @@ pub struct Settings {
     /// controller never prints it: its reflector always lists so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_semantic: Option<String>,
+    /// With --list-page-size: objects per page of the Rust controller's
+    /// initial list and relists; absent: kube-rs's 500. Go's controller
+    /// never prints it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_page_size: Option<u32>,
     /// `--pprof`: a CPU profile is served on the metrics address; printed
     /// only when on, so that defaults print alike.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -597,6 +605,15 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         }
         Some(d) => d as u64,
     };
+    let list_page_size = match f.list_page_size {
+        None => None,
+        Some(n) => Some(u32::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
+            flag_err(
+                "--list-page-size",
+                format!("must be between 1 and {}, got {n}", u32::MAX),
+            )
+        })?),
+    };
     let metrics_bind_address = f
         .metrics_bind_address
         .clone()
@@ -647,6 +664,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         // until the Lease expires; it has no renew deadline.
         http_version: f.http2.then(|| "h2".to_string()),
         list_semantic: f.list_any_version.then(|| "any".to_string()),
+        list_page_size,
         pprof: f.pprof,
         allocator: None,
         leader_election: (f.leader_elect || p.leader_elect).then(|| LeaderElection {

@@ -434,6 +434,9 @@ pub async fn run(
     if settings.list_semantic.as_deref() == Some("any") {
         wc = wc.any_semantic();
     }
+    if let Some(n) = settings.list_page_size {
+        wc = wc.page_size(n);
+    }
     let (reader, writer) = reflector::store();
     let watch_list = settings.watch_list;
     type Events = std::pin::Pin<

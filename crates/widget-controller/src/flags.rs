@@ -100,6 +100,10 @@ pub struct Flags {
     /// version in pages of 500.
     #[arg(long)]
     pub list_any_version: bool,
+    /// Objects per page of the initial list and relists (kube-rs's
+    /// `page_size`), at least 1. Without it: kube-rs's 500.
+    #[arg(long)]
+    pub list_page_size: Option<i64>,
     /// Serve a CPU profile of this process at /debug/pprof/profile?seconds=N
     /// on the metrics address (pprof's protobuf format, as Go's
     /// net/http/pprof serves it).
@@ -134,6 +138,7 @@ impl Flags {
             leader_elect: self.leader_elect,
             http2: self.http2,
             list_any_version: self.list_any_version,
+            list_page_size: self.list_page_size,
             pprof: self.pprof,
         })
     }

@@ -126,13 +126,15 @@ fn settings_row(g: &Group) -> Vec<String> {
         return vec![g.variant.clone(), imp, why.into()];
     };
     // Build and instrument differences by design, beside the implementation.
-    let extras: Vec<&str> = s
+    let extras: Vec<String> = s
         .allocator
         .as_deref()
         .into_iter()
         .chain(s.pprof.then_some("profiled"))
         .chain(s.managed_fields_text.then_some("managedFields as text"))
         .chain((s.list_semantic.as_deref() == Some("any")).then_some("lists at resourceVersion 0"))
+        .map(String::from)
+        .chain(s.list_page_size.map(|n| format!("lists in pages of {n}")))
         .collect();
     let imp = match extras.as_slice() {
         [] => imp.to_string(),

@@ -1196,7 +1196,8 @@ def settings_cells(runs):
             queue = "?" if q is None else (f"{q}, debounce {d} ms" if d else q)
             impl = r["impl"] or "?"
             extras = (["managedFields as text"] if s.get("managed_fields_text") else []) + \
-                (["lists at resourceVersion 0"] if s.get("list_semantic") == "any" else [])
+                (["lists at resourceVersion 0"] if s.get("list_semantic") == "any" else []) + \
+                ([f"lists in pages of {s['list_page_size']}"] if s.get("list_page_size") else [])
             if extras:
                 impl += f" ({', '.join(extras)})"
             return {"impl": impl, "preset": s["preset"], "workers": str(s["workers"]),

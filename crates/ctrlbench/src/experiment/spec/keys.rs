@@ -279,6 +279,11 @@ variant_keys! {
     /// of 500.
     list_any_version: bool, accepts Rust, flag "--list-any-version" (Switch),
         resolve |f, v| f.list_any_version = *v;
+    /// Objects per page of the Rust controller's initial list and relists (kube-rs's
+    /// `page_size`), ≥ 1: fewer round trips to the apiserver for a large cache. Default: kube-rs's
+    /// 500.
+    list_page_size: u32, accepts Rust, flag "--list-page-size",
+        resolve |f, v| f.list_page_size = Some(i64::from(*v));
     /// The Rust controller's global allocator: `system` (default), `mimalloc` or `jemalloc` (a build
     /// feature: ctrlbench builds that controller once, in `target/allocator-<name>`). The settings
     /// table names it.
