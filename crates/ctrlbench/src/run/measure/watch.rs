@@ -239,7 +239,7 @@ impl Measurement for ReadyWatch {
                 for m in run.members.iter() {
                     objects::write(&m.dir.objects(), &m.objects.rows())?;
                 }
-                // At N = 100 000 a rewrite takes a tenth of a second: space
+                // At N = 100 000 a rewrite takes tens of milliseconds: space
                 // them so that they never cost more than 1/OBJECTS_SHARE of a core.
                 self.next_objects = now + OBJECTS_EVERY.max(now.elapsed() * OBJECTS_SHARE);
             }
