@@ -126,7 +126,10 @@ pub async fn reconcile(obj: Arc<Widget>, ctx: Arc<Context>) -> Result<Action, Er
     }
     ctx.metrics.record_start();
     let t0 = Instant::now();
-    tracing::debug!(controller = "widget", namespace = %ctx.settings.namespace, name = obj.metadata.name.as_deref().unwrap_or_default(), "Reconciling");
+    crate::logging::reconciling(
+        &ctx.settings.namespace,
+        obj.metadata.name.as_deref().unwrap_or_default(),
+    );
     let res = reconcile_inner(&obj, &ctx).await;
     let requeue_after = Duration::from_millis(ctx.settings.requeue_after_ms);
     let outcome = match &res {

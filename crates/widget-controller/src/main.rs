@@ -13,6 +13,7 @@ mod election;
 #[cfg(test)]
 mod fixtures;
 mod flags;
+mod logging;
 mod managed_fields;
 mod metrics;
 mod profile;
@@ -28,7 +29,7 @@ use tokio::sync::mpsc;
 
 use flags::{Flags, Settings};
 use metrics::Metrics;
-use widget_api::presets::{LogFormat, Queue};
+use widget_api::presets::Queue;
 
 /// How long in-flight reconciles get after a stop signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -49,7 +50,12 @@ fn main() -> ExitCode {
         println!("{}", settings.to_json());
         return ExitCode::SUCCESS;
     }
-    init_logging(&settings);
+    logging::init(
+        settings.log_level,
+        settings.log_format,
+        std::io::stderr,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    );
     let rt = match RuntimeFlavor::from_env() {
         RuntimeFlavor::Multi => tokio::runtime::Builder::new_multi_thread(),
         RuntimeFlavor::Current => tokio::runtime::Builder::new_current_thread(),
@@ -94,20 +100,6 @@ impl RuntimeFlavor {
             RuntimeFlavor::Multi => "multi",
             RuntimeFlavor::Current => "current",
         }
-    }
-}
-
-fn init_logging(s: &Settings) {
-    let level = s.log_level.as_str();
-    // Our own lines at the chosen level; libraries at warn, as the write-up's zap setup logged only the controller.
-    let filter = tracing_subscriber::EnvFilter::new(format!("warn,widget_controller={level}"));
-    let b = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(filter);
-    match s.log_format {
-        LogFormat::Console => b.init(),
-        LogFormat::Json => b.json().init(),
     }
 }
 
