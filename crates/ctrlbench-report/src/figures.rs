@@ -123,7 +123,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
 }
 
 /// Why a run must not be averaged in: incomplete, failed scrapes, missing files.
-fn problems(run: &Run) -> Vec<String> {
+pub(crate) fn problems(run: &Run) -> Vec<String> {
     let mut p = Vec::new();
     match &run.summary {
         None => p.push(match &run.summary_error {

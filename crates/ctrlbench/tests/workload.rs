@@ -557,6 +557,48 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
         .collect()
 }
 
+/// fresh_plane = "run" with the probe: the probe has a local plane of its
+/// own and the run after it another, so no run starts on the probe's writes.
+#[test]
+fn with_fresh_planes_the_run_after_the_probe_gets_its_own_plane() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "fresh.toml",
+        "name = \"fresh\"\nscales = [10]\nwindow_s = 30\nstop_when_converged = true\n\
+         quiet_s = 1\nrepeats = 1\nconcurrency = 4\nprobe = true\nprobe_objects = 10\n\
+         fresh_plane = \"run\"\n\n\
+         [[variant]]\nname = \"a\"\nimpl = \"rust\"\npreset = \"good\"\nstart = \"after-load\"\n",
+    );
+    let out = ctrlbench()
+        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
+        .arg(tmp.path().join("results"))
+        .env("XDG_STATE_HOME", tmp.path())
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Which step each plane start came before, in order.
+    let steps: Vec<&str> = err
+        .lines()
+        .filter_map(|l| {
+            [
+                ("plane ready in ", "plane"),
+                ("probe before ", "probe"),
+                ("run 1/1: ", "run"),
+            ]
+            .into_iter()
+            .find_map(|(prefix, step)| l.starts_with(prefix).then_some(step))
+        })
+        .collect();
+    assert_eq!(steps, ["plane", "probe", "plane", "run"], "{err}");
+    let dir = only_results_dir(&tmp.path().join("results"));
+    let m = json(&dir.join("manifest.json"));
+    assert_eq!(m["probe"].as_array().map(Vec::len), Some(4), "{m}");
+    let s = json(&dir.join("N10/a/rep1/summary.json"));
+    assert_eq!(s["ready"].as_u64(), Some(10), "{s}");
+}
+
 /// probe = true probes before each repeat: manifest.json holds one set of
 /// probe rows per repeat, tagged with its scale and repeat; each summary
 /// records the loader's concurrency; the report divides each after-load run

@@ -437,10 +437,12 @@ fn overhead_rows(groups: &[Group], probe: &[ProbeRow]) -> Vec<Vec<String>> {
 }
 
 /// The loader alone — runs whose controller started after the load —
-/// against the probe's create rate at the loader's concurrency.
+/// against the probe's create rate at the loader's concurrency. Flagged
+/// runs stay out, as from every pair (all of them when none is clean).
 fn loader_row(r: &Results, probe: &[ProbeRow]) -> Option<Vec<String>> {
     let conc = concurrency(r);
-    let loads: Vec<(u64, u32, f64)> = r
+    // (scale, repeat, creates/s, clean) of each after-load run.
+    let alone: Vec<(u64, u32, f64, bool)> = r
         .runs
         .iter()
         .filter_map(|x| {
@@ -451,8 +453,15 @@ fn loader_row(r: &Results, probe: &[ProbeRow]) -> Option<Vec<String>> {
                 .is_some_and(|t| t.mode == StartMode::AfterLoad)
                 && s.load.errors == 0
                 && s.load.rate_per_s > 0.0;
-            alone.then_some((x.scale, x.repeat, s.load.rate_per_s))
+            let clean = crate::figures::problems(x).is_empty();
+            alone.then_some((x.scale, x.repeat, s.load.rate_per_s, clean))
         })
+        .collect();
+    let any_clean = alone.iter().any(|a| a.3);
+    let loads: Vec<(u64, u32, f64)> = alone
+        .into_iter()
+        .filter(|a| a.3 || !any_clean)
+        .map(|(scale, repeat, rate, _)| (scale, repeat, rate))
         .collect();
     let (pairs, used, runs) = to_probe(&loads, probe, conc, |p| Some(p.create_per_s));
     let (ratio, met) = against_probe(&pairs, LOADER_TARGET)?;
@@ -558,6 +567,32 @@ mod tests {
             verdict(&one, memory, memory.target, 0.05),
             "undecided (one pair); target undecided"
         );
+    }
+
+    #[test]
+    fn flagged_runs_stay_out_of_the_loader_row_unless_all_are() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/results-perf-small");
+        let mut r = Results::load(std::path::Path::new(dir)).unwrap();
+        let probe = r.manifest.probe.clone().unwrap();
+        let label = |r: &Results| loader_row(r, &probe).unwrap()[1].clone();
+        // The fixture: two after-load variants, two repeats each.
+        assert_eq!(label(&r), "loader alone (4 after-load runs)");
+        let busy = |run: &mut crate::load::Run| {
+            run.summary.as_mut().unwrap().machine = Some(ctrlbench_record::summary::MachineCheck {
+                busy: true,
+                ..Default::default()
+            });
+        };
+        let after_load: Vec<usize> = (0..r.runs.len())
+            .filter(|&i| r.runs[i].variant.ends_with("-al"))
+            .collect();
+        assert_eq!(after_load.len(), 4);
+        busy(&mut r.runs[after_load[0]]);
+        assert_eq!(label(&r), "loader alone (3 after-load runs)");
+        for &i in &after_load {
+            busy(&mut r.runs[i]);
+        }
+        assert_eq!(label(&r), "loader alone (4 after-load runs)");
     }
 
     fn row(writers: usize, at: Option<(u64, u32)>, patch: f64) -> ProbeRow {

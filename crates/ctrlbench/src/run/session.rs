@@ -299,7 +299,9 @@ impl<'a> Session<'a> {
     /// interleaved with the runs like the variants are, so the loader and
     /// status-patch comparisons divide each run by a probe of the cluster
     /// as that repeat found it (etcd's history grows over an experiment),
-    /// not by one taken on a fresh plane only. False when interrupted.
+    /// not by one taken on a fresh plane only. With `fresh_plane = "run"`
+    /// the probe gets a fresh plane like a run, and the run after it another,
+    /// so that the two meet the same plane. False when interrupted.
     async fn probe_before(&mut self, run: &plan::Run) -> Result<bool> {
         if !self.exp.probe || self.probed == Some((run.scale, run.repeat)) {
             return Ok(true);
@@ -335,6 +337,10 @@ impl<'a> Session<'a> {
             }
         };
         self.manifest.write(&self.results.manifest())?;
+        if going && self.exp.fresh_plane == FreshPlane::Run {
+            eprintln!("a fresh local plane after the probe (fresh_plane = \"run\")");
+            return self.restart_plane(self.version.clone()).await;
+        }
         Ok(going)
     }
 

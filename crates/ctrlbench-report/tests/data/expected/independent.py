@@ -881,8 +881,9 @@ def probe_rows(runs, groups, manifest):
                 "verdict": "—" if target is None else words,
             }
     conc = tomllib.loads(manifest["experiment_text"]).get("concurrency", 16)
-    alone_runs = [r for r in runs if r["start_mode"] == "after-load"
-                  and r["load"]["errors"] == 0 and r["load"]["rate_per_s"] > 0]
+    # Flagged runs stay out, as from every pair (all of them when none is clean).
+    alone_runs = used([r for r in runs if r["start_mode"] == "after-load"
+                       and r["load"]["errors"] == 0 and r["load"]["rate_per_s"] > 0])
     pairs, seen, n = by_repeat(alone_runs, lambda r: r["load"]["rate_per_s"], conc, "create_per_s")
     if pairs:
         cell, words = cells(pairs, 0.95)
