@@ -43,7 +43,7 @@ func benchmarkLogLine(b *testing.B, level string) {
 		"reconcileID", "5f0c2a8e-3b1d-4c6e-9a7f-000000000042")
 	b.ResetTimer()
 	c0 := cpuTime(b)
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		log.V(1).Info("reconciled", "statusWrite", "update", "resourceVersion", "104242")
 	}
 	b.ReportMetric(float64(cpuTime(b)-c0)/float64(b.N), "cpu-ns/op")
