@@ -1196,7 +1196,9 @@ def settings_cells(runs):
             q, d = s.get("queue"), s.get("debounce_ms")
             queue = "?" if q is None else (f"{q}, debounce {d} ms" if d else q)
             impl = r["impl"] or "?"
-            extras = (["managedFields as text"] if s.get("managed_fields_text") else []) + \
+            extras = ([s["allocator"]] if s.get("allocator") else []) + \
+                (["profiled"] if s.get("pprof") else []) + \
+                (["managedFields as text"] if s.get("managed_fields_text") else []) + \
                 (["lists at resourceVersion 0"] if s.get("list_semantic") == "any" else []) + \
                 ([f"lists in pages of {s['list_page_size']}"] if s.get("list_page_size") else [])
             if extras:
