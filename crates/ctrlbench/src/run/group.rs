@@ -128,9 +128,9 @@ pub async fn run(
             .map(|p| p.stop(grace)),
     )
     .await;
-    // Interrupted on our own plane: it is about to be removed whole, so its
-    // namespaces need no deleting (the user is waiting).
-    if ctx.cancel.is_cancelled() && ctx.cluster.plane.is_some() {
+    // Our own plane about to be removed whole (interrupted, or the last run
+    // on it): its namespaces need no deleting.
+    if (ctx.cancel.is_cancelled() || ctx.plane_goes) && ctx.cluster.plane.is_some() {
         return (result, Vec::new());
     }
     let not_cleaned = delete_namespaces(ctx, run, &members).await;

@@ -66,6 +66,8 @@ pub struct Ctx<'a> {
     pub cancel: &'a CancellationToken,
     /// Where the processes run.
     pub placement: &'a placement::Placement,
+    /// A local plane is thrown away after this run (with everything in it).
+    pub plane_goes: bool,
 }
 
 impl Ctx<'_> {

@@ -111,6 +111,24 @@ fn plane_of(exp: &Experiment, run: &plan::Run) -> Option<PlaneOf> {
     exp.variant_plane(run.variants[0])
 }
 
+/// Whether `fresh_plane` asks for a new plane between `prev` and `run`.
+fn fresh_due(fresh: FreshPlane, run: &plan::Run, prev: Option<&plan::Run>) -> bool {
+    match (fresh, prev) {
+        (_, None) | (FreshPlane::Experiment, _) => false,
+        (FreshPlane::Run, Some(_)) => true,
+        (FreshPlane::Repeat, Some(p)) => (p.scale, p.repeat) != (run.scale, run.repeat),
+    }
+}
+
+/// Whether the plane `run` ran on is thrown away after it: the last run, or
+/// the next one needs another version or a fresh plane. Its namespaces then
+/// need no deleting (at N=50 000 that took minutes per run).
+fn plane_goes_after(exp: &Experiment, run: &plan::Run, next: Option<&plan::Run>) -> bool {
+    next.is_none_or(|n| {
+        plane_of(exp, n) != plane_of(exp, run) || fresh_due(exp.fresh_plane, n, Some(run))
+    })
+}
+
 /// `exp` on the plane `p`, when one is named.
 fn on(exp: &Experiment, p: &Option<PlaneOf>) -> Option<Experiment> {
     p.as_ref().map(|p| exp.on_plane(p))
@@ -278,7 +296,8 @@ impl<'a> Session<'a> {
             if !self.probe_before(run).await? {
                 return Ok(false);
             }
-            if !self.one(i, runs.len(), run, builds).await? {
+            let plane_goes = plane_goes_after(self.exp, run, runs.get(i + 1));
+            if !self.one(i, runs.len(), run, builds, plane_goes).await? {
                 decided.interrupted();
                 self.manifest.repeats = Some(decided.record());
                 return Ok(false);
@@ -354,12 +373,7 @@ impl<'a> Session<'a> {
             eprintln!("switching the local plane to {v}");
             return self.restart_plane(want).await;
         }
-        let due = match (self.exp.fresh_plane, prev) {
-            (_, None) | (FreshPlane::Experiment, _) => false,
-            (FreshPlane::Run, Some(_)) => true,
-            (FreshPlane::Repeat, Some(p)) => (p.scale, p.repeat) != (run.scale, run.repeat),
-        };
-        if !due {
+        if !fresh_due(self.exp.fresh_plane, run, prev) {
             return Ok(true);
         }
         eprintln!(
@@ -420,7 +434,15 @@ impl<'a> Session<'a> {
     }
 
     /// Run `i` of `n`, once the cluster is quiet; false when interrupted.
-    async fn one(&mut self, i: usize, n: usize, run: &plan::Run, builds: &Builds) -> Result<bool> {
+    /// `plane_goes`: a local plane is thrown away after this run.
+    async fn one(
+        &mut self,
+        i: usize,
+        n: usize,
+        run: &plan::Run,
+        builds: &Builds,
+        plane_goes: bool,
+    ) -> Result<bool> {
         let exp = self.exp;
         let names: Vec<&str> = run
             .variants
@@ -462,6 +484,7 @@ impl<'a> Session<'a> {
             opts: self.opts,
             cancel: self.cancel,
             placement: &self.placement,
+            plane_goes,
         };
         let (result, not_cleaned) = group::run(&ctx, run, quiet_wait).await;
         self.manifest.not_cleaned.extend(not_cleaned);
@@ -538,4 +561,29 @@ fn write_workload(exp: &Experiment, results: &ResultsDir) -> Result<()> {
     )?;
     std::fs::write(dir.join("object-template.yaml"), &exp.workload.template)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which runs of a two-variant, two-repeat plan end their plane.
+    fn goes(fresh: &str) -> Vec<bool> {
+        let text = format!(
+            "name = \"t\"\nscales = [5]\nrepeats = 2\nfresh_plane = \"{fresh}\"\n\
+             [[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\n"
+        );
+        let exp = crate::experiment::spec::parse(std::path::Path::new("t.toml"), &text).unwrap();
+        let runs = crate::experiment::plan::expand(&exp);
+        (0..runs.len())
+            .map(|i| plane_goes_after(&exp, &runs[i], runs.get(i + 1)))
+            .collect()
+    }
+
+    #[test]
+    fn a_plane_about_to_go_is_the_last_runs_or_a_fresh_planes_predecessors() {
+        assert_eq!(goes("run"), [true, true, true, true]);
+        assert_eq!(goes("repeat"), [false, true, false, true]);
+        assert_eq!(goes("experiment"), [false, false, false, true]);
+    }
 }
