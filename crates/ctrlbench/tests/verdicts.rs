@@ -13,8 +13,8 @@ fn repeats_stop_once_slow_is_decided_lower_than_fast() {
     let plane = shared_plane();
     let tmp = tempfile::tempdir().unwrap();
     // A gap of ten times (a sleep-bound 10 Ready/s against about 100) stays
-    // decided in three repeats when other test lanes share the cores; at 20 ms
-    // of work the gap was two to three times and contention closed it.
+    // decided in three repeats when other test lanes share the cores; a gap
+    // of two or three times does not.
     let exp = tmp.path().join("fast-slow.toml");
     std::fs::write(
         &exp,
