@@ -153,6 +153,12 @@ pub fn find(version: &str) -> Result<Option<Binaries>> {
 pub fn install(version: &str) -> Result<Binaries> {
     let version = normalize_version(version)?;
     if let Some(b) = find(&version)? {
+        // The gate table, so a run's gates are checked before anything starts.
+        if b.source == Source::Cache
+            && let Err(e) = crate::known::remember_gates(&version)
+        {
+            eprintln!("warning: {e:#}");
+        }
         return Ok(b);
     }
     let go = which_go()?;
@@ -183,7 +189,9 @@ pub fn install(version: &str) -> Result<Binaries> {
     if !api.is_file() {
         build_k8s(&go, work.path(), &version, "kube-apiserver", &api)?;
     }
-    find(&version)?.context("binaries missing after build")
+    let b = find(&version)?.context("binaries missing after build")?;
+    crate::known::remember_gates(&version)?;
+    Ok(b)
 }
 
 /// kube-controller-manager of `version`: `TEST_ASSET_KUBE_CONTROLLER_MANAGER`,
@@ -252,11 +260,21 @@ fn build_dir(cache: &Path) -> Result<tempfile::TempDir> {
         .context("cannot create a build directory in the cache")
 }
 
-fn which_go() -> Result<PathBuf> {
+/// Whether `version` is a release with committed wrapper modules.
+pub fn committed(version: &str) -> bool {
+    RELEASES.iter().any(|r| r.k8s == version)
+}
+
+/// `go` on PATH, if any.
+pub fn which_go_opt() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join("go"))
         .find(|p| p.is_file())
+}
+
+fn which_go() -> Result<PathBuf> {
+    which_go_opt()
         .context(
             "Go is not installed, and no etcd/kube-apiserver binaries were found: either install Go (≥ 1.26) so ctrlbench can build them, \
              or set KUBEBUILDER_ASSETS to a directory holding etcd and kube-apiserver from setup-envtest",

@@ -4,7 +4,8 @@
 //! (`etcd`, `apiserver`, the optional `controller_manager`), the front that gives several apiservers one URL
 //! (`front`), the CA (`tinyca`), the whole plane (`plane`, its processes
 //! configured in `assemble`), named
-//! planes that outlive the command (`state`), and the binaries (`binaries`).
+//! planes that outlive the command (`state`), the binaries (`binaries`) and
+//! what is known of a version before building it (`known`).
 //! `process` is the one way a child is started (process group, parent-death
 //! signal), `cpus` where it runs; `progress` the one progress display; `testing` one shared plane
 //! per test binary.
@@ -19,6 +20,7 @@ pub mod cpus;
 pub mod etcd;
 pub mod flags;
 pub mod front;
+pub mod known;
 pub mod kubeconfig;
 pub mod plane;
 pub mod process;

@@ -159,6 +159,10 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             );
             Ok(())
         }
+        Command::Calibrate { dir } => {
+            emit(&crate::calibration::calibrate(&dir)?)?;
+            Ok(())
+        }
         Command::Doctor { seconds, results } => {
             let over = std::time::Duration::from_secs_f64(seconds.clamp(0.2, 60.0));
             let lines = crate::doctor::check(over, &results);
@@ -228,10 +232,24 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     let mut exp = experiment::load(&a.experiment)?;
     a.overrides().apply(&mut exp)?;
     confirm_target(&exp, &a)?;
+    let opts = crate::run::RunOptions {
+        results_root: a.results.clone(),
+        progress: !a.no_progress,
+        kubeconfig: a.kubeconfig.clone(),
+        context: a.context.clone(),
+    };
+    // Before any build: a wrong kubeconfig, version or path costs seconds.
+    let notes = crate::run::preflight::check(&exp, &opts).await?;
     let runs = plan::expand(&exp);
     if a.dry_run {
         emit(&plan::render(&exp, &runs))?;
+        for n in &notes.0 {
+            emit(&format!("note: {n}\n"))?;
+        }
         return Ok(ExitCode::SUCCESS);
+    }
+    for n in &notes.0 {
+        eprintln!("note: {n}");
     }
     let cancel = tokio_util::sync::CancellationToken::new();
     let c = cancel.clone();
@@ -247,12 +265,6 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         eprintln!("interrupted again: exiting now");
         std::process::exit(130);
     });
-    let opts = crate::run::RunOptions {
-        results_root: a.results.clone(),
-        progress: !a.no_progress,
-        kubeconfig: a.kubeconfig.clone(),
-        context: a.context.clone(),
-    };
     let outcome = match crate::run::execute(&exp, &opts, cancel.clone()).await {
         Ok(o) => o,
         Err(e) if cancel.is_cancelled() => {

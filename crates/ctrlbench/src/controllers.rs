@@ -144,8 +144,9 @@ pub fn command_program(first: &str) -> Result<PathBuf> {
     }
 }
 
-/// `@<name>`'s binary: `~/.cache/ctrlbench/controllers/<name>-<hash of go.mod/go.sum>/`.
-pub fn third_party_binary(name: &str) -> Result<PathBuf> {
+/// `@<name>`'s package, if ctrlbench builds such a controller from a
+/// checkout (nothing is built).
+pub fn third_party_known(name: &str) -> Result<&'static str> {
     let Some((_, pkg)) = THIRD_PARTY.iter().find(|(n, _)| *n == name) else {
         bail!(
             "no controller @{name}: ctrlbench builds {}",
@@ -163,6 +164,13 @@ pub fn third_party_binary(name: &str) -> Result<PathBuf> {
             src.display()
         );
     }
+    Ok(pkg)
+}
+
+/// `@<name>`'s binary: `~/.cache/ctrlbench/controllers/<name>-<hash of go.mod/go.sum>/`.
+pub fn third_party_binary(name: &str) -> Result<PathBuf> {
+    let pkg = third_party_known(name)?;
+    let src = workspace().join("controllers").join(name);
     let cache = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
     let dir = cache
         .join("ctrlbench/controllers")

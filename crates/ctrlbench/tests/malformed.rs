@@ -88,8 +88,80 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
     let not_results = d.join("not-results");
     std::fs::create_dir_all(&not_results).unwrap();
 
+    let not_utf8 = d.join("latin1.toml");
+    std::fs::write(&not_utf8, b"name = \"caf\xe9\"\nscales = [5]\n").unwrap();
+    let not_executable = d.join("operator");
+    std::fs::write(&not_executable, "#!/bin/sh\n").unwrap();
+    let a_file = d.join("a-file");
+    std::fs::write(&a_file, "x").unwrap();
+    let command = |name: &str, program: &str| {
+        experiment(
+            d,
+            name,
+            &format!(
+                "name = \"t\"\nscales = [5]\n[[variant]]\nname = \"mine\"\nimpl = \"command\"\ncommand = [{program:?}]\n"
+            ),
+        )
+    };
+    let spy = BuildSpy::new(d);
+    let fresh = FreshHome::new(d);
+    let cache_before = fresh.cache_files();
+
     let s = |x: &str| x.to_string();
     let cases: Vec<(&str, Vec<String>)> = vec![
+        ("not UTF-8", vec![s("run"), not_utf8.display().to_string()]),
+        (
+            "work_ms beyond the window",
+            vec![s("run"), exp_with(d, "work", "", "work_ms = 6000\n")],
+        ),
+        (
+            "Kubernetes version not served",
+            vec![
+                s("run"),
+                exp_with(d, "k99", "[cluster]\nk8s_version = \"1.99.0\"\n", ""),
+            ],
+        ),
+        (
+            "unknown feature gate",
+            vec![
+                s("run"),
+                exp_with(
+                    d,
+                    "gate",
+                    "[cluster]\nfeature_gates = [\"NoSuchGate=true\"]\n",
+                    "",
+                ),
+            ],
+        ),
+        (
+            "command program missing",
+            vec![s("run"), command("cmd-missing", "./no-such-operator")],
+        ),
+        (
+            "command program not executable",
+            vec![s("run"), command("cmd-noexec", "./operator")],
+        ),
+        (
+            "results under a file",
+            vec![
+                s("run"),
+                good.clone(),
+                s("--results"),
+                a_file.join("results").display().to_string(),
+            ],
+        ),
+        (
+            "unknown context, dry run",
+            vec![
+                s("run"),
+                good.clone(),
+                s("--dry-run"),
+                s("--kubeconfig"),
+                real_kc.clone(),
+                s("--context"),
+                s("nope"),
+            ],
+        ),
         (
             "unknown key",
             vec![s("run"), exp_with(d, "k", "repeets = 2\n", "")],
@@ -346,17 +418,22 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctrlbench"));
         let mut full = args.clone();
         if full[0] == "run" {
-            full.extend([
-                s("--results"),
-                results.display().to_string(),
-                s("--no-progress"),
-            ]);
+            if !full.iter().any(|a| a == "--results") {
+                full.extend([s("--results"), results.display().to_string()]);
+            }
+            full.push(s("--no-progress"));
         }
         let t = Instant::now();
         let out = cmd
             .args(&full)
             .env("XDG_STATE_HOME", d)
             .env("TMPDIR", d)
+            .env("PATH", spy.path())
+            .env("HOME", &fresh.home)
+            .env("XDG_CACHE_HOME", &fresh.cache)
+            .env_remove("KUBEBUILDER_ASSETS")
+            .env_remove("TEST_ASSET_ETCD")
+            .env_remove("TEST_ASSET_KUBE_APISERVER")
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr).to_string();
@@ -395,5 +472,118 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
         })
         .collect();
     assert!(planes.is_empty(), "plane directories left: {planes:?}");
+    assert_eq!(spy.builds(), "", "a build was started");
+    let new: Vec<PathBuf> = fresh
+        .cache_files()
+        .into_iter()
+        .filter(|f| !cache_before.contains(f) && !f.ends_with("k8s/served-versions.txt"))
+        .collect();
+    assert!(new.is_empty(), "new files in the cache: {new:?}");
     println!("{table}");
+}
+
+/// `go` and `cargo` first on PATH: a build (`go build`, `go mod`, any
+/// cargo call) is written down and fails at once; `go list` queries go
+/// through to the real Go.
+struct BuildSpy {
+    bin: PathBuf,
+    log: PathBuf,
+}
+
+impl BuildSpy {
+    fn new(dir: &Path) -> BuildSpy {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = dir.join("spy-bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let log = dir.join("builds.log");
+        std::fs::write(&log, "").unwrap();
+        let real_go = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .map(|d| d.join("go"))
+            .find(|p| p.is_file());
+        let go_through = match real_go {
+            Some(g) => format!("exec {} \"$@\"", g.display()),
+            None => "exit 1".to_string(),
+        };
+        let scripts = [
+            (
+                "go",
+                format!(
+                    "#!/bin/sh\ncase \"$1\" in build|install|mod|run) echo \"go $*\" >> {log}; exit 1;; esac\n{go_through}\n",
+                    log = log.display()
+                ),
+            ),
+            (
+                "cargo",
+                format!(
+                    "#!/bin/sh\necho \"cargo $*\" >> {}\nexit 1\n",
+                    log.display()
+                ),
+            ),
+        ];
+        for (name, text) in scripts {
+            let p = bin.join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        BuildSpy { bin, log }
+    }
+
+    fn path(&self) -> std::ffi::OsString {
+        let mut dirs = vec![self.bin.clone()];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        std::env::join_paths(dirs).unwrap()
+    }
+
+    fn builds(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap()
+    }
+}
+
+/// A HOME and a cache directory of their own, as on a fresh machine, except
+/// that the plane's binaries of the default version are there (linked to
+/// the shared plane's, with their gate table): what `cluster install` leaves.
+struct FreshHome {
+    home: PathBuf,
+    cache: PathBuf,
+}
+
+impl FreshHome {
+    fn new(dir: &Path) -> FreshHome {
+        let version = ctrlbench_plane::DEFAULT_K8S_VERSION;
+        let b = ctrlbench_plane::binaries::find(version)
+            .unwrap()
+            .expect("the shared plane's binaries");
+        let home = dir.join("home");
+        let cache = dir.join("cache");
+        let k8s = cache.join("ctrlbench/k8s").join(version);
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&k8s).unwrap();
+        std::os::unix::fs::symlink(&b.etcd, k8s.join("etcd")).unwrap();
+        std::os::unix::fs::symlink(&b.kube_apiserver, k8s.join("kube-apiserver")).unwrap();
+        let gates = ctrlbench_plane::known::feature_gates(version)
+            .unwrap()
+            .expect("a gate table");
+        let table: Vec<&str> = gates.iter().map(String::as_str).collect();
+        std::fs::write(k8s.join("feature-gates.txt"), table.join("\n")).unwrap();
+        FreshHome { home, cache }
+    }
+
+    /// Every file under its ctrlbench cache (binaries, controllers, tables).
+    fn cache_files(&self) -> std::collections::BTreeSet<PathBuf> {
+        let mut out = std::collections::BTreeSet::new();
+        let mut todo = vec![self.cache.join("ctrlbench")];
+        while let Some(dir) = todo.pop() {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    todo.push(p);
+                } else {
+                    out.insert(p);
+                }
+            }
+        }
+        out
+    }
 }

@@ -25,7 +25,7 @@ pub fn load(name_or_path: &str) -> Result<Experiment> {
     {
         return Ok(builtin::parse(name_or_path, text)?);
     }
-    let text = std::fs::read_to_string(path).with_context(|| {
+    let bytes = std::fs::read(path).with_context(|| {
         format!(
             "cannot read experiment {name_or_path:?}: not a file and not a built-in ({})",
             builtin::BUILTIN
@@ -33,6 +33,13 @@ pub fn load(name_or_path: &str) -> Result<Experiment> {
                 .map(|(n, _)| *n)
                 .collect::<Vec<_>>()
                 .join(", ")
+        )
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not UTF-8 at byte {}: save the experiment file as UTF-8",
+            path.display(),
+            e.utf8_error().valid_up_to()
         )
     })?;
     Ok(spec::parse(path, &text)?)

@@ -1,5 +1,5 @@
 //! `ctrlbench run`: executes an experiment's plan, phase by phase —
-//! [`target`] (which cluster), then per run [`group`] (namespaces,
+//! [`preflight`] (every check that needs no build), [`target`] (which cluster), then per run [`group`] (namespaces,
 //! identities, controllers), [`measure`] (the loader and every measurement),
 //! [`summary`] and the [`manifest`]. Ctrl-C stops the loader and the
 //! controllers, deletes the namespaces and marks the results incomplete.
@@ -14,6 +14,7 @@ pub mod measure;
 pub mod member;
 pub mod namespace;
 pub mod placement;
+pub mod preflight;
 pub mod probe;
 pub mod quiet;
 pub mod repeats;

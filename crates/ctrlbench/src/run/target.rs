@@ -27,6 +27,64 @@ fn crd_name() -> String {
     format!("{}.{}", Widget::plural(&()), Widget::group(&()))
 }
 
+/// An existing cluster, reached.
+pub struct Existing {
+    pub kubeconfig: Kubeconfig,
+    pub client: kube::Client,
+    /// Its apiserver's gitVersion.
+    pub version: String,
+}
+
+/// The cluster a kubeconfig (the default one when None) and a context
+/// name: read, parsed, its context there, and its apiserver answering.
+pub async fn existing(
+    kubeconfig_path: Option<&std::path::Path>,
+    context: Option<&str>,
+) -> Result<Existing> {
+    let mut kc = match kubeconfig_path {
+        Some(p) => Kubeconfig::read_from(p)
+            .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
+        None => Kubeconfig::read().context("cannot read the default kubeconfig")?,
+    };
+    if let Some(ctx) = context {
+        if !kc.contexts.iter().any(|c| c.name == ctx) {
+            let names: Vec<&str> = kc.contexts.iter().map(|c| c.name.as_str()).collect();
+            anyhow::bail!(
+                "the kubeconfig has no context {ctx:?} (it has {}): pick one with --context",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+        kc.current_context = Some(ctx.to_string());
+    }
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default())
+            .await
+            .context("cannot use the kubeconfig")?;
+    // No silent retries of harness requests (see cluster::kubeconfig::client).
+    config.default_retry = false;
+    let server = config.cluster_url.to_string();
+    let client = kube::Client::try_from(config)?;
+    // A server that accepts connections and never answers must not hang the run.
+    let version = tokio::time::timeout(FIRST_CONTACT, client.apiserver_version())
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "cannot reach the cluster at {server}: no answer within {FIRST_CONTACT:?}"
+            )
+        })?
+        .with_context(|| format!("cannot reach the cluster at {server}"))?
+        .git_version;
+    Ok(Existing {
+        kubeconfig: kc,
+        client,
+        version,
+    })
+}
+
 /// The cluster a run talks to.
 pub struct Cluster {
     pub client: kube::Client,
@@ -40,14 +98,22 @@ pub struct Cluster {
     pub version: String,
 }
 
-/// The experiment's cluster, unless the command line names another.
-pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
+/// The kubeconfig and context that name an existing cluster, the command
+/// line's over the file's; both None: a local plane.
+pub fn named(exp: &Experiment, opts: &RunOptions) -> (Option<PathBuf>, Option<String>) {
     let c = &exp.cluster;
     let kubeconfig_path = opts
         .kubeconfig
         .clone()
         .or_else(|| c.kubeconfig.as_deref().map(expand_home));
     let context = opts.context.clone().or_else(|| c.context.clone());
+    (kubeconfig_path, context)
+}
+
+/// The experiment's cluster, unless the command line names another.
+pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
+    let c = &exp.cluster;
+    let (kubeconfig_path, context) = named(exp, opts);
     let popts = PlaneOptions {
         k8s_version: binaries::normalize_version(
             c.k8s_version
@@ -97,32 +163,11 @@ impl Cluster {
                 no_namespace_controller: !popts.controller_manager,
             });
         }
-        let mut kc = match &kubeconfig_path {
-            Some(p) => Kubeconfig::read_from(p)
-                .with_context(|| format!("cannot read kubeconfig {}", p.display()))?,
-            None => Kubeconfig::read().context("cannot read the default kubeconfig")?,
-        };
-        if let Some(ctx) = &context {
-            kc.current_context = Some(ctx.clone());
-        }
-        let mut config =
-            kube::Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default())
-                .await
-                .context("cannot use the kubeconfig")?;
-        // No silent retries of harness requests (see cluster::kubeconfig::client).
-        config.default_retry = false;
-        let server = config.cluster_url.to_string();
-        let client = kube::Client::try_from(config)?;
-        // A server that accepts connections and never answers must not hang the run.
-        let version = tokio::time::timeout(FIRST_CONTACT, client.apiserver_version())
-            .await
-            .map_err(|_| {
-                anyhow::anyhow!(
-                    "cannot reach the cluster at {server}: no answer within {FIRST_CONTACT:?}"
-                )
-            })?
-            .with_context(|| format!("cannot reach the cluster at {server}"))?
-            .git_version;
+        let Existing {
+            kubeconfig: kc,
+            client,
+            version,
+        } = existing(kubeconfig_path.as_deref(), context.as_deref()).await?;
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
         let installed = crds.get_opt(&crd_name()).await?.is_none();
         if installed {

@@ -251,6 +251,7 @@ pub fn parse_with(
             cluster_version: cluster.k8s_version.is_some(),
             per_plane: spec.probe || *spec.background_objects.get_ref() > 0,
             faults: !faults.is_empty(),
+            window_s,
             earlier: &variants,
         };
         let checked = variant::check(&src, v, &around)?;

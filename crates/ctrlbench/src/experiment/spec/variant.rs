@@ -29,6 +29,8 @@ pub struct Around<'a> {
     pub per_plane: bool,
     /// The file has a `[[fault]]` schedule.
     pub faults: bool,
+    /// The observation window, which bounds every per-reconcile duration.
+    pub window_s: f64,
     /// The variants checked before this one.
     pub earlier: &'a [Variant],
 }
@@ -100,6 +102,40 @@ pub fn check(src: &Source, v: &VariantSpec, around: &Around) -> Checked<Variant>
 }
 
 type SpanOf<'a> = dyn Fn(&str) -> Range<usize> + 'a;
+
+/// The longest a per-reconcile duration may be: one such wait longer than the
+/// window (or than an hour) can only end a run with nothing measured.
+const MAX_DURATION_MS: f64 = 3_600_000.0;
+
+/// `work_ms` and `debounce_ms` within the window and within an hour.
+fn durations(
+    src: &Source,
+    values: &keys::VariantKeys,
+    around: &Around,
+    span_of: &SpanOf,
+) -> Checked<()> {
+    let bound_ms = (around.window_s * 1000.0).min(MAX_DURATION_MS);
+    for (key, v) in [
+        ("work_ms", values.work_ms),
+        ("debounce_ms", values.debounce_ms),
+    ] {
+        if let Some(ms) = v
+            && ms as f64 > bound_ms
+        {
+            let what = if bound_ms < MAX_DURATION_MS {
+                format!("the window ({} s)", around.window_s)
+            } else {
+                "one hour".to_string()
+            };
+            return Err(src.at(
+                key,
+                span_of(key),
+                format!("{ms} ms is longer than {what}: a run could measure nothing"),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// rust and go@…: a preset, values the preset table's rules accept, a
 /// queue the runtime has.
@@ -215,6 +251,7 @@ fn in_context(
     around: &Around,
     span_of: &SpanOf,
 ) -> Checked<()> {
+    durations(src, values, around, span_of)?;
     if let Some(k) = &values.k8s_version {
         let why = plane_of_its_own(around)
             .or_else(|| {

@@ -1,0 +1,163 @@
+//! Everything about a run that can be checked before anything is built or
+//! started, checked first: the results directory, the cluster a kubeconfig
+//! names (read, parsed, its context there, its apiserver answering), or for
+//! a local plane each Kubernetes version (at hand, committed, or served by
+//! the Go module proxy) and its feature gates (against the table read from
+//! the built kube-apiserver), and the programs of command variants. A typo
+//! then costs a second instead of a build. `--dry-run` runs the same checks.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use ctrlbench_plane::{binaries, known};
+
+use super::{RunOptions, command_program, target};
+use crate::experiment::{Experiment, Impl};
+
+/// What the checks could not settle yet (said once, before the builds).
+pub struct Notes(pub Vec<String>);
+
+/// Runs every check; the first failure is the error.
+pub async fn check(exp: &Experiment, opts: &RunOptions) -> Result<Notes> {
+    results_writable(&opts.results_root)?;
+    let mut notes = Vec::new();
+    let (kubeconfig, context) = target::named(exp, opts);
+    if kubeconfig.is_some() || context.is_some() {
+        target::existing(kubeconfig.as_deref(), context.as_deref()).await?;
+    } else {
+        let exp = exp.clone();
+        notes = tokio::task::spawn_blocking(move || planes(&exp)).await??;
+    }
+    programs(exp)?;
+    Ok(Notes(notes))
+}
+
+/// The results root, or the nearest directory above it that exists, must
+/// take new entries.
+fn results_writable(root: &Path) -> Result<()> {
+    let mut dir = root;
+    let existing = loop {
+        if dir.exists() {
+            break dir;
+        }
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => dir = p,
+            _ => break Path::new("."),
+        }
+    };
+    if !existing.is_dir() {
+        bail!(
+            "the results directory {} cannot be made: {} is not a directory; pass --results DIR",
+            root.display(),
+            existing.display()
+        );
+    }
+    let access = rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK;
+    if rustix::fs::access(existing, access).is_err() {
+        bail!(
+            "the results directory {} cannot be written ({} is not writable): pass --results DIR",
+            root.display(),
+            existing.display()
+        );
+    }
+    Ok(())
+}
+
+/// Each local plane the runs need: its version can be had and its gates
+/// exist in it.
+fn planes(exp: &Experiment) -> Result<Vec<String>> {
+    let mut planes: Vec<(Experiment, String)> = vec![(exp.clone(), "[cluster]".into())];
+    for (i, v) in exp.variants.iter().enumerate() {
+        if let Some(p) = exp.variant_plane(i) {
+            planes.push((exp.on_plane(&p), format!("variant {}", v.name)));
+        }
+    }
+    let mut notes = Vec::new();
+    for (e, whose) in &planes {
+        let version = binaries::normalize_version(
+            e.cluster
+                .k8s_version
+                .as_deref()
+                .unwrap_or(binaries::DEFAULT_K8S_VERSION),
+        )?;
+        known::check_version(&version)
+            .with_context(|| format!("{}: {whose} k8s_version", exp.file.display()))?;
+        let gates = &e.cluster.feature_gates;
+        if gates.is_empty() {
+            continue;
+        }
+        match known::feature_gates(&version)? {
+            Some(table) => {
+                let unknown = known::unknown_gates(gates, &table);
+                if let Some(first) = unknown.first() {
+                    bail!(
+                        "{}: {whose} feature_gates: kube-apiserver {version} has no feature gate {first:?}",
+                        exp.file.display()
+                    );
+                }
+            }
+            None => notes.push(format!(
+                "feature gates of Kubernetes {version} are checked when its kube-apiserver starts (it is not built yet)"
+            )),
+        }
+    }
+    notes.dedup();
+    Ok(notes)
+}
+
+/// Every command variant's program and every `binary` exists and may be run.
+fn programs(exp: &Experiment) -> Result<()> {
+    for v in &exp.variants {
+        let program: PathBuf = if v.implementation == Impl::Command {
+            let first = v.command().first().cloned().unwrap_or_default();
+            if let Some(name) = first.strip_prefix('@') {
+                crate::controllers::third_party_known(name)?;
+                continue;
+            }
+            command_program(&exp.file, &first)
+                .with_context(|| format!("{}: variant {}", exp.file.display(), v.name))?
+        } else if let Some(bin) = v.keys.binary.as_deref().filter(|_| v.is_own()) {
+            let p = crate::experiment::workload::relative_to(&exp.file, bin);
+            if !p.is_file() {
+                bail!(
+                    "{}: variant {}: binary {} (from {bin:?}) does not exist",
+                    exp.file.display(),
+                    v.name,
+                    p.display()
+                );
+            }
+            p
+        } else {
+            continue;
+        };
+        let mode = std::fs::metadata(&program)
+            .with_context(|| format!("cannot read {}", program.display()))?
+            .permissions()
+            .mode();
+        if mode & 0o111 == 0 {
+            bail!(
+                "{}: variant {}: {} is not executable: chmod +x it",
+                exp.file.display(),
+                v.name,
+                program.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_results_root_under_a_file_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let e = results_writable(&file.join("results")).unwrap_err();
+        assert!(format!("{e}").contains("is not a directory"), "{e}");
+        results_writable(&d.path().join("a/b/c")).unwrap();
+    }
+}
