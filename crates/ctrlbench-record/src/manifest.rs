@@ -112,6 +112,42 @@ pub struct Manifest {
     /// absent: no placement (every process shares every core).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
+    /// What one repeat may decide: the machine's between-run spread per
+    /// figure and the looks the runner takes; absent in older results
+    /// (their intervals come from the repeats alone, one look).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+    /// The seed that ordered the variants within each repeat (a Williams
+    /// square's rows in a seeded order); absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
+}
+
+/// The spread a paired log ratio B_k/A_k shows between runs on this
+/// machine, known before the run (from an A/A run, or a conservative
+/// default), and how many looks at the questions the runner plans. The
+/// report pools the spread with the repeats' own (as prior degrees of
+/// freedom) and splits the 5 % error over the looks, so a large effect is
+/// decided from one repeat and peeking after every repeat stays valid.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// "default", or where the calibration came from ("calibrated by
+    /// results/… on 2026-12-03").
+    pub source: String,
+    /// Per figure label ("Ready/s", "writes/s", …); others take `default`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub spread: std::collections::BTreeMap<String, Spread>,
+    pub default: Spread,
+    /// Planned looks: 1 for a fixed repeat count, max − min + 1 for "auto".
+    pub looks: u32,
+}
+
+/// A pair's log-ratio standard deviation and the degrees of freedom it is
+/// worth (repeats − 1 of the A/A run that measured it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub s: f64,
+    pub df: f64,
 }
 
 /// One `[[compare]]` entry: is variant `b` higher, lower or equivalent to

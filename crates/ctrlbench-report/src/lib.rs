@@ -43,6 +43,7 @@
 pub mod attribution;
 pub mod compare;
 pub mod context;
+pub mod evidence;
 pub mod faults;
 pub mod figures;
 pub mod forest;

@@ -11,7 +11,9 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
+use ctrlbench_record::manifest::Evidence;
 
+use crate::evidence;
 use crate::figures::{self, Group, RunFigures, interleaved};
 use crate::interval::{Method, Ratio};
 use crate::load::Results;
@@ -76,7 +78,7 @@ impl Answer {
         source: Source,
         (a, b): (&Group, &Group),
         figure: &str,
-        r: Option<Ratio>,
+        (r, basis): Judged,
         higher_is_better: Option<bool>,
         margin: f64,
     ) -> Answer {
@@ -111,12 +113,48 @@ impl Answer {
             ans.words = format!(
                 "{}, {}",
                 named(&r, margin, &b.variant, higher_is_better),
-                r.basis()
+                basis.unwrap_or_else(|| r.basis())
             );
             ans.cell = r.cell();
         }
         ans
     }
+}
+
+/// A ratio and, when the machine's spread took part, how to name its evidence.
+type Judged = (Option<Ratio>, Option<String>);
+
+/// B/A on `figure`: paired over the repeats with the machine's spread
+/// pooled in when the manifest records one (see `evidence`), else as the
+/// repeats alone give it.
+fn judge(
+    ev: Option<&Evidence>,
+    figure: &str,
+    a: &Group,
+    b: &Group,
+    f: impl Fn(&RunFigures) -> Option<f64>,
+) -> Judged {
+    if let Some(ev) = ev {
+        let pairs = figures::repeat_pairs(a, b, &f);
+        let logs: Option<Vec<f64>> = pairs
+            .iter()
+            .map(|(x, y)| (*x > 0.0 && *y > 0.0).then(|| (y / x).ln()))
+            .collect();
+        if let Some(logs) = logs
+            && let Some((interval, _)) =
+                evidence::pooled_interval(&logs, evidence::spread_for(ev, figure), ev.looks)
+        {
+            let k = logs.len();
+            let mean = logs.iter().sum::<f64>() / k as f64;
+            let r = Ratio {
+                ratio: mean.exp(),
+                interval: Some(interval),
+                method: Method::Paired { pairs: k },
+            };
+            return (Some(r), Some(evidence::basis(ev, k)));
+        }
+    }
+    (interleaved(a, b, f), None)
 }
 
 /// The answers of a results directory with equivalence margin `margin` (a
@@ -144,7 +182,8 @@ pub(crate) fn answers(
     groups: &[Group],
     margin: f64,
 ) -> (Vec<Answer>, Vec<String>) {
-    let mut out = counterpart_answers(groups, margin);
+    let ev = results.manifest.evidence.as_ref();
+    let mut out = counterpart_answers(groups, margin, ev);
     // A rust-X / go-X pair outside the goals (simulated work per reconcile)
     // still asks the throughput question.
     let goal_pairs = goals::pairs(groups);
@@ -156,7 +195,7 @@ pub(crate) fn answers(
             continue;
         }
         let m = Metric::ReadyPerS;
-        let r = interleaved(go, rust, |f| f.get(m));
+        let r = judge(ev, m.label(), go, rust, |f| f.get(m));
         out.push(Answer::of(
             Source::Goal,
             (go, rust),
@@ -168,7 +207,7 @@ pub(crate) fn answers(
     }
     for (rust, go) in goal_pairs {
         for g in GOALS.iter().filter(|g| g.applies(rust, go)) {
-            let r = interleaved(go, rust, |f| f.get(g.metric));
+            let r = judge(ev, g.metric.label(), go, rust, |f| f.get(g.metric));
             out.push(Answer::of(
                 Source::Goal,
                 (go, rust),
@@ -195,7 +234,7 @@ pub(crate) fn answers(
             let find = |v: &str| groups.iter().find(|g| g.scale == n && g.variant == v);
             match (find(&q.a), find(&q.b)) {
                 (Some(a), Some(b)) => {
-                    let r = interleaved(a, b, |f| f.get(m));
+                    let r = judge(ev, m.label(), a, b, |f| f.get(m));
                     out.push(Answer::of(
                         Source::Compare,
                         (a, b),
@@ -249,7 +288,7 @@ fn missing(
 }
 
 /// Each counterpart pairing as B = the variant, A = its counterpart.
-fn counterpart_answers(groups: &[Group], margin: f64) -> Vec<Answer> {
+fn counterpart_answers(groups: &[Group], margin: f64, ev: Option<&Evidence>) -> Vec<Answer> {
     counterparts::pairings(groups)
         .iter()
         .map(|p| {
@@ -259,7 +298,7 @@ fn counterpart_answers(groups: &[Group], margin: f64) -> Vec<Answer> {
                 Source::Counterpart,
                 (a, b),
                 p.figure.label(),
-                interleaved(a, b, f),
+                judge(ev, p.figure.label(), a, b, f),
                 Some(p.higher_is_better),
                 margin,
             );
@@ -353,7 +392,14 @@ mod tests {
             group("b", &[110.0, 77.7, 131.0]),
         );
         let r = interleaved(&ga, &gb, |r| r.get(Metric::ReadyPerS));
-        let ans = Answer::of(Source::Compare, (&ga, &gb), "Ready/s", r, Some(true), 0.05);
+        let ans = Answer::of(
+            Source::Compare,
+            (&ga, &gb),
+            "Ready/s",
+            (r, None),
+            Some(true),
+            0.05,
+        );
         assert_eq!(ans.verdict, Verdict::Higher);
         assert_eq!((ans.pairs, ans.paired), (3, true));
         assert!(ans.mde.unwrap() < 0.05);
@@ -369,7 +415,14 @@ mod tests {
         // One pair: a ratio, no interval, undecided.
         let (ga, gb) = (group("a", &[100.0]), group("b", &[150.0]));
         let r = interleaved(&ga, &gb, |r| r.get(Metric::ReadyPerS));
-        let ans = Answer::of(Source::Compare, (&ga, &gb), "Ready/s", r, None, 0.05);
+        let ans = Answer::of(
+            Source::Compare,
+            (&ga, &gb),
+            "Ready/s",
+            (r, None),
+            None,
+            0.05,
+        );
         assert_eq!(
             (ans.verdict, ans.lo, ans.mde),
             (Verdict::Undecided, None, None)
@@ -417,7 +470,7 @@ mod tests {
                 "good",
             ),
         ];
-        let a = counterpart_answers(&groups, 0.05);
+        let a = counterpart_answers(&groups, 0.05, None);
         assert_eq!(a.len(), 1);
         assert_eq!((a[0].a.as_str(), a[0].b.as_str()), ("good", "list"));
         // 1 / 4.04: the section's ratio, the other way up.
@@ -437,7 +490,7 @@ mod tests {
             ),
             with_preset(group("bad", &[0.0, 0.0, 0.0]), "bad", "throughput", "good"),
         ];
-        let a = counterpart_answers(&groups, 0.05);
+        let a = counterpart_answers(&groups, 0.05, None);
         assert_eq!((a[0].verdict, a[0].ratio), (Verdict::Lower, Some(0.0)));
         assert_eq!(a[0].words, "bad lower (worse)");
     }

@@ -96,6 +96,14 @@ pub enum Command {
         #[arg(long, default_value = "results")]
         results: PathBuf,
     },
+    /// Keep this machine's between-run spread, per figure, from an A/A
+    /// results directory (`ctrlbench run noise`): later runs record it and
+    /// their reports judge one repeat by it (a large effect is then decided
+    /// from one repeat). Without a calibration a conservative default is used.
+    Calibrate {
+        /// An A/A results directory: [[compare]] pairs of identical variants, two or more repeats.
+        dir: PathBuf,
+    },
     /// List the built-in experiments.
     Experiments {
         /// Print every `[[variant]]` key instead (the table of

@@ -1,5 +1,5 @@
 //! The plan: an experiment expanded into runs (scale × repeat × variant
-//! group, variants interleaved in a rotating order), with an estimate of how
+//! group, variants interleaved in a counterbalanced order), with an estimate of how
 //! long it takes.
 
 use std::fmt::Write;
@@ -31,16 +31,18 @@ pub fn expand(exp: &Experiment) -> Vec<Run> {
         let first = if exp.warmup { 0 } else { 1 };
         for repeat in first..=exp.repeats.max() {
             match exp.schedule {
-                // Each repeat starts one variant later (A B C, B C A, C A B):
-                // no variant always runs first, on the freshest plane, or
-                // always right after the same neighbour.
+                // Counterbalanced: each repeat takes a row of a Williams
+                // square (AB then BA for a pair), the rows in a seeded random
+                // order, so every variant runs equally often in each position
+                // and after each other variant: a position or carry-over
+                // effect moves every variant alike.
                 Schedule::Isolated => {
                     let n = exp.variants.len();
-                    for k in 0..n {
+                    for v in order(n, repeat, exp.order_seed()) {
                         runs.push(Run {
                             scale,
                             repeat,
-                            variants: vec![(k + repeat as usize + n - 1) % n],
+                            variants: vec![v],
                         });
                     }
                 }
@@ -53,6 +55,58 @@ pub fn expand(exp: &Experiment) -> Vec<Run> {
         }
     }
     runs
+}
+
+/// The rows of a Williams square for `n` variants: each variant once in
+/// each position, and right after each other variant equally often (`n`
+/// rows for even `n`, `2n` for odd, the square and its mirror).
+pub fn williams(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return Vec::new();
+    }
+    // 0, 1, n−1, 2, n−2, …
+    let first: Vec<usize> = (0..n)
+        .map(|j| {
+            if j % 2 == 1 {
+                j.div_ceil(2)
+            } else {
+                (n - j / 2) % n
+            }
+        })
+        .collect();
+    let mut rows: Vec<Vec<usize>> = (0..n)
+        .map(|r| first.iter().map(|c| (c + r) % n).collect())
+        .collect();
+    if n % 2 == 1 {
+        let mirror: Vec<Vec<usize>> = rows
+            .iter()
+            .map(|r| r.iter().rev().copied().collect())
+            .collect();
+        rows.extend(mirror);
+    }
+    rows
+}
+
+/// The order of the variants in `repeat`: the rows of the Williams square
+/// are dealt in a random order (seeded) per block of as many repeats as
+/// there are rows, so every block is balanced; repeat 0 (the warm-up) takes
+/// a row of its own block.
+pub fn order(n: usize, repeat: u32, seed: u64) -> Vec<usize> {
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    let rows = williams(n);
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    // Repeat 1 starts a block; repeat 0 ends one of its own.
+    let at = repeat as usize + rows.len() - 1;
+    let block = at / rows.len();
+    let mut idx: Vec<usize> = (0..rows.len()).collect();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(
+        seed ^ (block as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+    );
+    idx.shuffle(&mut rng);
+    rows[idx[at % rows.len()]].clone()
 }
 
 /// Upper-bound estimate in seconds (every run uses its whole window, and
@@ -227,27 +281,49 @@ fn what_runs(v: &Variant) -> String {
 mod tests {
     use super::*;
 
+    /// Each variant once per position and after every other variant
+    /// equally often, in every block of rows; the order is the seed's.
     #[test]
-    fn repeats_interleave_variants_in_a_rotating_order() {
-        let text = "name = \"t\"\nscales = [5]\nrepeats = 3\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\n[[variant]]\nname = \"c\"\npreset = \"good\"\n";
+    fn repeats_are_counterbalanced() {
+        for n in 1..=6 {
+            let rows = williams(n);
+            assert_eq!(rows.len(), if n % 2 == 0 { n } else { 2 * n });
+            for pos in 0..n {
+                let mut seen: Vec<usize> = rows.iter().map(|r| r[pos]).collect();
+                seen.sort();
+                let times = rows.len() / n;
+                let want: Vec<usize> = (0..n).flat_map(|v| std::iter::repeat_n(v, times)).collect();
+                assert_eq!(seen, want, "n={n} position {pos}");
+            }
+            let mut after = std::collections::HashMap::new();
+            for r in &rows {
+                for w in r.windows(2) {
+                    *after.entry((w[0], w[1])).or_insert(0) += 1;
+                }
+            }
+            if n > 1 {
+                assert_eq!(after.len(), n * (n - 1), "n={n}: every ordered pair");
+                let counts: std::collections::HashSet<i32> = after.values().copied().collect();
+                assert_eq!(counts.len(), 1, "n={n}: {after:?}");
+            }
+        }
+        let text = "name = \"t\"\nscales = [5]\nrepeats = 4\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\n";
         let exp = crate::experiment::spec::parse(std::path::Path::new("t.toml"), text).unwrap();
-        let order: Vec<(u32, usize)> = expand(&exp)
-            .iter()
-            .map(|r| (r.repeat, r.variants[0]))
+        let order: Vec<Vec<usize>> = (1..=4u32)
+            .map(|k| {
+                expand(&exp)
+                    .iter()
+                    .filter(|r| r.repeat == k)
+                    .map(|r| r.variants[0])
+                    .collect()
+            })
             .collect();
-        assert_eq!(
-            order,
-            [
-                (1, 0),
-                (1, 1),
-                (1, 2),
-                (2, 1),
-                (2, 2),
-                (2, 0),
-                (3, 2),
-                (3, 0),
-                (3, 1)
-            ]
-        );
+        // Two blocks of AB and BA, each in the seed's order.
+        for block in order.chunks(2) {
+            let mut b = block.to_vec();
+            b.sort();
+            assert_eq!(b, [vec![0, 1], vec![1, 0]]);
+        }
+        assert_eq!(expand(&exp).len(), 8);
     }
 }

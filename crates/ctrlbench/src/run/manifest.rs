@@ -56,5 +56,7 @@ pub fn new(exp: &Experiment) -> Manifest {
             .collect(),
         repeats: None,
         placement: None,
+        evidence: Some(crate::calibration::for_run(exp)),
+        order_seed: Some(exp.order_seed()),
     }
 }

@@ -231,6 +231,15 @@ impl PlaneOf {
 }
 
 impl Experiment {
+    /// The seed of the variants' order (`plan::order`): from the file's
+    /// text (FNV-1a), so one file always runs in one recorded order and an
+    /// edited one in another.
+    pub fn order_seed(&self) -> u64 {
+        self.text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
     /// The Kubernetes version `variant`'s runs need, when variants differ
     /// (None: the experiment's one cluster).
     pub fn variant_k8s_version(&self, variant: usize) -> Option<String> {

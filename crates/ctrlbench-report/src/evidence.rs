@@ -1,0 +1,175 @@
+//! What a paired ratio may decide when the machine's between-run spread is
+//! known beforehand. Repeats alone need two pairs for any interval and
+//! several for a useful one; but an A/A run has already measured how far
+//! two runs of one controller land apart on this machine (or, without one,
+//! a conservative default stands in). That spread enters as prior
+//! information: the variance of a pair's log ratio is the calibration's
+//! s² (worth its degrees of freedom) pooled with the repeats' own sample
+//! variance, and the interval is Student's t on the pooled degrees of
+//! freedom. One repeat can then decide an effect far beyond the machine's
+//! noise (an eightfold write rate), never one within it (5 %).
+//!
+//! "Repeats until decided" looks after every repeat, and each look is a
+//! chance to be wrong. Each look's interval is therefore at Pocock's
+//! nominal level for the planned number of looks (a group-sequential
+//! boundary: the same level at every look, chosen so that the whole
+//! sequence errs 5 % of the time; beyond 10 looks, Bonferroni's 5 %/looks),
+//! so the chance that any look of an A/A sequence decides "higher" or
+//! "lower" stays at or below 5 % whatever the stopping;
+//! tests/sequential.rs simulates it.
+
+use ctrlbench_record::manifest::{Evidence, Spread};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// The error the whole sequence of looks may make.
+pub const ALPHA: f64 = 0.05;
+
+/// The spread assumed without a calibration: a pair's log ratio with a
+/// standard deviation of 0.30 (two runs of one controller 30 % apart at one
+/// standard deviation), worth 4 degrees of freedom. The last round measured
+/// 8–17 % on long runs and 45 % per run (64 % per pair) on runs of a few
+/// seconds, where the repeats' own spread, pooled in, soon outweighs it.
+pub const DEFAULT_SPREAD: Spread = Spread { s: 0.30, df: 4.0 };
+
+/// The evidence rule with the default spread and `looks` planned looks.
+pub fn default_evidence(looks: u32) -> Evidence {
+    Evidence {
+        source: "default".into(),
+        spread: Default::default(),
+        default: DEFAULT_SPREAD,
+        looks: looks.max(1),
+    }
+}
+
+/// The spread a figure is judged with.
+pub fn spread_for(e: &Evidence, figure: &str) -> Spread {
+    e.spread.get(figure).copied().unwrap_or(e.default)
+}
+
+/// Pocock's nominal two-sided level per look for 1 … 10 equally spaced
+/// looks at an overall 5 % (Pocock 1977, Biometrika 64:191; Jennison &
+/// Turnbull, table 2.1).
+const POCOCK: [f64; 10] = [
+    0.05, 0.0294, 0.0221, 0.0182, 0.0158, 0.0142, 0.0130, 0.0120, 0.0112, 0.0106,
+];
+
+/// The two-sided level of each of `looks` looks.
+pub fn level_per_look(looks: u32) -> f64 {
+    match looks {
+        0 | 1 => ALPHA,
+        2..=10 => POCOCK[looks as usize - 1],
+        _ => ALPHA / f64::from(looks),
+    }
+}
+
+/// The two-sided critical value of Student's t for one of `looks` looks.
+pub fn critical(df: f64, looks: u32) -> f64 {
+    let alpha = level_per_look(looks);
+    StudentsT::new(0.0, 1.0, df)
+        .map(|t| t.inverse_cdf(1.0 - alpha / 2.0))
+        .unwrap_or(f64::INFINITY)
+}
+
+/// The interval of the mean of `logs` (per-pair log ratios) on the ratio
+/// scale, with `prior` pooled in and the error split over `looks`; and the
+/// pooled degrees of freedom. None without a pair.
+pub fn pooled_interval(logs: &[f64], prior: Spread, looks: u32) -> Option<((f64, f64), f64)> {
+    let k = logs.len();
+    if k == 0 || !logs.iter().all(|d| d.is_finite()) {
+        return None;
+    }
+    let kf = k as f64;
+    let mean = logs.iter().sum::<f64>() / kf;
+    let sample_ss = logs.iter().map(|d| (d - mean).powi(2)).sum::<f64>();
+    let df = prior.df + (kf - 1.0);
+    if df <= 0.0 {
+        return None;
+    }
+    let var = (prior.df * prior.s * prior.s + sample_ss) / df;
+    let half = critical(df, looks) * (var / kf).sqrt();
+    Some((((mean - half).exp(), (mean + half).exp()), df))
+}
+
+/// How the evidence is named beside a verdict: "one repeat and this
+/// machine's spread (default)", "3 repeats pooled with this machine's
+/// spread (calibrated …)".
+pub fn basis(e: &Evidence, pairs: usize) -> String {
+    let what = if pairs == 1 {
+        "one repeat and the machine's spread".to_string()
+    } else {
+        format!("{pairs} repeats pooled with the machine's spread")
+    };
+    let looks = if e.looks > 1 {
+        format!(", 1 of {} looks", e.looks)
+    } else {
+        String::new()
+    };
+    format!("{what} ({}{looks})", e.source)
+}
+
+/// This machine's spread per figure label from an A/A results directory's
+/// noise rows: each figure's pairs' sample variances pooled (weighted by
+/// their degrees of freedom, repeats − 1). Figures without two pairs are
+/// left out (they keep the default).
+pub fn calibration(rows: &[crate::noise::NoiseRow]) -> std::collections::BTreeMap<String, Spread> {
+    let mut sums: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
+    for r in rows {
+        if let Some(s) = r.log_sd.filter(|s| s.is_finite())
+            && r.pairs >= 2
+        {
+            let df = (r.pairs - 1) as f64;
+            let e = sums.entry(r.metric.label().to_string()).or_default();
+            e.0 += df * s * s;
+            e.1 += df;
+        }
+    }
+    sums.into_iter()
+        .map(|(k, (ss, df))| {
+            (
+                k,
+                Spread {
+                    s: (ss / df).sqrt(),
+                    df,
+                },
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn critical_values_match_the_tables() {
+        assert!((critical(4.0, 1) - 2.776).abs() < 1e-3);
+        assert!((critical(30.0, 1) - 2.042).abs() < 1e-3);
+        // Pocock at 10 looks, 1.06 % two-sided: the 99.47 % point (a
+        // normal's would be 2.555).
+        let t = critical(1e6, 10);
+        assert!((t - 2.555).abs() < 2e-3, "{t}");
+        // Beyond the table, Bonferroni: 0.25 %, past t(0.9975, 10) = 3.581.
+        assert_eq!(level_per_look(20), 0.0025);
+        assert!(critical(10.0, 20) > 3.581);
+    }
+
+    /// One repeat decides an eightfold effect and not a 5 % one; pooling
+    /// a prior worth no degrees of freedom is the plain paired t interval.
+    #[test]
+    fn one_repeat_decides_only_what_the_spread_allows() {
+        let ((lo, hi), df) = pooled_interval(&[8f64.ln()], DEFAULT_SPREAD, 1).unwrap();
+        assert_eq!(df, 4.0);
+        let half = 2.776 * 0.30;
+        assert!((lo - (8f64.ln() - half).exp()).abs() < 1e-2, "{lo}");
+        assert!((hi - (8f64.ln() + half).exp()).abs() < 1e-1, "{hi}");
+        assert!(lo > 1.05);
+        let ((lo, hi), _) = pooled_interval(&[1.05f64.ln()], DEFAULT_SPREAD, 1).unwrap();
+        assert!(lo < 0.95 && hi > 1.05);
+        let logs = [0.1, 0.2, 0.15];
+        let ((lo, hi), df) = pooled_interval(&logs, Spread { s: 0.0, df: 0.0 }, 1).unwrap();
+        assert_eq!(df, 2.0);
+        let sd = (0.005f64 / 2.0).sqrt();
+        let half = 4.303 * sd / 3f64.sqrt();
+        assert!((lo.ln() - (0.15 - half)).abs() < 1e-3 && (hi.ln() - (0.15 + half)).abs() < 1e-3);
+    }
+}
