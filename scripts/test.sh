@@ -13,6 +13,8 @@ if [ -n "$(gofmt -l controllers/go)" ]; then
   echo "gofmt would change: $(gofmt -l controllers/go)"; exit 1
 fi
 
+python3 scripts/unify-features.py --check
+
 echo "== control-plane binaries (built with Go on first use, then cached)"
 assets=$(cargo run --quiet -p ctrlbench -- cluster install --controller-manager | sed -n 's/^kube-apiserver=//p' | xargs dirname)
 echo "binaries in $assets"

@@ -129,6 +129,15 @@ catalogue! {
         controller_writes_per_s(x.run)
     })
     .column("controller writes/s (own client)");
+    /// The controller's own writes over the run, per object: 1 for a
+    /// controller that writes each status once, and the cost of a loop
+    /// that keeps writing. A count, so nearly free of the machine's noise.
+    WritesPerObject = Def::new("writes per object", Count, |x| {
+        x.run.apiserver.as_ref()?;
+        let writes = x.metrics()?.delta("rest_writes_total")?;
+        let n = x.run.scale as f64;
+        (n > 0.0).then(|| writes / n)
+    });
     Conflicts = Def::new("409s", Count, |x| x.metrics()?.delta("rest_409_total"));
     ThrottleWait = Def::new("throttle wait", Duration, |x| {
         x.metrics()?.delta("throttle_wait_s_sum")

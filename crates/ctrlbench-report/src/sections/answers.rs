@@ -36,6 +36,24 @@ impl Section for Answers {
             ctx.answers.len(),
             m = percent(ctx.margin),
         )));
+        if let Some(e) = &ctx.results.manifest.evidence {
+            let s = crate::evidence::spread_for(e, "Ready/s");
+            out.push(Block::Para(format!(
+                "This run recorded the machine's between-run spread ({}; a pair's log-ratio                  standard deviation of {:.0} % on Ready/s, worth {} degrees of freedom): it is                  pooled with the repeats' own, so one repeat has an interval and decides an                  effect far beyond the machine's noise. {}",
+                e.source,
+                s.s * 100.0,
+                s.df,
+                if e.looks > 1 {
+                    format!(
+                        "The runner looked after every repeat ({} looks planned), so each                          interval is at Pocock's level for that many looks ({:.2} % two-sided),                          which keeps the whole sequence's false decisions at or below 5 %.",
+                        e.looks,
+                        crate::evidence::level_per_look(e.looks) * 100.0
+                    )
+                } else {
+                    "One look: the intervals are at 95 %.".to_string()
+                }
+            )));
+        }
         if !ctx.answer_problems.is_empty() {
             out.push(Block::Warning(ctx.answer_problems.clone()));
         }

@@ -96,7 +96,7 @@ impl Figure {
             "throughput" => Figure::Metric(Metric::ReadyPerS),
             "coverage" => Figure::Metric(Metric::Ready),
             "steady-state" if has(Figure::IdleRequests) => Figure::IdleRequests,
-            "steady-state" => Figure::Metric(Metric::WritesPerS),
+            "steady-state" => Figure::Metric(Metric::WritesPerObject),
             "deletion" if has(Figure::DeleteLength) => Figure::DeleteLength,
             "memory" => Figure::Metric(Metric::PeakRss),
             "duplicates" => Figure::Metric(Metric::ReconcilesPerObject),
@@ -466,7 +466,7 @@ mod tests {
         let t = blocks(&groups, 0.05);
         assert_eq!(tables(&t)[0].rows[0][6], "∞ (variant at 0)");
         // A steady-state cost where the counterpart costs nothing at all.
-        let w = Metric::WritesPerS;
+        let w = Metric::WritesPerObject;
         let groups = vec![
             group("good", "rust", "good", "throughput", "", w, &[0.0]),
             group(

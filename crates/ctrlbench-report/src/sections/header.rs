@@ -53,6 +53,27 @@ fn placement(p: Option<&Placement>, m: &Manifest) -> String {
     s
 }
 
+/// The report's first line: how many questions were decided, and in how
+/// long (the experiment's wall time, start to finish, from the manifest).
+fn decided_line(ctx: &ReportCtx, m: &Manifest) -> String {
+    use ctrlbench_record::time::parse_time;
+    let decided = ctx.answers.iter().filter(|a| a.verdict.decided()).count();
+    let took = match (
+        parse_time(&m.started_at),
+        m.finished_at.as_deref().and_then(parse_time),
+    ) {
+        (Some(a), Some(b)) if b >= a => {
+            let s = (b - a).round() as u64;
+            format!(" in {} min {:02} s", s / 60, s % 60)
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{decided} of {} questions decided{took} (see Questions, answered).",
+        ctx.answers.len()
+    )
+}
+
 pub struct Header;
 
 impl Section for Header {
@@ -96,6 +117,9 @@ impl Section for Header {
             1,
             format!("ctrlbench report: {}", r.experiment()),
         ));
+        if !ctx.answers.is_empty() {
+            out.push(Block::Para(decided_line(ctx, m)));
+        }
         out.push(Block::Para(format!(
             "Results {name}, started {} and finished {}. Kubernetes {}, etcd {}, {}. \
              Machine: {} cores, {:.1} GiB; CPU placement: {}. Schedule {schedule}, window {}, \
