@@ -153,12 +153,6 @@ pub fn find(version: &str) -> Result<Option<Binaries>> {
 pub fn install(version: &str) -> Result<Binaries> {
     let version = normalize_version(version)?;
     if let Some(b) = find(&version)? {
-        // The gate table, so a run's gates are checked before anything starts.
-        if b.source == Source::Cache
-            && let Err(e) = crate::known::remember_gates(&version)
-        {
-            eprintln!("warning: {e:#}");
-        }
         return Ok(b);
     }
     let go = which_go()?;
@@ -189,9 +183,7 @@ pub fn install(version: &str) -> Result<Binaries> {
     if !api.is_file() {
         build_k8s(&go, work.path(), &version, "kube-apiserver", &api)?;
     }
-    let b = find(&version)?.context("binaries missing after build")?;
-    crate::known::remember_gates(&version)?;
-    Ok(b)
+    find(&version)?.context("binaries missing after build")
 }
 
 /// kube-controller-manager of `version`: `TEST_ASSET_KUBE_CONTROLLER_MANAGER`,

@@ -687,10 +687,21 @@ pub async fn install_crd(client: &kube::Client) -> Result<()> {
     Ok(())
 }
 
-/// Runs the (blocking, possibly long) binary install off the async threads.
+/// Runs the (blocking, possibly long) binary install off the async threads,
+/// then keeps the gate table beside a cached kube-apiserver, so later runs
+/// check their gates before anything starts.
 pub async fn install_blocking(version: &str) -> Result<Binaries> {
     let v = version.to_string();
-    tokio::task::spawn_blocking(move || binaries::install(&v)).await?
+    tokio::task::spawn_blocking(move || {
+        let b = binaries::install(&v)?;
+        if matches!(b.source, binaries::Source::Cache | binaries::Source::Built)
+            && let Err(e) = crate::known::remember_gates(&v)
+        {
+            eprintln!("warning: {e:#}");
+        }
+        Ok(b)
+    })
+    .await?
 }
 
 /// `n` distinct free loopback ports. The listeners are held until all are

@@ -107,35 +107,6 @@ pub fn basis(e: &Evidence, pairs: usize) -> String {
     format!("{what} ({}{looks})", e.source)
 }
 
-/// This machine's spread per figure label from an A/A results directory's
-/// noise rows: each figure's pairs' sample variances pooled (weighted by
-/// their degrees of freedom, repeats − 1). Figures without two pairs are
-/// left out (they keep the default).
-pub fn calibration(rows: &[crate::noise::NoiseRow]) -> std::collections::BTreeMap<String, Spread> {
-    let mut sums: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
-    for r in rows {
-        if let Some(s) = r.log_sd.filter(|s| s.is_finite())
-            && r.pairs >= 2
-        {
-            let df = (r.pairs - 1) as f64;
-            let e = sums.entry(r.metric.label().to_string()).or_default();
-            e.0 += df * s * s;
-            e.1 += df;
-        }
-    }
-    sums.into_iter()
-        .map(|(k, (ss, df))| {
-            (
-                k,
-                Spread {
-                    s: (ss / df).sqrt(),
-                    df,
-                },
-            )
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

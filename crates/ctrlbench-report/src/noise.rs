@@ -12,6 +12,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use ctrlbench_record::Settings;
+use ctrlbench_record::manifest::Spread;
 use ctrlbench_record::summary::StartMode;
 
 use crate::context;
@@ -263,6 +264,35 @@ pub fn plus_minus(half_width: f64) -> String {
     } else {
         verdict::plus_minus(half_width)
     }
+}
+
+/// This machine's spread per figure label from an A/A results directory's
+/// noise rows: each figure's pairs' sample variances pooled (weighted by
+/// their degrees of freedom, repeats − 1). Figures without two pairs are
+/// left out (they keep the default).
+pub fn calibration(rows: &[NoiseRow]) -> std::collections::BTreeMap<String, Spread> {
+    let mut sums: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
+    for r in rows {
+        if let Some(s) = r.log_sd.filter(|s| s.is_finite())
+            && r.pairs >= 2
+        {
+            let df = (r.pairs - 1) as f64;
+            let e = sums.entry(r.metric.label().to_string()).or_default();
+            e.0 += df * s * s;
+            e.1 += df;
+        }
+    }
+    sums.into_iter()
+        .map(|(k, (ss, df))| {
+            (
+                k,
+                Spread {
+                    s: (ss / df).sqrt(),
+                    df,
+                },
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

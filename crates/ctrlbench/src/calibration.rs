@@ -40,7 +40,7 @@ pub fn for_run(exp: &Experiment) -> Evidence {
 /// the runs that follow; returns what it wrote, in words.
 pub fn calibrate(dir: &Path) -> Result<String> {
     let rows = ctrlbench_report::noise::noise(dir)?;
-    let spread = evidence::calibration(&rows);
+    let spread = ctrlbench_report::noise::calibration(&rows);
     if spread.is_empty() {
         bail!(
             "{} has no A/A pair with two or more repeats: run `ctrlbench run noise` (or an experiment whose [[compare]] pairs two identical variants) first",

@@ -181,20 +181,34 @@ fn requeue_after_is_counted_alike_in_rust_and_go() {
 /// Runs `text` as an experiment on the shared plane with no calibration
 /// in its cache (the default spread), returns the results directory.
 fn run_uncalibrated(tmp: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
-    let plane = shared_plane();
     let exp = tmp.join(format!("{name}.toml"));
     std::fs::write(&exp, text).unwrap();
-    let results = tmp.join(format!("results-{name}"));
-    let out = ctrlbench()
-        .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
-        .arg(&results)
+    let mut cmd = ctrlbench();
+    cmd.env("XDG_CACHE_HOME", tmp.join("cache"));
+    run_on_shared_plane(
+        cmd,
+        exp.to_str().unwrap(),
+        &tmp.join(format!("results-{name}")),
+    )
+}
+
+/// `cmd run <experiment>` on the shared plane into `results`; the one
+/// results directory it wrote.
+fn run_on_shared_plane(
+    mut cmd: std::process::Command,
+    experiment: &str,
+    results: &std::path::Path,
+) -> std::path::PathBuf {
+    let plane = shared_plane();
+    let out = cmd
+        .args(["run", experiment, "--no-progress", "--results"])
+        .arg(results)
         .arg("--kubeconfig")
         .arg(&plane.kubeconfig_path)
-        .env("XDG_CACHE_HOME", tmp.join("cache"))
         .output()
         .unwrap();
     assert_success(&out);
-    only_results_dir(&results)
+    only_results_dir(results)
 }
 
 /// Three variants with the same settings under three names, every pair
@@ -267,18 +281,8 @@ fn one_repeat_decides_a_tenfold_effect_and_not_three_percent() {
 #[test]
 fn quick_decides_at_least_three_questions() {
     use std::io::Write;
-    let plane = shared_plane();
     let tmp = tempfile::tempdir().unwrap();
-    let results = tmp.path().join("results");
-    let out = ctrlbench()
-        .args(["run", "quick", "--no-progress", "--results"])
-        .arg(&results)
-        .arg("--kubeconfig")
-        .arg(&plane.kubeconfig_path)
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let dir = only_results_dir(&results);
+    let dir = run_on_shared_plane(ctrlbench(), "quick", &tmp.path().join("results"));
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let mut log = format!("quick on the shared plane ({}):\n", dir.display());
     for l in report
