@@ -69,6 +69,11 @@ impl ResultsDir {
         self.path.join("report.html")
     }
 
+    /// The answers as JSON, beside the report (see ctrlbench-report's export).
+    pub fn verdicts_json(&self) -> PathBuf {
+        self.path.join("verdicts.json")
+    }
+
     pub fn run(&self, scale: u64, variant: &str, repeat: u32) -> RunDir {
         RunDir {
             path: self

@@ -44,6 +44,7 @@ pub mod attribution;
 pub mod compare;
 pub mod context;
 pub mod evidence;
+pub mod export;
 pub mod faults;
 pub mod figures;
 pub mod forest;
@@ -137,6 +138,7 @@ pub struct Options {
 pub struct Written {
     pub markdown: PathBuf,
     pub html: PathBuf,
+    pub verdicts: PathBuf,
 }
 
 /// (report.md, report.html) of a results directory, not written.
@@ -147,26 +149,36 @@ pub fn render(dir: &Path) -> Result<(String, String)> {
 /// `render` with options.
 pub fn render_with(dir: &Path, opts: &Options) -> Result<(String, String)> {
     let ctx = context::ReportCtx::load(dir, opts)?;
-    let blocks = sections::document(&ctx);
-    let md: String = blocks.iter().map(Block::markdown).collect();
-    let title = format!("ctrlbench report: {}", ctx.results.experiment());
-    Ok((md, html::document(&title, &blocks)))
+    Ok(render_ctx(&ctx))
 }
 
-/// Writes report.md and report.html into `dir`, each whole or not at all.
+fn render_ctx(ctx: &context::ReportCtx) -> (String, String) {
+    let blocks = sections::document(ctx);
+    let md: String = blocks.iter().map(Block::markdown).collect();
+    let title = format!("ctrlbench report: {}", ctx.results.experiment());
+    (md, html::document(&title, &blocks))
+}
+
+/// Writes report.md, report.html and verdicts.json into `dir`, each whole
+/// or not at all.
 pub fn write(dir: &Path) -> Result<Written> {
     write_with(dir, &Options::default())
 }
 
 /// `write` with options.
 pub fn write_with(dir: &Path, opts: &Options) -> Result<Written> {
-    let (md, html) = render_with(dir, opts)?;
+    let ctx = context::ReportCtx::load(dir, opts)?;
+    let (md, html) = render_ctx(&ctx);
+    let verdicts = export::verdicts(&ctx.results, &ctx.groups, &ctx.answers, ctx.margin);
     let rd = ResultsDir::at(dir);
     let w = Written {
         markdown: rd.report_md(),
         html: rd.report_html(),
+        verdicts: rd.verdicts_json(),
     };
     write_atomic(&w.markdown, md.as_bytes())?;
     write_atomic(&w.html, html.as_bytes())?;
+    let json = serde_json::to_string_pretty(&verdicts)? + "\n";
+    write_atomic(&w.verdicts, json.as_bytes())?;
     Ok(w)
 }

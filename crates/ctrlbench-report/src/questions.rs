@@ -63,6 +63,9 @@ pub struct Answer {
     pub words: String,
     /// The ratio cell as printed: "1.18 [1.16–1.19]".
     pub cell: String,
+    /// What the interval rests on: "3 repeats, paired", "one repeat and the
+    /// machine's spread (default)"; empty when nothing was measured.
+    pub evidence: String,
 }
 
 impl Answer {
@@ -99,6 +102,7 @@ impl Answer {
             higher_is_better,
             words: "undecided: not measured on both sides".into(),
             cell: "—".into(),
+            evidence: String::new(),
         };
         if let Some(r) = r {
             let (pairs, paired) = match r.method {
@@ -110,10 +114,11 @@ impl Answer {
             (ans.pairs, ans.paired) = (pairs, paired);
             ans.verdict = decide(r.interval, margin);
             ans.mde = mde(r.interval);
+            ans.evidence = basis.unwrap_or_else(|| r.basis());
             ans.words = format!(
                 "{}, {}",
                 named(&r, margin, &b.variant, higher_is_better),
-                basis.unwrap_or_else(|| r.basis())
+                ans.evidence
             );
             ans.cell = r.cell();
         }
@@ -284,6 +289,7 @@ fn missing(
             absent.join(" or ")
         ),
         cell: "—".into(),
+        evidence: String::new(),
     }
 }
 
@@ -310,6 +316,7 @@ fn counterpart_answers(groups: &[Group], margin: f64, ev: Option<&Evidence>) -> 
                 verdict,
                 words,
                 cell: cell.to_string(),
+                evidence: "a count of 0".into(),
                 ..ans.clone()
             };
             match counterparts::zero_case(p) {

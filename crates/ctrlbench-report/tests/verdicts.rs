@@ -331,6 +331,58 @@ fn the_report_opens_with_the_answers_and_their_forest_plot() {
     assert!(!md.contains("Questions, answered"));
 }
 
+/// verdicts.json says what the report says: each question's line (whose
+/// figures expected/independent.py checks against the rows) carries the
+/// JSON's label, ratio and words, and its counts add up.
+#[test]
+fn verdicts_json_is_written_beside_the_report_and_says_the_same() {
+    let (_tmp, dir) = scratch(PERF);
+    let w = ctrlbench_report::write(&dir).unwrap();
+    assert_eq!(w.verdicts, dir.join("verdicts.json"));
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&w.verdicts).unwrap()).unwrap();
+    assert_eq!(v["format"], "ctrlbench-verdicts/1");
+    let qs = v["questions"].as_array().unwrap();
+    assert_eq!(qs.len(), 6, "{v:#}");
+    assert_eq!(v["asked"], 6);
+    let mut decided = 0;
+    for q in qs {
+        let label = q["question"].as_str().unwrap();
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&format!("- {label} = ")))
+            .unwrap_or_else(|| panic!("no report line for {label}"));
+        let ratio = q["ratio"].as_f64().unwrap();
+        assert!(
+            line.contains(&format!("= {ratio:.2} [")),
+            "{line} vs {ratio}"
+        );
+        assert!(line.ends_with(q["words"].as_str().unwrap()), "{line}");
+        assert!(q["lower"].as_f64().unwrap() <= ratio && ratio <= q["upper"].as_f64().unwrap());
+        let word = q["verdict"].as_str().unwrap();
+        assert!(["higher", "lower", "equivalent", "undecided"].contains(&word));
+        decided += usize::from(word != "undecided");
+        assert!(!q["evidence"].as_str().unwrap().is_empty(), "{q}");
+    }
+    assert_eq!(v["decided"], decided);
+    // The peak RSS question, decided lower (better) for B.
+    let rss = qs
+        .iter()
+        .find(|q| q["figure"] == "peak RSS")
+        .expect("a peak RSS question");
+    assert_eq!(
+        (rss["verdict"].as_str(), rss["b_worse"].as_bool()),
+        (Some("lower"), Some(false))
+    );
+    // Every variant with its tracked figures.
+    let variants = v["variants"].as_array().unwrap();
+    assert!(
+        variants
+            .iter()
+            .all(|g| g["figures"]["Ready/s"]["median"].is_number())
+    );
+}
+
 #[test]
 fn a_busy_machine_flags_the_run_and_keeps_it_out_of_medians_and_pairs() {
     let (_tmp, dir) = scratch(PERF);

@@ -50,6 +50,28 @@ pub enum Command {
         #[arg(long, value_name = "PERCENT", value_parser = parse_margin)]
         margin: Option<f64>,
     },
+    /// Print a results directory's answers and headline figures as JSON for
+    /// CI dashboards, on standard output.
+    ///
+    /// Every results directory already holds verdicts.json (written with
+    /// its report): each question with figure, scale, A, B, ratio, 95 %
+    /// interval, verdict, repeats and evidence, and each variant's headline
+    /// figures (median, min, max over its repeats). `export` turns that
+    /// into Bencher's metric format (bmf: {benchmark: {measure: {value,
+    /// lower_value, upper_value}}}) or github-action-benchmark's custom
+    /// JSON ([{name, unit, value, range, extra}]). Benchmarks are named
+    /// <experiment>/N=<scale>/<variant>; questions' ratios
+    /// <experiment>/N=<scale>/<B> / <A>.
+    Export {
+        /// A results directory (results/<UTC timestamp>-<experiment>).
+        dir: PathBuf,
+        /// bmf or github-action-benchmark (or verdicts: verdicts.json itself).
+        #[arg(long, value_name = "FORMAT", value_parser = parse_export_format)]
+        format: ExportFormat,
+        /// The equivalence margin of the verdicts (default: the manifest's, else 5%).
+        #[arg(long, value_name = "PERCENT", value_parser = parse_margin)]
+        margin: Option<f64>,
+    },
     /// Print the headline figures of two results directories side by side, with ratios B/A.
     ///
     /// Every ratio comes with a 95 % interval and a verdict: B higher or lower
@@ -152,6 +174,28 @@ pub enum Command {
     /// Build the controllers (Rust, and Go for each controller-runtime build) and print their paths.
     #[command(subcommand)]
     Controllers(ControllersCmd),
+}
+
+/// What `ctrlbench export` prints.
+#[derive(Clone, Copy, Debug)]
+pub enum ExportFormat {
+    /// verdicts.json as written beside the report.
+    Verdicts,
+    Dashboard(ctrlbench_report::export::Format),
+}
+
+fn parse_export_format(s: &str) -> Result<ExportFormat, String> {
+    if s == "verdicts" {
+        return Ok(ExportFormat::Verdicts);
+    }
+    ctrlbench_report::export::Format::parse(s)
+        .map(ExportFormat::Dashboard)
+        .ok_or_else(|| {
+            format!(
+                "unknown format {s:?}: use {} or verdicts",
+                ctrlbench_report::export::Format::NAMES.join(", ")
+            )
+        })
 }
 
 #[derive(Subcommand)]

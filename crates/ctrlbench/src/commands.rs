@@ -89,6 +89,22 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             let w = ctrlbench_report::write_with(&dir, &opts)?;
             println!("report: {}", w.markdown.display());
             println!("report: {}", w.html.display());
+            println!("verdicts: {}", w.verdicts.display());
+            Ok(())
+        }
+        Command::Export {
+            dir,
+            format,
+            margin,
+        } => {
+            let verdicts = ctrlbench_report::export::verdicts_of(&dir, margin)?;
+            let out = match format {
+                crate::cli::ExportFormat::Verdicts => verdicts,
+                crate::cli::ExportFormat::Dashboard(f) => {
+                    ctrlbench_report::export::convert(&verdicts, f)
+                }
+            };
+            emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
             Ok(())
         }
         Command::Compare {
@@ -276,7 +292,12 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     println!("results: {}", outcome.dir.display());
     // A report failure must not fail a run whose results are on disk.
     match ctrlbench_report::write(&outcome.dir) {
-        Ok(w) => println!("report: {} and {}", w.markdown.display(), w.html.display()),
+        Ok(w) => println!(
+            "report: {} and {} (answers as JSON: {})",
+            w.markdown.display(),
+            w.html.display(),
+            w.verdicts.display()
+        ),
         Err(e) => eprintln!("warning: no report: {e:#}"),
     }
     if cancel.is_cancelled() {

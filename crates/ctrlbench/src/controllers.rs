@@ -224,8 +224,7 @@ fn rust_binary() -> Result<PathBuf> {
     let ws = workspace();
     if ws.join("Cargo.toml").is_file() && which("cargo") {
         let release = dir.ends_with("release");
-        let mut cmd = Command::new("cargo");
-        own(&mut cmd, Lifetime::Attached);
+        let mut cmd = nested_cargo();
         cmd.args(["build", "--quiet", "-p", "widget-controller"])
             .current_dir(&ws);
         if release {
@@ -267,8 +266,7 @@ pub fn rust_binary_with_allocator(allocator: &str) -> Result<PathBuf> {
     }
     let target = ws.join("target").join(format!("allocator-{allocator}"));
     eprintln!("building the Rust controller with {allocator} …");
-    let mut cmd = Command::new("cargo");
-    own(&mut cmd, Lifetime::Attached);
+    let mut cmd = nested_cargo();
     cmd.args([
         "build",
         "--quiet",
@@ -286,6 +284,37 @@ pub fn rust_binary_with_allocator(allocator: &str) -> Result<PathBuf> {
         bail!("cargo build -p widget-controller --features {allocator} failed");
     }
     Ok(target.join("release/widget-controller"))
+}
+
+/// A `cargo` for building the controller from inside `cargo run` or
+/// `cargo test`. Those set the package variables of ctrlbench
+/// (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, …) for the program they start.
+/// A nested cargo would pass them on to build scripts, and ring's reads
+/// `CARGO_MANIFEST_DIR`: its fingerprint would differ from the outer
+/// build's, and ring, rustls and the whole kube stack would compile again
+/// on every switch between the two.
+fn nested_cargo() -> Command {
+    let mut cmd = Command::new("cargo");
+    own(&mut cmd, Lifetime::Attached);
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        if matches!(
+            key,
+            "CARGO"
+                | "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_MANIFEST_LINKS"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_TARGET_TMPDIR"
+        ) || key.starts_with("CARGO_PKG_")
+            || key.starts_with("CARGO_BIN_EXE_")
+        {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
 }
 
 fn which(tool: &str) -> bool {

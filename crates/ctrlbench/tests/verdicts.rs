@@ -246,11 +246,12 @@ fn identical_variants_are_never_decided_apart() {
     assert_eq!((e.source.as_str(), e.looks), ("default", 3));
 }
 
-/// One repeat decides a tenfold effect (the looping bad-fix's writes per
-/// object against good's) and leaves a 3 % one (100 ms of work per
-/// reconcile against 103 ms) undecided.
+/// One repeat decides a large effect (the looping bad-fix's writes per
+/// object against good's, near tenfold on a quiet machine and above
+/// fourfold on a loaded CI runner) and leaves a 3 % one (100 ms of work
+/// per reconcile against 103 ms) undecided.
 #[test]
-fn one_repeat_decides_a_tenfold_effect_and_not_three_percent() {
+fn one_repeat_decides_a_large_effect_and_not_three_percent() {
     let tmp = tempfile::tempdir().unwrap();
     let text = "name = \"one\"\nscales = [40]\nwindow_s = 10\nstop_when_converged = true\nquiet_s = 1\n\
         \n[[variant]]\nname = \"good\"\npreset = \"good\"\n\
@@ -267,11 +268,11 @@ fn one_repeat_decides_a_tenfold_effect_and_not_three_percent() {
             .find(|a| a.b == b && a.figure == fig)
             .unwrap_or_else(|| panic!("no {b} on {fig}: {answers:?}"))
     };
-    let tenfold = find("loop", "writes per object");
-    assert_eq!(tenfold.pairs, 1);
-    assert!(tenfold.ratio.unwrap() > 10.0, "{}", tenfold.line());
-    assert_eq!(tenfold.verdict, Verdict::Higher, "{}", tenfold.line());
-    assert!(tenfold.words.contains("one repeat"), "{}", tenfold.line());
+    let large = find("loop", "writes per object");
+    assert_eq!(large.pairs, 1);
+    assert!(large.ratio.unwrap() > 4.0, "{}", large.line());
+    assert_eq!(large.verdict, Verdict::Higher, "{}", large.line());
+    assert!(large.words.contains("one repeat"), "{}", large.line());
     let small = find("w103", "Ready/s");
     assert_eq!(small.verdict, Verdict::Undecided, "{}", small.line());
 }
