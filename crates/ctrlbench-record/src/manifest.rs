@@ -121,6 +121,29 @@ pub struct Manifest {
     /// square's rows in a seeded order); absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
+    /// The `build` steps of command variants: what was built, from which
+    /// tree, and the program that ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub builds: Vec<Build>,
+}
+
+/// One `build` of command variants.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Build {
+    /// The variants whose program it builds.
+    pub variants: Vec<String>,
+    pub dir: String,
+    pub command: Vec<String>,
+    /// The source tree's git commit, when it is a git work tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
+    /// A digest of the tree's files (the cache key).
+    pub tree_hash: String,
+    /// false: the tree was as at the last success and the program there.
+    pub ran: bool,
+    pub seconds: f64,
+    pub program: String,
+    pub program_sha256: String,
 }
 
 /// The spread a paired log ratio B_k/A_k shows between runs on this

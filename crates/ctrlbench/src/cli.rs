@@ -149,9 +149,24 @@ pub enum Command {
     /// {kubeconfig}), env, metrics (loopback URL, optional), rbac and
     /// cluster_rbac (reads only). impl = "external": nothing is started;
     /// metrics and namespace optional.
+    ///
+    /// --from DIR reads a kubebuilder or operator-sdk Go project instead (its
+    /// PROJECT file, config/crd/bases, config/samples, config/rbac/role.yaml
+    /// and Go sources) and writes ./<projectName>.toml ready to run: the CRD,
+    /// the sample as object template, the Role and cluster-wide reads, the
+    /// readiness condition, `build` (go build) and a command whose metrics
+    /// are on loopback in plain HTTP.
     Init {
         /// The experiment's name (a label value); the file is ./NAME.toml.
-        name: String,
+        /// With --from: the project's name unless given.
+        #[arg(required_unless_present = "from")]
+        name: Option<String>,
+        /// An operator's repository (a kubebuilder or operator-sdk Go layout).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// With --from: the kind to create (needed when PROJECT has several).
+        #[arg(long, value_name = "KIND", requires = "from")]
+        kind: Option<String>,
     },
     /// Measure the cluster's raw write capacity: creates and status merge patches
     /// with 1, 4, 16 and 64 concurrent writers, no controller.

@@ -166,7 +166,31 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Init { name } => {
+        Command::Init {
+            name,
+            from: Some(project),
+            kind,
+        } => {
+            let (path, warnings) = crate::experiment::init::write_from(
+                &project,
+                kind.as_deref(),
+                name.as_deref(),
+                std::path::Path::new("."),
+            )?;
+            for w in &warnings {
+                eprintln!("warning: {w}");
+            }
+            println!(
+                "wrote {}: check it, then `ctrlbench run {} --dry-run`",
+                path.display(),
+                path.display()
+            );
+            Ok(())
+        }
+        Command::Init {
+            name, from: None, ..
+        } => {
+            let name = name.unwrap_or_default();
             let path = crate::experiment::init::write(&name, std::path::Path::new("."))?;
             println!(
                 "wrote {}: fill in the paths marked TODO, then `ctrlbench run {} --dry-run`",

@@ -1,6 +1,7 @@
 //! `ctrlbench init NAME`: a commented experiment file for a user's own
 //! controller (impl = "command", a `[workload]` whose CRD and template
-//! paths the user fills in). Never overwrites a file.
+//! paths the user fills in); `init --from DIR` one read off the operator's
+//! repository (`from_project`). Never overwrites a file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,7 +19,40 @@ pub fn text(name: &str) -> String {
 /// Writes `<dir>/<name>.toml`; an error if it exists.
 pub fn write(name: &str, dir: &Path) -> Result<PathBuf> {
     super::spec::policy::check_name(name).map_err(anyhow::Error::msg)?;
-    let path = dir.join(format!("{name}.toml"));
+    create(&dir.join(format!("{name}.toml")), &text(name))
+}
+
+/// Writes `<out>/<projectName>.toml` (or `<out>/<name>.toml`) from the
+/// project at `project`; returns its path and what to check in it.
+pub fn write_from(
+    project: &Path,
+    kind: Option<&str>,
+    name: Option<&str>,
+    out: &Path,
+) -> Result<(PathBuf, Vec<String>)> {
+    let g = super::from_project::generate(project, kind, out)?;
+    let name = match name {
+        Some(n) => {
+            super::spec::policy::check_name(n).map_err(anyhow::Error::msg)?;
+            n.to_string()
+        }
+        None => g.name.clone(),
+    };
+    let text = if name == g.name {
+        g.text
+    } else {
+        g.text.replacen(
+            &format!("name = \"{}\"", g.name),
+            &format!("name = \"{name}\""),
+            1,
+        )
+    };
+    let path = create(&out.join(format!("{name}.toml")), &text)?;
+    Ok((path, g.warnings))
+}
+
+fn create(path: &Path, text: &str) -> Result<PathBuf> {
+    let path = path.to_path_buf();
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -34,7 +68,7 @@ pub fn write(name: &str, dir: &Path) -> Result<PathBuf> {
                 }
             )
         })?;
-    f.write_all(text(name).as_bytes())?;
+    f.write_all(text.as_bytes())?;
     Ok(path)
 }
 

@@ -263,6 +263,13 @@ fn what_runs(v: &Variant) -> String {
                     v.cluster_rbac().len()
                 ));
             }
+            if let Some(b) = &v.keys.build {
+                w.push_str(&format!(
+                    ", built first by `{}` in {}",
+                    b.join(" "),
+                    v.keys.build_dir.as_deref().unwrap_or(".")
+                ));
+            }
             w
         }
         Impl::External => format!(

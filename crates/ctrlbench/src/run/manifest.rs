@@ -58,5 +58,6 @@ pub fn new(exp: &Experiment) -> Manifest {
         placement: None,
         evidence: Some(crate::calibration::for_run(exp)),
         order_seed: Some(exp.order_seed()),
+        builds: Vec::new(),
     }
 }

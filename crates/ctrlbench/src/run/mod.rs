@@ -5,6 +5,7 @@
 //! controllers, deletes the namespaces and marks the results incomplete.
 
 pub mod background;
+pub mod build;
 mod controller;
 pub mod group;
 pub mod identity;
@@ -150,6 +151,7 @@ pub async fn execute(
         session::Opened::Ready(s) => s,
         session::Opened::Interrupted(outcome) => return Ok(outcome),
     };
+    s.manifest.builds = builds.user.clone();
     let complete = s.run_all(&runs, &builds).await?;
     s.close(complete).await
 }

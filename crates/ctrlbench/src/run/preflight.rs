@@ -108,7 +108,12 @@ fn planes(exp: &Experiment) -> Result<Vec<String>> {
 
 /// Every command variant's program and every `binary` exists and may be run.
 fn programs(exp: &Experiment) -> Result<()> {
+    super::build::check(exp)?;
     for v in &exp.variants {
+        // A program that `build` makes need not exist yet.
+        if v.implementation == Impl::Command && v.keys.build.is_some() {
+            continue;
+        }
         let program: PathBuf = if v.implementation == Impl::Command {
             let first = v.command().first().cloned().unwrap_or_default();
             if let Some(name) = first.strip_prefix('@') {

@@ -25,6 +25,8 @@ use crate::experiment::{Experiment, Impl, plan};
 
 /// The controller binaries, by implementation, and each command variant's program.
 pub struct Builds {
+    /// The command variants' `build` steps, run first.
+    pub user: Vec<ctrlbench_record::manifest::Build>,
     pub binaries: HashMap<Impl, PathBuf>,
     /// By variant index: a command's program, or the `binary` one of our
     /// controllers runs instead of ctrlbench's build.
@@ -33,7 +35,16 @@ pub struct Builds {
 
 impl Builds {
     pub async fn prepare(exp: &Experiment, cancel: &CancellationToken) -> Result<Builds> {
+        let user = {
+            let exp = exp.clone();
+            let run = tokio::task::spawn_blocking(move || super::build::run_all(&exp));
+            let Some(done) = until_cancelled(cancel, run).await else {
+                bail!("interrupted while building the controllers");
+            };
+            done??
+        };
         let mut b = Builds {
+            user,
             binaries: HashMap::new(),
             programs: HashMap::new(),
         };

@@ -81,42 +81,6 @@ pub struct Fault {
     pub duration_s: f64,
 }
 
-/// Checks the controller faults against the faulted variants: `controller:k`
-/// needs k replicas more than k in each, `controller:leader` a Lease in each
-/// (`leader_election = true`, or a command's `lease`).
-pub fn check_fleet(
-    src: &Source,
-    specs: &[FaultSpec],
-    faults: &[Fault],
-    variants: &[super::validated::Variant],
-) -> Checked<()> {
-    let faulted: Vec<_> = variants.iter().filter(|v| v.faulted()).collect();
-    for (spec, f) in specs.iter().zip(faults) {
-        let bad = |m: String| Err(src.at("target", spec.target.span(), m));
-        match f.target {
-            FaultTarget::ControllerReplica(k) => {
-                if let Some(v) = faulted.iter().find(|v| v.replicas() <= k) {
-                    return bad(format!(
-                        "controller:{k} does not exist in variant {:?}: it runs {} replica(s), numbered from 0 (replicas)",
-                        v.keys.name,
-                        v.replicas()
-                    ));
-                }
-            }
-            FaultTarget::ControllerLeader => {
-                if let Some(v) = faulted.iter().find(|v| v.lease().is_none()) {
-                    return bad(format!(
-                        "controller:leader needs leader election in variant {:?}: set leader_election = true (or a command's lease)",
-                        v.keys.name
-                    ));
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 /// What the faults may hit: the plane's shape.
 pub struct Plane {
     pub local: bool,

@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 use widget_api::presets;
 
-use super::schema::StartMode;
-use super::schema::{ConflictReread, LogLevel, Predicate, Preset, Queue, RbacRule, StatusWrite};
+use super::values::{
+    ConflictReread, LogLevel, Predicate, Preset, Queue, RbacRule, StartMode, StatusWrite,
+};
 use crate::controllers::Impl;
 
 /// Which implementations take a key.
@@ -357,6 +358,15 @@ variant_keys! {
     /// Required there: the program and its arguments. `{port}`, `{namespace}` and `{kubeconfig}`
     /// are replaced.
     command: Vec<String>, accepts Command;
+    /// A command that builds the command's program, run before anything starts, e.g. `["go",
+    /// "build", "-o", "bin/manager", "./cmd"]` or `["cargo", "build", "--release"]`; once per
+    /// distinct build and `build_dir`. Skipped while the files under `build_dir` (but `bin/`,
+    /// `target/` and hidden ones) are as at its last success and the program exists. Its output
+    /// is shown; a failure is one line with the build's last lines. The program's path and
+    /// SHA-256 go into the manifest.
+    build: Vec<String>, accepts Command;
+    /// Where `build` runs, relative to this file. Default: the file's directory.
+    build_dir: String, accepts Command;
     /// The controller's metrics URL, plain HTTP on a loopback address (`{port}` as in the command).
     /// Without it the controller is not scraped.
     metrics: String, accepts Foreign;

@@ -15,6 +15,7 @@ pub mod policy;
 pub mod schema;
 pub mod top;
 pub mod validated;
+pub mod values;
 pub mod variant;
 
 #[cfg(test)]
@@ -257,7 +258,7 @@ pub fn parse_with(
         let checked = variant::check(&src, v, &around)?;
         variants.push(checked);
     }
-    faults::check_fleet(&src, &spec.faults, &faults, &variants)?;
+    variant::check_fleet(&src, &spec.faults, &faults, &variants)?;
     let phases = phase::check(&src, file, &spec.phases, window_s, workload.is_builtin())?;
     let repeats = top::repeats(&src, &spec)?;
     let margin = top::fraction(&src, "margin", &spec.margin, 1.0, top::DEFAULT_MARGIN)?;

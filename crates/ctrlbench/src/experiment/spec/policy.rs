@@ -5,7 +5,7 @@
 //! and namespaces with path-like names. The checks elsewhere call these;
 //! none of these rules is restated outside this file.
 
-use super::schema::RbacRule;
+use super::values::RbacRule;
 
 /// Verbs no experiment file may grant: they would let a controller give
 /// itself or others more than the file says.

@@ -11,11 +11,13 @@ pub use super::keys::VariantSpec;
 use crate::experiment::phase::PhaseSpec;
 use crate::experiment::workload::WorkloadSpec;
 
+/// The types of `[[variant]]` values, which the key table uses too.
+pub use super::values::{
+    ConflictReread, LogLevel, Predicate, Preset, Queue, RbacRule, StartMode, StatusWrite,
+};
 /// One variant at a time, or all at once (the write-up's Experiment 1): the
 /// record's type, so what the file says is what summary.json says.
 pub use ctrlbench_record::summary::Schedule;
-/// When a variant's controller starts (the record's type too).
-pub use ctrlbench_record::summary::StartMode;
 
 /// `probe_objects` when unset (and `ctrlbench probe --objects`'s default).
 pub const DEFAULT_PROBE_OBJECTS: u64 = 500;
@@ -247,62 +249,6 @@ impl Default for ClusterSpec {
         }
     }
 }
-
-/// One RBAC rule of a command controller's Role or ClusterRole.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct RbacRule {
-    #[serde(default)]
-    pub api_groups: Vec<String>,
-    pub resources: Vec<String>,
-    pub verbs: Vec<String>,
-}
-
-/// A preset name, one of `deploy/presets.toml`'s (`widget_api::presets::names`).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-#[serde(transparent)]
-pub struct Preset(String);
-
-impl Preset {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl<'de> Deserialize<'de> for Preset {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        let names = widget_api::presets::names();
-        if names.contains(&name.as_str()) {
-            Ok(Preset(name))
-        } else {
-            Err(serde::de::Error::custom(format!(
-                "unknown preset {name:?}, expected one of {}",
-                names.join(", ")
-            )))
-        }
-    }
-}
-
-/// The Go controller's re-read on a conflict retry (`--conflict-reread`).
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum ConflictReread {
-    Api,
-    Cache,
-}
-
-impl ConflictReread {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConflictReread::Api => "api",
-            ConflictReread::Cache => "cache",
-        }
-    }
-}
-
-/// The controllers' own setting types: what the file accepts is what they accept.
-pub use widget_api::presets::{LogLevel, Predicate, Queue, StatusWrite};
 
 fn zero_f() -> Spanned<f64> {
     Spanned::new(0..0, 0.0)

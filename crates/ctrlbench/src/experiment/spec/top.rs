@@ -5,7 +5,6 @@
 use super::errors::{Checked, Source};
 use super::policy;
 use super::schema::{RepeatsSpec, Spec};
-use super::validated::Repeats;
 
 /// The most widgets one run may create.
 pub const MAX_SCALE: u64 = 1_000_000;
@@ -57,6 +56,27 @@ pub const MAX_REPEATS: u32 = 100;
 pub const AUTO_REPEATS: (u32, u32) = (3, 10);
 /// `margin` when unset: equivalent within ±5 %.
 pub const DEFAULT_MARGIN: f64 = 0.05;
+
+/// How many interleaved repeats run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeats {
+    Fixed(u32),
+    /// Until every question is decided, at least `min`, at most `max`.
+    Auto {
+        min: u32,
+        max: u32,
+    },
+}
+
+impl Repeats {
+    /// The most repeats the plan may run.
+    pub fn max(self) -> u32 {
+        match self {
+            Repeats::Fixed(n) => n,
+            Repeats::Auto { max, .. } => max,
+        }
+    }
+}
 
 /// `repeats` (also `--repeats`).
 pub fn check_repeats(v: u32) -> Result<(), String> {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::faults::Fault;
 use super::keys::VariantKeys;
 use super::schema::{FreshPlane, RbacRule, Schedule, StartMode};
+pub use super::top::Repeats;
 use crate::controllers::Impl;
 use crate::experiment::phase::Phase;
 use crate::experiment::workload::Workload;
@@ -57,27 +58,6 @@ impl Cpus {
             }
         }
         None
-    }
-}
-
-/// How many interleaved repeats run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Repeats {
-    Fixed(u32),
-    /// Until every question is decided, at least `min`, at most `max`.
-    Auto {
-        min: u32,
-        max: u32,
-    },
-}
-
-impl Repeats {
-    /// The most repeats the plan may run.
-    pub fn max(self) -> u32 {
-        match self {
-            Repeats::Fixed(n) => n,
-            Repeats::Auto { max, .. } => max,
-        }
     }
 }
 

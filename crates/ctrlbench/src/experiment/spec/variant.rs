@@ -8,9 +8,10 @@
 use std::ops::Range;
 
 use super::errors::{Checked, Source};
+use super::faults::{Fault, FaultTarget};
 use super::keys::{self, KEYS, VariantSpec};
 use super::policy;
-use super::schema::{Queue, Schedule, StartMode};
+use super::schema::{FaultSpec, Queue, Schedule, StartMode};
 use super::validated::Variant;
 use crate::controllers::Impl;
 
@@ -200,6 +201,18 @@ fn command(
             ));
         }
     }
+    if let Some(b) = &values.build
+        && b.first().is_none_or(|p| p.trim().is_empty())
+    {
+        return Err(src.at("build", span_of("build"), "needs at least the program"));
+    }
+    if values.build_dir.is_some() && values.build.is_none() {
+        return Err(src.at(
+            "build_dir",
+            span_of("build_dir"),
+            "is where `build` runs: give build too",
+        ));
+    }
     for (key, rules, cluster) in [
         ("rbac", &values.rbac, false),
         ("cluster_rbac", &values.cluster_rbac, true),
@@ -361,6 +374,42 @@ fn in_context(
                 start
             ),
         ));
+    }
+    Ok(())
+}
+
+/// Checks the controller faults against the faulted variants: `controller:k`
+/// needs k replicas more than k in each, `controller:leader` a Lease in each
+/// (`leader_election = true`, or a command's `lease`).
+pub fn check_fleet(
+    src: &Source,
+    specs: &[FaultSpec],
+    faults: &[Fault],
+    variants: &[Variant],
+) -> Checked<()> {
+    let faulted: Vec<_> = variants.iter().filter(|v| v.faulted()).collect();
+    for (spec, f) in specs.iter().zip(faults) {
+        let bad = |m: String| Err(src.at("target", spec.target.span(), m));
+        match f.target {
+            FaultTarget::ControllerReplica(k) => {
+                if let Some(v) = faulted.iter().find(|v| v.replicas() <= k) {
+                    return bad(format!(
+                        "controller:{k} does not exist in variant {:?}: it runs {} replica(s), numbered from 0 (replicas)",
+                        v.keys.name,
+                        v.replicas()
+                    ));
+                }
+            }
+            FaultTarget::ControllerLeader => {
+                if let Some(v) = faulted.iter().find(|v| v.lease().is_none()) {
+                    return bad(format!(
+                        "controller:leader needs leader election in variant {:?}: set leader_election = true (or a command's lease)",
+                        v.keys.name
+                    ));
+                }
+            }
+            _ => {}
+        }
     }
     Ok(())
 }

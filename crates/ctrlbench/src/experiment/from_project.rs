@@ -1,0 +1,630 @@
+//! `ctrlbench init --from DIR`: an experiment file read off an operator's
+//! own repository, so that its first run needs no edit. A kubebuilder or
+//! operator-sdk Go layout is recognised by its `PROJECT` file; from it and
+//! the files the scaffold generates come the CRD (config/crd/bases), the
+//! object template (config/samples), the Role and the cluster-wide reads
+//! (config/rbac/role.yaml), the readiness rule (a condition type named in
+//! the Go sources, else `observedGeneration` in the status schema), and the
+//! build and command with the flags that make the manager measurable:
+//! metrics on loopback in plain HTTP, health probes and webhooks off.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+/// One kind of the project (a `resources` entry of PROJECT).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kind {
+    pub kind: String,
+    /// The API group, domain included ("cache.example.com").
+    pub group: String,
+    pub version: String,
+    pub namespaced: bool,
+}
+
+/// What `init --from` found: the file's text and what the user should check.
+pub struct Generated {
+    pub name: String,
+    pub text: String,
+    pub warnings: Vec<String>,
+}
+
+/// The experiment file for `kind` (or the project's only kind) of the
+/// project at `dir`, with paths as seen from `out_dir`, where it is written.
+pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Generated> {
+    let project_file = dir.join("PROJECT");
+    if !dir.is_dir() {
+        bail!("{} is not a directory", dir.display());
+    }
+    if !project_file.is_file() {
+        bail!(
+            "{}: no PROJECT file: init --from reads a kubebuilder or operator-sdk Go project (PROJECT, config/crd/bases, config/samples, config/rbac/role.yaml)",
+            dir.display()
+        );
+    }
+    let text = std::fs::read_to_string(&project_file)
+        .with_context(|| format!("cannot read {}", project_file.display()))?;
+    let (name, kinds) =
+        read_project(&text).map_err(|e| anyhow::anyhow!("{}: {e}", project_file.display()))?;
+    let chosen = choose(&kinds, kind).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let mut warnings = Vec::new();
+    let shown = shown_path(dir, out_dir);
+    let at = |rel: &str| format!("{shown}/{rel}");
+
+    if !chosen.namespaced {
+        bail!(
+            "{}: {} is cluster-scoped: ctrlbench creates each run's objects in a namespace of its own, so the kind must be namespaced",
+            dir.display(),
+            chosen.kind
+        );
+    }
+    let (crd_rel, crd) = find_crd(dir, &chosen)?;
+    let sample = find_sample(dir, &chosen, &crd, &mut warnings)?;
+    let (ready, ready_note) = readiness(dir, &crd, &chosen);
+    let rules = read_role(&dir.join("config/rbac/role.yaml"), &mut warnings)?;
+    let (main_pkg, lease) = main_package(dir);
+
+    let mut t = String::new();
+    t.push_str(&format!(
+        "# An experiment for {name}'s {kind} ({group}/{version}), written by\n\
+         # `ctrlbench init --from {shown}` from its kubebuilder project: PROJECT,\n\
+         # config/crd/bases, config/samples and config/rbac/role.yaml.\n\
+         # Next: ctrlbench run {name}.toml --dry-run, then ctrlbench run {name}.toml\n\
+         # Paths are relative to this file. Unknown keys are errors (file:line: key).\n",
+        kind = chosen.kind,
+        group = chosen.group,
+        version = chosen.version,
+    ));
+    t.push_str(&format!("name = {}\n", q(&name)));
+    t.push_str(&format!(
+        "description = {}\n",
+        q(&format!(
+            "{name}'s {} under load: time from create to ready per object.",
+            chosen.kind
+        ))
+    ));
+    t.push_str(
+        "scales = [50]                # objects per run\n\
+         window_s = 120               # observation window from the first create\n\
+         stop_when_converged = true   # stop once every object is ready and the reconciles are quiet\n\
+         quiet_s = 3\n\
+         repeats = 1\n\
+         concurrency = 16             # loader: creates in flight\n\n",
+    );
+    t.push_str("[workload]\n");
+    t.push_str(&format!("crd = {}\n", q(&at(&crd_rel))));
+    t.push_str(
+        "# The project's sample: ctrlbench sets every object's metadata.name and\n\
+         # namespace; {{index}}, {{name}}, {{namespace}} and {{run}} may be used in it.\n",
+    );
+    t.push_str(&format!("object = {}\n", q(&at(&sample))));
+    t.push_str(&format!("# {ready_note}\n{ready}\n\n"));
+
+    t.push_str("[[variant]]\n");
+    t.push_str(&format!("name = {}\n", q(&name)));
+    t.push_str("impl = \"command\"\n");
+    t.push_str(
+        "# Built before anything starts, in build_dir; skipped while its files are\n\
+         # unchanged since the last build that succeeded.\n",
+    );
+    t.push_str(&format!(
+        "build = [\"go\", \"build\", \"-o\", \"bin/manager\", {}]\n",
+        q(&main_pkg)
+    ));
+    t.push_str(&format!("build_dir = {}\n", q(&shown)));
+    t.push_str(
+        "# Metrics on loopback in plain HTTP (kubebuilder's default turns them off,\n\
+         # or serves HTTPS behind authentication); health probes off. {port}: a\n\
+         # free 127.0.0.1 port; {kubeconfig}: the run's ServiceAccount token.\n",
+    );
+    if let Some(lease) = &lease {
+        t.push_str(&format!(
+            "# Leader election: add \"--leader-elect\" and lease = {}.\n",
+            q(lease)
+        ));
+    }
+    t.push_str(&format!(
+        "command = [{}, \"--metrics-bind-address=127.0.0.1:{{port}}\", \"--metrics-secure=false\", \"--health-probe-bind-address=0\", \"--kubeconfig={{kubeconfig}}\"]\n",
+        q(&at("bin/manager"))
+    ));
+    let mut env = vec![("ENABLE_WEBHOOKS".to_string(), "false".to_string())];
+    let from_manager = manager_env(dir, &mut warnings);
+    if !from_manager.is_empty() {
+        t.push_str("# Webhooks off; the rest from config/manager/manager.yaml's container.\n");
+    }
+    env.extend(from_manager);
+    let env: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{} = {}", q(k), q(v)))
+        .collect();
+    t.push_str(&format!("env = {{ {} }}\n", env.join(", ")));
+    t.push_str("metrics = \"http://127.0.0.1:{port}/metrics\"\n");
+    t.push_str(
+        "# config/rbac/role.yaml (the manager's ClusterRole), granted in the run's namespace.\n",
+    );
+    t.push_str(&rules_toml("rbac", &rules));
+    let reads = cluster_reads(&rules);
+    t.push_str(
+        "# The list/watch a manager that caches every namespace makes (a ClusterRole;\n\
+         # the report states cluster-wide reads).\n",
+    );
+    t.push_str(&rules_toml("cluster_rbac", &reads));
+    Ok(Generated {
+        name,
+        text: t,
+        warnings,
+    })
+}
+
+/// PROJECT's projectName and its kinds with an API.
+pub fn read_project(text: &str) -> Result<(String, Vec<Kind>), String> {
+    let v: Value = serde_yaml::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+    let name = v
+        .get("projectName")
+        .and_then(Value::as_str)
+        .ok_or("no projectName")?
+        .to_string();
+    super::spec::policy::check_name(&name).map_err(|e| format!("projectName {name:?}: {e}"))?;
+    let domain = v.get("domain").and_then(Value::as_str).unwrap_or_default();
+    let mut kinds = Vec::new();
+    for r in v
+        .get("resources")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        // A controller for a kind of another project (core, external) has no CRD here.
+        if r.get("api").is_none() || r.get("external").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default();
+        let d = if s("domain").is_empty() {
+            domain
+        } else {
+            s("domain")
+        };
+        let group = match (s("group"), d) {
+            ("", d) => d.to_string(),
+            (g, "") => g.to_string(),
+            (g, d) => format!("{g}.{d}"),
+        };
+        kinds.push(Kind {
+            kind: s("kind").to_string(),
+            group,
+            version: s("version").to_string(),
+            namespaced: r
+                .pointer("/api/namespaced")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        });
+    }
+    if kinds.is_empty() {
+        return Err("no resources with an API: create one with `kubebuilder create api`".into());
+    }
+    Ok((name, kinds))
+}
+
+fn choose(kinds: &[Kind], want: Option<&str>) -> Result<Kind, String> {
+    let names = || {
+        kinds
+            .iter()
+            .map(|k| k.kind.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match want {
+        Some(w) => kinds
+            .iter()
+            .find(|k| k.kind.eq_ignore_ascii_case(w))
+            .cloned()
+            .ok_or_else(|| format!("no kind {w:?} in PROJECT: it has {}", names())),
+        None if kinds.len() == 1 => Ok(kinds[0].clone()),
+        None => Err(format!(
+            "PROJECT has {} kinds ({}): choose one with --kind",
+            kinds.len(),
+            names()
+        )),
+    }
+}
+
+/// The path of `dir` as the experiment file in `out_dir` names it.
+fn shown_path(dir: &Path, out_dir: &Path) -> String {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (d, o) = (abs(dir), abs(out_dir));
+    if let Ok(rel) = d.strip_prefix(&o) {
+        let s = rel.display().to_string();
+        return if s.is_empty() { ".".into() } else { s };
+    }
+    // One level of "..": a sibling of the output directory.
+    if let (Some(parent), Some(name)) = (o.parent(), d.file_name())
+        && d.parent() == Some(parent)
+    {
+        return format!("../{}", name.to_string_lossy());
+    }
+    d.display().to_string()
+}
+
+/// config/crd/bases' file for the kind: (path relative to the project, CRD).
+fn find_crd(dir: &Path, k: &Kind) -> Result<(String, Value)> {
+    let bases = dir.join("config/crd/bases");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&bases)
+        .with_context(|| {
+            format!(
+                "{}: cannot list the CRDs: run `make manifests` in the project",
+                bases.display()
+            )
+        })?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f)?;
+        let Ok(crd) = super::workload::read_crd(&text) else {
+            continue;
+        };
+        let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str);
+        let group = crd.pointer("/spec/group").and_then(Value::as_str);
+        if kind == Some(k.kind.as_str()) && group == Some(k.group.as_str()) {
+            let rel = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+            return Ok((rel, crd));
+        }
+    }
+    bail!(
+        "{}: no CustomResourceDefinition of {} ({}): run `make manifests` in the project",
+        bases.display(),
+        k.kind,
+        k.group
+    )
+}
+
+/// The served version's schema (the kind's version, else the storage one).
+fn version_schema<'a>(crd: &'a Value, version: &str) -> Option<&'a Value> {
+    let versions = crd.pointer("/spec/versions")?.as_array()?;
+    let v = versions
+        .iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
+        .or_else(|| {
+            versions
+                .iter()
+                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        })?;
+    v.pointer("/schema/openAPIV3Schema")
+}
+
+/// config/samples' file for the kind, relative to the project; warns when
+/// its spec is still the scaffold's TODO.
+fn find_sample(dir: &Path, k: &Kind, crd: &Value, warnings: &mut Vec<String>) -> Result<String> {
+    let samples = dir.join("config/samples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&samples)
+        .with_context(|| format!("{}: no samples to take an object from", samples.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    let api_version = format!("{}/{}", k.group, k.version);
+    for f in files {
+        let text = std::fs::read_to_string(&f)?;
+        let Ok(v) = serde_yaml::from_str::<Value>(&text) else {
+            continue;
+        };
+        if v.get("kind").and_then(Value::as_str) != Some(k.kind.as_str())
+            || v.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str())
+        {
+            continue;
+        }
+        let rel = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+        let empty = match v.get("spec") {
+            None | Some(Value::Null) => true,
+            Some(Value::Object(m)) => m.is_empty(),
+            _ => false,
+        };
+        if empty {
+            let fields: Vec<String> = version_schema(crd, &k.version)
+                .and_then(|s| s.pointer("/properties/spec/properties"))
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            warnings.push(format!(
+                "{rel}: its spec is still the scaffold's TODO: fill in {}Spec{} so that objects mean something",
+                k.kind,
+                if fields.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", fields.join(", "))
+                }
+            ));
+        }
+        return Ok(rel);
+    }
+    bail!(
+        "{}: no sample of {api_version} {}: add one (`kubebuilder create api` writes it)",
+        samples.display(),
+        k.kind
+    )
+}
+
+/// The `ready` line and a comment saying where it came from.
+fn readiness(dir: &Path, crd: &Value, k: &Kind) -> (String, String) {
+    let status = version_schema(crd, &k.version)
+        .and_then(|s| s.pointer("/properties/status/properties"))
+        .and_then(Value::as_object);
+    let has = |f: &str| status.is_some_and(|m| m.contains_key(f));
+    if has("conditions") {
+        let sources = go_sources(dir);
+        for t in ["Ready", "Available"] {
+            let lit = format!("\"{t}\"");
+            if let Some(f) = sources.iter().find(|(_, text)| text.contains(&lit)) {
+                return (
+                    format!("ready = {{ condition = \"{t}\" }}"),
+                    format!(
+                        "The condition type \"{t}\" the controller sets ({}).",
+                        f.0.strip_prefix(dir).unwrap_or(&f.0).display()
+                    ),
+                );
+            }
+        }
+    }
+    if has("observedGeneration") {
+        return (
+            "ready = { observed_generation = true }".into(),
+            "The status has observedGeneration: ready once it reaches metadata.generation.".into(),
+        );
+    }
+    (
+        "ready = { condition = \"Ready\" }".into(),
+        "TODO: no Ready or Available condition and no observedGeneration found: choose \
+         { condition = \"…\" }, { jsonpath = \"{.status.…}\", equals = \"…\" }, \
+         { jsonpath = \"…\", exists = true } or { observed_generation = true }."
+            .into(),
+    )
+}
+
+/// The project's Go sources but tests (api/, internal/, controllers/, pkg/, cmd/).
+fn go_sources(dir: &Path) -> Vec<(PathBuf, String)> {
+    fn walk(d: &Path, out: &mut Vec<(PathBuf, String)>, depth: u32) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if p.is_dir() && depth < 6 && !n.starts_with('.') && n != "vendor" {
+                walk(&p, out, depth + 1);
+            } else if n.ends_with(".go")
+                && !n.ends_with("_test.go")
+                && !n.starts_with("zz_generated")
+                && let Ok(t) = std::fs::read_to_string(&p)
+            {
+                out.push((p, t));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for sub in ["internal", "controllers", "pkg", "api", "apis", "cmd"] {
+        walk(&dir.join(sub), &mut out, 0);
+    }
+    out
+}
+
+/// The literal environment of the manager's container in
+/// config/manager/manager.yaml (deploy-image's MEMCACHED_IMAGE, say):
+/// the manager may need it to reconcile at all.
+fn manager_env(dir: &Path, warnings: &mut Vec<String>) -> Vec<(String, String)> {
+    let path = dir.join("config/manager/manager.yaml");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let Ok(v) = <Value as serde::Deserialize>::deserialize(doc) else {
+            continue;
+        };
+        let Some(containers) = v
+            .pointer("/spec/template/spec/containers")
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        let c = containers
+            .iter()
+            .find(|c| c.get("name").and_then(Value::as_str) == Some("manager"))
+            .or(containers.first());
+        for e in c
+            .and_then(|c| c.get("env"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(name) = e.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            match e.get("value").and_then(Value::as_str) {
+                Some(_) if super::spec::policy::env_denied(name) || name == "ENABLE_WEBHOOKS" => {}
+                Some(value) => out.push((name.to_string(), value.to_string())),
+                None => warnings.push(format!(
+                    "{}: {name} comes from a reference (valueFrom): set it in env if the manager needs it",
+                    path.display()
+                )),
+            }
+        }
+    }
+    out
+}
+
+/// The manager's main package ("./cmd" in kubebuilder v4, "." before) and
+/// its leader-election Lease, when main.go names one.
+fn main_package(dir: &Path) -> (String, Option<String>) {
+    let (pkg, main) = if dir.join("cmd/main.go").is_file() {
+        ("./cmd", dir.join("cmd/main.go"))
+    } else {
+        (".", dir.join("main.go"))
+    };
+    let lease = std::fs::read_to_string(main).ok().and_then(|t| {
+        let at = t.find("LeaderElectionID:")?;
+        let rest = &t[at..];
+        let start = rest.find('"')? + 1;
+        let end = rest[start..].find('"')? + start;
+        Some(rest[start..end].to_string())
+    });
+    (pkg.to_string(), lease)
+}
+
+/// (api_groups, resources, verbs) of each rule of role.yaml's ClusterRole(s).
+type Rule = (Vec<String>, Vec<String>, Vec<String>);
+
+fn read_role(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<Rule>> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read {}: run `make manifests` in the project",
+            path.display()
+        )
+    })?;
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    let mut rules = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let Ok(v) = <Value as serde::Deserialize>::deserialize(doc) else {
+            continue;
+        };
+        for r in v
+            .get("rules")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let rule = (
+                strings(r.get("apiGroups")),
+                strings(r.get("resources")),
+                strings(r.get("verbs")),
+            );
+            if rule.1.is_empty() || rule.2.is_empty() {
+                continue;
+            }
+            if rule.2.iter().any(|v| v == "*") || rule.1.iter().any(|r| r == "*") {
+                warnings.push(format!(
+                    "{}: a rule with \"*\" ({}) is left out: an experiment file names its resources and verbs",
+                    path.display(),
+                    rule.1.join(", ")
+                ));
+                continue;
+            }
+            rules.push(rule);
+        }
+    }
+    if rules.is_empty() {
+        bail!("{}: no rules", path.display());
+    }
+    Ok(rules)
+}
+
+/// The list/watch part of every rule (secrets and subresources left out).
+fn cluster_reads(rules: &[Rule]) -> Vec<Rule> {
+    rules
+        .iter()
+        .filter_map(|(g, r, v)| {
+            let verbs: Vec<String> = ["list", "watch"]
+                .iter()
+                .filter(|x| v.iter().any(|y| y == *x))
+                .map(|x| x.to_string())
+                .collect();
+            let res: Vec<String> = r
+                .iter()
+                .filter(|x| !x.contains('/') && *x != "secrets")
+                .cloned()
+                .collect();
+            (!verbs.is_empty() && !res.is_empty()).then(|| (g.clone(), res, verbs))
+        })
+        .collect()
+}
+
+fn rules_toml(key: &str, rules: &[Rule]) -> String {
+    let list = |v: &[String]| v.iter().map(|s| q(s)).collect::<Vec<_>>().join(", ");
+    let mut s = format!("{key} = [\n");
+    for (g, r, v) in rules {
+        s.push_str(&format!(
+            "  {{ api_groups = [{}], resources = [{}], verbs = [{}] }},\n",
+            list(g),
+            list(r),
+            list(v)
+        ));
+    }
+    s.push_str("]\n");
+    s
+}
+
+/// A TOML basic string (JSON's escapes are TOML's).
+fn q(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_KINDS: &str = "domain: example.com\nprojectName: shop\nresources:\n\
+        - api: {crdVersion: v1, namespaced: true}\n  group: shop\n  kind: Cart\n  version: v1\n\
+        - api: {crdVersion: v1, namespaced: false}\n  group: shop\n  kind: Store\n  version: v1\n\
+        - controller: true\n  group: apps\n  kind: Deployment\n  version: v1\n  external: true\n";
+
+    #[test]
+    fn project_kinds_carry_their_domain_and_scope() {
+        let (name, kinds) = read_project(TWO_KINDS).unwrap();
+        assert_eq!(name, "shop");
+        assert_eq!(
+            kinds,
+            [
+                Kind {
+                    kind: "Cart".into(),
+                    group: "shop.example.com".into(),
+                    version: "v1".into(),
+                    namespaced: true
+                },
+                Kind {
+                    kind: "Store".into(),
+                    group: "shop.example.com".into(),
+                    version: "v1".into(),
+                    namespaced: false
+                },
+            ]
+        );
+        assert_eq!(
+            choose(&kinds, None).unwrap_err(),
+            "PROJECT has 2 kinds (Cart, Store): choose one with --kind"
+        );
+        assert_eq!(choose(&kinds, Some("cart")).unwrap().kind, "Cart");
+        assert!(
+            choose(&kinds, Some("Pod"))
+                .unwrap_err()
+                .contains("no kind \"Pod\"")
+        );
+    }
+
+    #[test]
+    fn cluster_reads_are_list_and_watch_of_whole_resources() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let rules = vec![
+            (
+                s(&["apps"]),
+                s(&["deployments"]),
+                s(&["create", "get", "list", "watch"]),
+            ),
+            (s(&["x.io"]), s(&["things/status"]), s(&["get", "update"])),
+            (s(&[""]), s(&["secrets", "configmaps"]), s(&["list"])),
+        ];
+        assert_eq!(
+            cluster_reads(&rules),
+            vec![
+                (s(&["apps"]), s(&["deployments"]), s(&["list", "watch"])),
+                (s(&[""]), s(&["configmaps"]), s(&["list"])),
+            ]
+        );
+    }
+}

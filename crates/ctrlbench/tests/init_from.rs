@@ -1,0 +1,193 @@
+//! `ctrlbench init --from` on an operator's repository, as a new user runs
+//! it: the kubebuilder v4 scaffold in tests/fixtures/memcached-operator
+//! gives a file that plans with no edit, and then, on the real local
+//! plane, builds the operator (its own `build` step) and brings 50 of its
+//! objects to Available. Bad inputs get one error line each and leave
+//! nothing behind.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{assert_success, ctrlbench, only_results_dir, read_manifest};
+use ctrlbench_plane::testing::shared_plane;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/memcached-operator")
+}
+
+/// A copy of the fixture in `root`, so that its build writes nothing into the checkout.
+fn copy_fixture(root: &Path) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let p = e.unwrap().path();
+            let t = to.join(p.file_name().unwrap());
+            if p.is_dir() {
+                copy(&p, &t);
+            } else {
+                std::fs::copy(&p, &t).unwrap();
+            }
+        }
+    }
+    let to = root.join("memcached-operator");
+    copy(&fixture(), &to);
+    to
+}
+
+fn init_in(cwd: &Path, args: &[&str]) -> Output {
+    ctrlbench()
+        .current_dir(cwd)
+        .arg("init")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The one `error:` line of a failed command.
+#[track_caller]
+fn one_error(out: &Output) -> String {
+    assert!(!out.status.success(), "it succeeded");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    errors[0].to_string()
+}
+
+#[test]
+fn a_kubebuilder_project_gives_a_file_that_plans_unedited() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = copy_fixture(tmp.path());
+    let out = init_in(tmp.path(), &["--from", "memcached-operator"]);
+    assert_success(&out);
+    let file = tmp.path().join("memcached-operator.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // What the scaffold says, each from its own file.
+    for want in [
+        "crd = \"memcached-operator/config/crd/bases/cache.example.com_memcacheds.yaml\"",
+        "object = \"memcached-operator/config/samples/cache_v1alpha1_memcached.yaml\"",
+        "ready = { condition = \"Available\" }",
+        "build = [\"go\", \"build\", \"-o\", \"bin/manager\", \"./cmd\"]",
+        "\"--metrics-bind-address=127.0.0.1:{port}\", \"--metrics-secure=false\"",
+        "{ api_groups = [\"cache.example.com\"], resources = [\"memcacheds/status\"], verbs = [\"get\", \"patch\", \"update\"] }",
+        "{ api_groups = [\"apps\"], resources = [\"deployments\"], verbs = [\"list\", \"watch\"] }",
+        "lease = \"1a9f0645.example.com\"",
+    ] {
+        assert!(text.contains(want), "{want} not in:\n{text}");
+    }
+    // The cluster-wide grant holds no writes and no subresources.
+    let cluster = text.split("cluster_rbac = [").nth(1).unwrap();
+    assert!(
+        !cluster.contains("create") && !cluster.contains("/status"),
+        "{cluster}"
+    );
+    // Never overwritten.
+    let again = init_in(tmp.path(), &["--from", "memcached-operator"]);
+    assert!(one_error(&again).contains("never overwrites"));
+    // It plans with no edit, and the plan builds nothing.
+    let out = ctrlbench()
+        .current_dir(tmp.path())
+        .args(["run", "memcached-operator.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert!(!project.join("bin/manager").exists());
+}
+
+#[test]
+fn bad_projects_and_builds_get_one_line_and_leave_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // No PROJECT file.
+    std::fs::create_dir(d.join("empty")).unwrap();
+    let e = one_error(&init_in(d, &["--from", "empty"]));
+    assert!(e.contains("no PROJECT file"), "{e}");
+    // Two kinds and no --kind.
+    std::fs::create_dir(d.join("two")).unwrap();
+    std::fs::write(
+        d.join("two/PROJECT"),
+        "domain: example.com\nprojectName: two\nresources:\n\
+         - api: {namespaced: true}\n  group: a\n  kind: Apple\n  version: v1\n\
+         - api: {namespaced: true}\n  group: a\n  kind: Pear\n  version: v1\n",
+    )
+    .unwrap();
+    let e = one_error(&init_in(d, &["--from", "two"]));
+    assert!(
+        e.contains("2 kinds (Apple, Pear): choose one with --kind"),
+        "{e}"
+    );
+    let e = one_error(&init_in(d, &["--from", "two", "--kind", "Plum"]));
+    assert!(e.contains("no kind \"Plum\""), "{e}");
+    // A build that fails: its last lines, before any plane or results.
+    let project = copy_fixture(d);
+    assert_success(&init_in(d, &["--from", "memcached-operator"]));
+    let file = d.join("memcached-operator.toml");
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "build = [\"go\", \"build\", \"-o\", \"bin/manager\", \"./cmd\"]",
+        "build = [\"sh\", \"-c\", \"echo compiling; echo 'cmd/main.go:3: undefined: x' >&2; exit 2\"]",
+    );
+    std::fs::write(&file, text).unwrap();
+    let results = d.join("results");
+    let out = ctrlbench()
+        .current_dir(d)
+        .args([
+            "run",
+            "memcached-operator.toml",
+            "--no-progress",
+            "--results",
+        ])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let e = one_error(&out);
+    assert!(
+        e.contains("failed") && e.contains("cmd/main.go:3: undefined: x"),
+        "{e}"
+    );
+    assert!(!results.exists(), "a failed build leaves no results");
+    assert!(!project.join("bin").exists());
+}
+
+/// The slow lane: the operator built by its `build` step and run on the
+/// local plane, N=50 to all Available with the file as init wrote it; a
+/// second run finds the build done.
+#[test]
+fn the_fixture_operator_runs_to_all_ready_with_no_edit() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    copy_fixture(tmp.path());
+    assert_success(&init_in(tmp.path(), &["--from", "memcached-operator"]));
+    let results = tmp.path().join("results");
+    let run = |results: &Path| {
+        let out = ctrlbench()
+            .current_dir(tmp.path())
+            .args([
+                "run",
+                "memcached-operator.toml",
+                "--no-progress",
+                "--results",
+            ])
+            .arg(results)
+            .arg("--kubeconfig")
+            .arg(&plane.kubeconfig_path)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        only_results_dir(results)
+    };
+    let dir = run(&results);
+    let m = read_manifest(&dir);
+    let s = &m.runs[0];
+    assert_eq!(s.ready, 50, "{s:?}");
+    assert_eq!(m.builds.len(), 1);
+    assert!(m.builds[0].ran);
+    assert_eq!(m.builds[0].program_sha256.len(), 64);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("Memcached"), "the workload's kind is named");
+    // Unchanged tree: the build is not run again.
+    let dir = run(&tmp.path().join("results-2"));
+    let m2 = read_manifest(&dir);
+    assert!(!m2.builds[0].ran);
+    assert_eq!(m2.builds[0].program_sha256, m.builds[0].program_sha256);
+}
