@@ -96,17 +96,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             dir,
             format,
             margin,
-        } => {
-            let verdicts = ctrlbench_report::export::verdicts_of(&dir, margin)?;
-            let out = match format {
-                crate::cli::ExportFormat::Verdicts => verdicts,
-                crate::cli::ExportFormat::Dashboard(f) => {
-                    ctrlbench_report::export::convert(&verdicts, f)
-                }
-            };
-            emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
-            Ok(())
-        }
+        } => export(&dir, format, margin),
         Command::Compare {
             a,
             b: None,
@@ -166,39 +156,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Init {
-            name,
-            from: Some(project),
-            kind,
-        } => {
-            let (path, warnings) = crate::experiment::init::write_from(
-                &project,
-                kind.as_deref(),
-                name.as_deref(),
-                std::path::Path::new("."),
-            )?;
-            for w in &warnings {
-                eprintln!("warning: {w}");
-            }
-            println!(
-                "wrote {}: check it, then `ctrlbench run {} --dry-run`",
-                path.display(),
-                path.display()
-            );
-            Ok(())
-        }
-        Command::Init {
-            name, from: None, ..
-        } => {
-            let name = name.unwrap_or_default();
-            let path = crate::experiment::init::write(&name, std::path::Path::new("."))?;
-            println!(
-                "wrote {}: fill in the paths marked TODO, then `ctrlbench run {} --dry-run`",
-                path.display(),
-                path.display()
-            );
-            Ok(())
-        }
+        Command::Init { name, from, kind } => init(name, from, kind),
         Command::Calibrate { dir } => {
             emit(&crate::calibration::calibrate(&dir)?)?;
             Ok(())
@@ -424,6 +382,49 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
 
 /// Writes to stdout; a reader that went away (`| head`, `grep -q`) is not
 /// an error and must not panic.
+/// `ctrlbench export`: verdicts.json, as is or for a dashboard.
+fn export(
+    dir: &std::path::Path,
+    format: crate::cli::ExportFormat,
+    margin: Option<f64>,
+) -> Result<()> {
+    let verdicts = ctrlbench_report::export::verdicts_of(dir, margin)?;
+    let out = match format {
+        crate::cli::ExportFormat::Verdicts => verdicts,
+        crate::cli::ExportFormat::Dashboard(f) => ctrlbench_report::export::convert(&verdicts, f),
+    };
+    emit(&(serde_json::to_string_pretty(&out)? + "\n"))
+}
+
+/// `ctrlbench init`: the commented template, or a file read off a project.
+fn init(
+    name: Option<String>,
+    from: Option<std::path::PathBuf>,
+    kind: Option<String>,
+) -> Result<()> {
+    let here = std::path::Path::new(".");
+    let Some(project) = from else {
+        let path = crate::experiment::init::write(&name.unwrap_or_default(), here)?;
+        println!(
+            "wrote {}: fill in the paths marked TODO, then `ctrlbench run {} --dry-run`",
+            path.display(),
+            path.display()
+        );
+        return Ok(());
+    };
+    let (path, warnings) =
+        crate::experiment::init::write_from(&project, kind.as_deref(), name.as_deref(), here)?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    println!(
+        "wrote {}: check it, then `ctrlbench run {} --dry-run`",
+        path.display(),
+        path.display()
+    );
+    Ok(())
+}
+
 fn emit(text: &str) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
