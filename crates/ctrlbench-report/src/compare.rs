@@ -98,7 +98,7 @@ pub const GATE: &[(Metric, bool)] = &[
 ];
 
 /// Whether higher is better on `m`, for the figures that have a better side.
-fn better(m: Metric) -> Option<bool> {
+pub(crate) fn better(m: Metric) -> Option<bool> {
     GATE.iter().find(|g| g.0 == m).map(|g| g.1)
 }
 

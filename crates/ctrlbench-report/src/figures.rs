@@ -220,6 +220,15 @@ pub struct Group {
 }
 
 impl Group {
+    /// The workload's kind when it is not the built-in Widget: the first
+    /// word of its description ("Memcached (cache.example.com/v1alpha1, …)").
+    pub fn kind(&self) -> Option<&str> {
+        self.runs
+            .iter()
+            .find_map(|r| r.workload.as_deref())
+            .and_then(|w| w.split_whitespace().next())
+    }
+
     /// The settings of the group's first run that recorded them (a variant's
     /// settings do not change between repeats).
     pub fn settings(&self) -> Option<(&str, &Settings)> {

@@ -229,6 +229,15 @@ impl Metric {
         self.def().column
     }
 
+    /// The column in the workload's own words: "widget" is the built-in
+    /// workload's kind, replaced by `kind` (e.g. "Memcached") when given.
+    pub fn column_of(self, kind: Option<&str>) -> String {
+        match kind {
+            Some(k) => self.column().replace("widget", k),
+            None => self.column().to_string(),
+        }
+    }
+
     /// The value as the report shows it; +∞ (censored) reads "> window".
     pub fn fmt(self, v: f64) -> String {
         if v == f64::INFINITY {

@@ -282,6 +282,20 @@ pub struct RunArgs {
     /// Where results directories are created.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
+    /// A/B against a git ref in one run: every command variant with a
+    /// `build` gets a twin, <name>-baseline, built from REF's tree (a branch,
+    /// tag or commit of the build_dir's repository, exported into the cache;
+    /// no network). The twins run interleaved and paired with the working
+    /// tree's builds, and "<name> / <name>-baseline" is asked on T100,
+    /// Ready/s, reconcile p99, writes/s and peak RSS.
+    #[arg(long, value_name = "REF")]
+    pub baseline: Option<String>,
+    /// Exit 1 when a `[[compare]]` question (with --baseline: the working
+    /// tree against REF) is decided worse by more than this, e.g. 10%: its
+    /// whole 95 % interval beyond it on the worse side. Undecided questions
+    /// never fail; they are listed with the smallest change they could see.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub fail_on_regression: Option<f64>,
 }
 
 #[derive(Subcommand)]

@@ -230,6 +230,23 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     let mut exp = experiment::load(&a.experiment)?;
     a.overrides().apply(&mut exp)?;
     confirm_target(&exp, &a)?;
+    if let Some(r) = &a.baseline {
+        for t in crate::run::baseline::add_twins(&mut exp, r)? {
+            eprintln!(
+                "baseline: {} is {} built from {r} ({}, in {})",
+                t.twin,
+                t.variant,
+                &t.commit[..12.min(t.commit.len())],
+                t.tree.display()
+            );
+        }
+    }
+    if a.fail_on_regression.is_some() && exp.compare.is_empty() {
+        bail!(
+            "--fail-on-regression: {} asks no [[compare]] question to gate on (give --baseline REF, or add [[compare]])",
+            exp.file.display()
+        );
+    }
     let opts = crate::run::RunOptions {
         results_root: a.results.clone(),
         progress: !a.no_progress,
@@ -292,7 +309,34 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
             outcome.dir.display()
         );
     }
+    if let Some(t) = a.fail_on_regression {
+        run_gate(&outcome.dir, t)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `run --fail-on-regression`: the run's own `[[compare]]` answers, gated.
+fn run_gate(dir: &std::path::Path, threshold: f64) -> Result<()> {
+    use ctrlbench_report::{questions, verdict};
+    let answers = questions::questions(dir, verdict::DEFAULT_MARGIN)?;
+    let g = questions::gate(&answers, threshold);
+    let pct = verdict::percent(threshold);
+    emit(&format!("\nRegression gate (±{pct}, {}):\n", g.normalised))?;
+    for u in &g.undecided {
+        emit(&format!("UNDECIDED {u}\n"))?;
+    }
+    for w in &g.regressions {
+        emit(&format!("REGRESSION {w}\n"))?;
+    }
+    if g.regressions.is_empty() {
+        emit("no decided regression\n")?;
+        return Ok(());
+    }
+    bail!(
+        "{} question(s) decidedly worse by more than {pct}: see {}",
+        g.regressions.len(),
+        dir.join("verdicts.json").display()
+    )
 }
 
 /// A file received from someone else must not aim at a cluster silently:

@@ -36,6 +36,34 @@ fn copy_fixture(root: &Path) -> PathBuf {
     to
 }
 
+/// Runs git in `dir`, which must succeed; its output.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `dir` as a git repository whose `main` holds its files.
+fn commit_as_main(dir: &Path) -> String {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "scaffold"]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
 fn init_in(cwd: &Path, args: &[&str]) -> Output {
     ctrlbench()
         .current_dir(cwd)
@@ -119,16 +147,39 @@ fn bad_projects_and_builds_get_one_line_and_leave_nothing() {
     );
     let e = one_error(&init_in(d, &["--from", "two", "--kind", "Plum"]));
     assert!(e.contains("no kind \"Plum\""), "{e}");
-    // A build that fails: its last lines, before any plane or results.
     let project = copy_fixture(d);
     assert_success(&init_in(d, &["--from", "memcached-operator"]));
+    let results = d.join("results");
+    // A baseline ref that does not exist, and one outside any repository.
+    let baseline = |r: &str| {
+        ctrlbench()
+            .current_dir(d)
+            .args([
+                "run",
+                "memcached-operator.toml",
+                "--no-progress",
+                "--baseline",
+                r,
+            ])
+            .arg("--results")
+            .arg(&results)
+            .output()
+            .unwrap()
+    };
+    let e = one_error(&baseline("main"));
+    assert!(e.contains("is not in a git repository"), "{e}");
+    commit_as_main(&project);
+    let e = one_error(&baseline("no-such-branch"));
+    assert!(e.contains("no commit \"no-such-branch\""), "{e}");
+    assert!(!results.exists(), "a bad ref leaves no results");
+    assert!(!project.join("bin").exists());
+    // A build that fails: its last lines, before any plane or results.
     let file = d.join("memcached-operator.toml");
     let text = std::fs::read_to_string(&file).unwrap().replace(
         "build = [\"go\", \"build\", \"-o\", \"bin/manager\", \"./cmd\"]",
         "build = [\"sh\", \"-c\", \"echo compiling; echo 'cmd/main.go:3: undefined: x' >&2; exit 2\"]",
     );
     std::fs::write(&file, text).unwrap();
-    let results = d.join("results");
     let out = ctrlbench()
         .current_dir(d)
         .args([
@@ -184,10 +235,92 @@ fn the_fixture_operator_runs_to_all_ready_with_no_edit() {
     assert!(m.builds[0].ran);
     assert_eq!(m.builds[0].program_sha256.len(), 64);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(report.contains("Memcached"), "the workload's kind is named");
+    assert!(
+        report.contains("apiserver Memcached update p99"),
+        "the server-side figures name the workload's kind"
+    );
     // Unchanged tree: the build is not run again.
     let dir = run(&tmp.path().join("results-2"));
     let m2 = read_manifest(&dir);
     assert!(!m2.builds[0].ran);
     assert_eq!(m2.builds[0].program_sha256, m.builds[0].program_sha256);
+}
+
+/// The slow lane: the working tree against a git ref in one interleaved,
+/// paired run. With no change between the refs the gate passes; with a
+/// 20 ms sleep per reconcile on a branch, Ready/s is decided lower against
+/// `main`, verdicts.json says so and `--fail-on-regression 10%` exits 1.
+#[test]
+fn a_branch_with_a_sleep_is_decided_slower_than_main_and_gated() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = copy_fixture(tmp.path());
+    let main = commit_as_main(&project);
+    assert_success(&init_in(tmp.path(), &["--from", "memcached-operator"]));
+    let ab = |results: &str| {
+        ctrlbench()
+            .current_dir(tmp.path())
+            .args(["run", "memcached-operator.toml", "--no-progress"])
+            .args(["--baseline", "main", "--fail-on-regression", "10%"])
+            .args(["--repeats", "3", "--results", results])
+            .arg("--kubeconfig")
+            .arg(&plane.kubeconfig_path)
+            .output()
+            .unwrap()
+    };
+    // The same tree on both sides.
+    let out = ab("same");
+    assert_success(&out);
+    let dir = only_results_dir(&tmp.path().join("same"));
+    let m = read_manifest(&dir);
+    let commits: Vec<&str> = m
+        .builds
+        .iter()
+        .filter_map(|b| b.git_commit.as_deref())
+        .collect();
+    assert_eq!(commits, [main.as_str(), main.as_str()], "{:?}", m.builds);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no decided regression"));
+    // A branch whose reconciles each sleep 20 ms.
+    git(&project, &["checkout", "-q", "-b", "slow"]);
+    let file = project.join("internal/controller/memcached_controller.go");
+    let go = std::fs::read_to_string(&file).unwrap();
+    let slow = go.replacen(
+        "log := logf.FromContext(ctx)\n",
+        "log := logf.FromContext(ctx)\n\ttime.Sleep(20 * time.Millisecond)\n",
+        1,
+    );
+    assert_ne!(slow, go);
+    std::fs::write(&file, slow).unwrap();
+    git(
+        &project,
+        &["commit", "-q", "-am", "sleep 20 ms per reconcile"],
+    );
+    let out = ab("slow");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("REGRESSION N=50 Ready/s"), "{stdout}");
+    let dir = only_results_dir(&tmp.path().join("slow"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("verdicts.json")).unwrap()).unwrap();
+    let q = v["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["figure"] == "Ready/s" && q["a"] == "memcached-operator-baseline")
+        .unwrap_or_else(|| panic!("no Ready/s question in {v}"));
+    assert_eq!(q["b"], "memcached-operator");
+    assert_eq!(q["verdict"], "lower", "{q}");
+    let m = read_manifest(&dir);
+    let commits: Vec<&str> = m
+        .builds
+        .iter()
+        .filter_map(|b| b.git_commit.as_deref())
+        .collect();
+    let head = git(&project, &["rev-parse", "HEAD"]);
+    assert_eq!(commits, [head.as_str(), main.as_str()], "{:?}", m.builds);
 }

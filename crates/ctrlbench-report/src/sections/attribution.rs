@@ -22,20 +22,23 @@ impl Section for ReconcileTime {
             .collect();
         let rows = groups.iter().zip(&parts).map(|(g, a)| row(g, a)).collect();
         out.push(Block::Heading(2, "Where the reconcile time goes".into()));
-        out.push(Block::Para(
+        let kind = groups
+            .iter()
+            .find_map(crate::figures::Group::kind)
+            .unwrap_or("widget");
+        out.push(Block::Para(format!(
             "Mean reconcile time split into: simulated work — INFERRED from the variant's \
              configuration (the recorded work_ms setting), not measured; \
              client rate-limiter wait — MEASURED by the controller (throttle wait delta / \
              reconciles); API write time — MEASURED: where the controller exports client-go's \
              request latency (rest_client_request_duration_seconds, after the rate limiter), the \
              time its own client spent in write requests per reconcile, marked \"own client\"; \
-             else its writes per reconcile (its client counter) × the apiserver's mean widget \
+             else its writes per reconcile (its client counter) × the apiserver's mean {kind} \
              update latency (PUT/PATCH/APPLY, apiserver.csv deltas; cluster-wide when variants \
              share the apiserver); \
              and the rest (cache reads, client overhead, conflict back-off, scheduling), \
              which is what remains."
-                .into(),
-        ));
+        )));
         out.push(Block::Table(Table {
             head: [
                 "N",

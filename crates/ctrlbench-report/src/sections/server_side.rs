@@ -1,5 +1,5 @@
-//! "Server side": the apiserver's widget update and create p99 and etcd's
-//! WAL fsync p99. Their metrics carry no caller, so when the variants of a
+//! "Server side": the apiserver's update and create p99 of the workload's
+//! kind (headed by its name) and etcd's WAL fsync p99. Their metrics carry no caller, so when the variants of a
 //! scale ran together they are one cluster-wide row per scale, never
 //! per-variant rows that each describe all of them. Then, where the
 //! apiserver kept an audit log, each variant's own updates as the server saw
@@ -74,6 +74,7 @@ fn cluster_table(groups: &[Group]) -> Block {
         rows.push(r);
     }
     let mut head = vec!["N".to_string(), "variant".to_string()];
-    head.extend(CLUSTER.iter().map(|m| m.column().to_string()));
+    let kind = groups.iter().find_map(Group::kind);
+    head.extend(CLUSTER.iter().map(|m| m.column_of(kind)));
     Block::Table(Table { head, rows })
 }

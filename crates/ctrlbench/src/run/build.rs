@@ -233,8 +233,12 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// HEAD of the tree's git work tree, "+dirty" when files differ from it.
+/// HEAD of the tree's git work tree, "+dirty" when files differ from it;
+/// for a baseline tree, the commit it was exported from.
 fn git_commit(dir: &Path) -> Option<String> {
+    if let Some(c) = super::baseline::exported_commit(dir) {
+        return Some(c);
+    }
     let git = |args: &[&str]| {
         let out = Command::new("git")
             .arg("-C")

@@ -5,6 +5,7 @@
 //! controllers, deletes the namespaces and marks the results incomplete.
 
 pub mod background;
+pub mod baseline;
 pub mod build;
 mod controller;
 pub mod group;
