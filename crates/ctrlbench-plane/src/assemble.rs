@@ -11,7 +11,7 @@ use super::apiserver::{ApiServer, ApiServerConfig};
 use super::audit::AuditFiles;
 use super::binaries::Binaries;
 use super::etcd::{EtcdConfig, EtcdTls};
-use super::plane::PlaneOptions;
+use super::options::PlaneOptions;
 use super::tinyca;
 
 /// A single member's names and files stay as they always were; several are numbered.

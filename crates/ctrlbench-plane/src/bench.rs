@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::plane::{ControlPlane, PlaneOptions, install_blocking};
+use crate::options::{PlaneOptions, install_blocking};
+use crate::plane::ControlPlane;
 use crate::progress::Progress;
 
 /// Seconds for one configuration.

@@ -22,13 +22,16 @@ pub mod flags;
 pub mod front;
 pub mod known;
 pub mod kubeconfig;
+pub mod options;
 pub mod plane;
 pub mod process;
 pub mod progress;
 pub mod state;
 pub mod supervisor;
+pub mod tempdir;
 pub mod testing;
 pub mod tinyca;
 
 pub use binaries::{Binaries, DEFAULT_K8S_VERSION};
-pub use plane::{ControlPlane, Member, PlaneOptions};
+pub use options::{Member, PlaneOptions};
+pub use plane::ControlPlane;

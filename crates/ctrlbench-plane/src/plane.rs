@@ -13,7 +13,7 @@
 //! directory and records it (see `state`).
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -27,111 +27,17 @@ use widget_api::Widget;
 
 use super::apiserver::ApiServer;
 use super::assemble::{etcd_configs, numbered, start_apiservers};
-use super::binaries::{self, Binaries};
+use super::binaries::Binaries;
 use super::controller_manager::{self, ControllerManager, ControllerManagerConfig};
 use super::etcd::Etcd;
 use super::front::{Front, FrontConfig};
 use super::kubeconfig::{self, Credentials};
+pub use super::options::install_blocking;
+use super::options::{Member, PlaneOptions};
 use super::process::{Process, Signal};
+use super::tempdir::{DirGuard, Owner, TEMP_PREFIX};
+pub use super::tempdir::{boot_id, looks_like_plane_dir, sweep_orphans};
 use super::tinyca;
-
-/// The most etcd members and apiservers a plane may have.
-pub const MAX_ETCD_MEMBERS: usize = 7;
-pub const MAX_APISERVERS: usize = 5;
-
-/// What a plane is started with.
-#[derive(Debug, Clone)]
-pub struct PlaneOptions {
-    pub k8s_version: String,
-    pub feature_gates: Vec<String>,
-    pub apiserver_args: Vec<String>,
-    pub etcd_args: Vec<String>,
-    pub etcd_fsync: bool,
-    /// etcd cluster size (1: a single member, as envtest).
-    pub etcd_members: usize,
-    /// kube-apiservers sharing etcd (more than 1: clients go through the front).
-    pub apiservers: usize,
-    /// The apiserver's audit log of writes (per-caller server-side
-    /// figures; see `audit`).
-    pub audit_log: bool,
-    /// kube-controller-manager's namespace and garbage-collector controllers
-    /// (off: ctrlbench finalizes the namespaces it deletes itself).
-    pub controller_manager: bool,
-    pub install_crd: bool,
-    pub startup_timeout: Duration,
-}
-
-impl Default for PlaneOptions {
-    fn default() -> Self {
-        PlaneOptions {
-            k8s_version: binaries::DEFAULT_K8S_VERSION.to_string(),
-            feature_gates: vec![],
-            apiserver_args: vec![],
-            etcd_args: vec![],
-            etcd_fsync: true,
-            etcd_members: 1,
-            apiservers: 1,
-            audit_log: false,
-            controller_manager: false,
-            install_crd: true,
-            startup_timeout: Duration::from_secs(90),
-        }
-    }
-}
-
-impl PlaneOptions {
-    /// Checks the topology (sizes, and what only a single apiserver has).
-    pub fn check(&self) -> Result<()> {
-        if !(1..=MAX_ETCD_MEMBERS).contains(&self.etcd_members) {
-            bail!(
-                "etcd members must be from 1 to {MAX_ETCD_MEMBERS}, not {}",
-                self.etcd_members
-            );
-        }
-        if !(1..=MAX_APISERVERS).contains(&self.apiservers) {
-            bail!(
-                "apiservers must be from 1 to {MAX_APISERVERS}, not {}",
-                self.apiservers
-            );
-        }
-        if self.audit_log && self.apiservers > 1 {
-            bail!(
-                "the audit log needs a single apiserver (each apiserver would log a part of the writes)"
-            );
-        }
-        Ok(())
-    }
-
-    /// The binaries these options need, built into the cache if missing
-    /// (kube-controller-manager only when asked for).
-    pub async fn binaries(&self) -> Result<Binaries> {
-        let mut bins = install_blocking(&self.k8s_version).await?;
-        if self.controller_manager {
-            let v = self.k8s_version.clone();
-            bins.kube_controller_manager = Some(
-                tokio::task::spawn_blocking(move || binaries::install_controller_manager(&v))
-                    .await??,
-            );
-        }
-        Ok(bins)
-    }
-}
-
-/// One process of a plane: etcd member `k` or apiserver `k` (from 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Member {
-    Etcd(usize),
-    ApiServer(usize),
-}
-
-impl std::fmt::Display for Member {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Member::Etcd(k) => write!(f, "etcd:{k}"),
-            Member::ApiServer(k) => write!(f, "apiserver:{k}"),
-        }
-    }
-}
 
 /// A running control plane.
 pub struct ControlPlane {
@@ -579,91 +485,11 @@ impl Drop for ControlPlane {
     }
 }
 
-/// Temporary plane directories: `$TMPDIR/ctrlbench-plane-*`.
-const TEMP_PREFIX: &str = "ctrlbench-plane-";
-
-/// The process that owns a temporary plane directory (`owner.json`).
-#[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-struct Owner {
-    pid: u32,
-    start_time: u64,
-    boot_id: String,
-}
-
-impl Owner {
-    fn me() -> Owner {
-        let pid = std::process::id();
-        Owner {
-            pid,
-            start_time: crate::process::start_time(pid).unwrap_or(0),
-            boot_id: boot_id(),
-        }
-    }
-
-    fn write(&self, dir: &Path) -> Result<()> {
-        crate::tinyca::write(
-            &dir.join("owner.json"),
-            &serde_json::to_string(self)?,
-            0o600,
-        )
-    }
-
-    /// Gone: another boot, or no process with that pid and start time.
-    fn gone(&self) -> bool {
-        self.boot_id != boot_id() || !crate::process::is_alive(self.pid, self.start_time)
-    }
-}
-
-/// This boot's id (`/proc/sys/kernel/random/boot_id`).
-pub fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
-/// Removes temporary plane directories whose owner is gone (a `ctrlbench`
-/// killed with SIGKILL cannot clean up; its etcd and kube-apiserver died with
-/// it by the parent-death signal). Returns what was removed.
-pub fn sweep_orphans() -> Vec<PathBuf> {
-    let mut removed = Vec::new();
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return removed;
-    };
-    for e in entries.flatten() {
-        let path = e.path();
-        let ours = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(TEMP_PREFIX));
-        if !ours || !path.is_dir() {
-            continue;
-        }
-        let owner: Option<Owner> = std::fs::read_to_string(path.join("owner.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        if owner.is_some_and(|o| o.gone()) && std::fs::remove_dir_all(&path).is_ok() {
-            removed.push(path);
-        }
-    }
-    removed
-}
-
-/// Removes a directory unless the plane took ownership of it.
 /// A process of the plane exited while it started: most often a port that
 /// another process took between our pick and its bind (several planes start
 /// at once in the tests), so one more start with new ports is worth it.
 pub fn startup_exit(e: &anyhow::Error) -> bool {
     format!("{e:#}").contains("exited during start-up")
-}
-
-struct DirGuard(Option<PathBuf>);
-
-impl Drop for DirGuard {
-    fn drop(&mut self) {
-        if let Some(d) = self.0.take() {
-            let _ = std::fs::remove_dir_all(d);
-        }
-    }
 }
 
 /// Installs (server-side apply) the Widget CRD and waits until it is Established.
@@ -685,23 +511,6 @@ pub async fn install_crd(client: &kube::Client) -> Result<()> {
     .await
     .map_err(|_| anyhow!("the Widget CRD was not Established within 30 s"))??;
     Ok(())
-}
-
-/// Runs the (blocking, possibly long) binary install off the async threads,
-/// then keeps the gate table beside a cached kube-apiserver, so later runs
-/// check their gates before anything starts.
-pub async fn install_blocking(version: &str) -> Result<Binaries> {
-    let v = version.to_string();
-    tokio::task::spawn_blocking(move || {
-        let b = binaries::install(&v)?;
-        if matches!(b.source, binaries::Source::Cache | binaries::Source::Built)
-            && let Err(e) = crate::known::remember_gates(&v)
-        {
-            eprintln!("warning: {e:#}");
-        }
-        Ok(b)
-    })
-    .await?
 }
 
 /// `n` distinct free loopback ports. The listeners are held until all are
@@ -738,9 +547,4 @@ async fn http_get(url: &str, timeout: Duration) -> Option<String> {
     .await
     .ok()
     .flatten()
-}
-
-/// True if `path` is a plane directory this tool may remove (it holds our files).
-pub fn looks_like_plane_dir(path: &Path) -> bool {
-    path.join("pki").is_dir() || path.join("state.json").is_file()
 }

@@ -13,6 +13,8 @@ use anyhow::{Result, bail};
 
 use crate::Table;
 use crate::figures::{Group, groups, interleaved};
+use crate::gate::better;
+pub use crate::gate::{GATE, Gate};
 use crate::interval::Ratio;
 use crate::load::Results;
 use crate::metrics::Metric;
@@ -88,20 +90,6 @@ fn pairs<'a>(ga: &'a [Group], gb: &'a [Group]) -> Vec<(&'a Group, &'a Group)> {
         .collect()
 }
 
-/// The figures the regression gate watches, and whether higher is better.
-pub const GATE: &[(Metric, bool)] = &[
-    (Metric::T100, false),
-    (Metric::ReadyPerS, true),
-    (Metric::P99, false),
-    (Metric::WritesPerS, false),
-    (Metric::PeakRss, false),
-];
-
-/// Whether higher is better on `m`, for the figures that have a better side.
-pub(crate) fn better(m: Metric) -> Option<bool> {
-    GATE.iter().find(|g| g.0 == m).map(|g| g.1)
-}
-
 /// Two results directories, loaded, with their groups.
 struct Sides {
     a: Results,
@@ -144,16 +132,6 @@ impl Sides {
             .filter(|(x, _)| !matches!(by, Some(Reference::Variant(v)) if *v == x.variant))
             .collect()
     }
-}
-
-/// What the regression gate found: decided regressions (it fails on them)
-/// and the rows it could not decide (it never fails on those), one line each.
-#[derive(Debug, Default)]
-pub struct Gate {
-    pub regressions: Vec<String>,
-    pub undecided: Vec<String>,
-    /// Which normalisation the gate used, in words.
-    pub normalised: String,
 }
 
 /// The gate on B against A: a regression is a gate figure whose whole

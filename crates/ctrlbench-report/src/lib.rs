@@ -48,6 +48,7 @@ pub mod export;
 pub mod faults;
 pub mod figures;
 pub mod forest;
+pub mod gate;
 pub mod html;
 pub mod interval;
 pub mod load;

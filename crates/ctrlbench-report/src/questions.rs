@@ -176,50 +176,6 @@ pub fn questions(dir: &Path, margin: f64) -> Result<Vec<Answer>> {
     Ok(answers)
 }
 
-/// The regression gate of one run: each `[[compare]]` answer on a gate
-/// figure whose whole interval lies beyond `threshold` (0.10 = 10 %) on
-/// B's worse side is a regression; one that straddles it is undecided,
-/// never a failure. Answers on figures without a better side are skipped.
-pub fn gate(answers: &[Answer], threshold: f64) -> crate::compare::Gate {
-    let pct = crate::verdict::percent(threshold);
-    let mut out = crate::compare::Gate {
-        normalised: "paired within one run".into(),
-        ..Default::default()
-    };
-    for a in answers.iter().filter(|a| a.source == Source::Compare) {
-        let Some(higher_is_better) = Metric::named(&a.figure).and_then(crate::compare::better)
-        else {
-            continue;
-        };
-        let interval = a.lo.zip(a.hi);
-        let v = decide(interval, threshold);
-        let worse = matches!(
-            (v, higher_is_better),
-            (Verdict::Lower, true) | (Verdict::Higher, false)
-        );
-        if worse {
-            out.regressions.push(format!(
-                "{} = {}: {} worse than {} by more than {pct}",
-                a.label, a.cell, a.b, a.a
-            ));
-        } else if v == Verdict::Undecided {
-            let can = match mde(interval) {
-                Some(d) if d.is_finite() => format!(
-                    "could only tell a change beyond {}",
-                    crate::verdict::plus_minus(d)
-                ),
-                Some(_) => "interval unbounded".into(),
-                None => "no interval".into(),
-            };
-            out.undecided.push(format!(
-                "{} = {}: undecided against ±{pct} ({can})",
-                a.label, a.cell
-            ));
-        }
-    }
-    out
-}
-
 /// True when there are questions and every one is decided.
 pub fn all_decided(answers: &[Answer]) -> bool {
     !answers.is_empty() && answers.iter().all(|a| a.verdict.decided())

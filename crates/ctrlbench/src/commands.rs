@@ -319,7 +319,7 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
 fn run_gate(dir: &std::path::Path, threshold: f64) -> Result<()> {
     use ctrlbench_report::{questions, verdict};
     let answers = questions::questions(dir, verdict::DEFAULT_MARGIN)?;
-    let g = questions::gate(&answers, threshold);
+    let g = ctrlbench_report::gate::of_answers(&answers, threshold);
     let pct = verdict::percent(threshold);
     emit(&format!("\nRegression gate (±{pct}, {}):\n", g.normalised))?;
     for u in &g.undecided {

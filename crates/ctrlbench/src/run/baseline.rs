@@ -112,7 +112,7 @@ pub fn add_twins(exp: &mut Experiment, reference: &str) -> Result<Vec<Twin>> {
         let mut command = v.command().to_vec();
         command[0] = tree.join(inside).display().to_string();
         t.keys.command = Some(command);
-        for &(m, _) in ctrlbench_report::compare::GATE {
+        for &(m, _) in ctrlbench_report::gate::GATE {
             exp.compare.push(Compare {
                 a: name.clone(),
                 b: v.name.clone(),

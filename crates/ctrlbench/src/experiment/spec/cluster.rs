@@ -55,12 +55,12 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
         (
             "etcd_members",
             &c.etcd_members,
-            ctrlbench_plane::plane::MAX_ETCD_MEMBERS,
+            ctrlbench_plane::options::MAX_ETCD_MEMBERS,
         ),
         (
             "apiservers",
             &c.apiservers,
-            ctrlbench_plane::plane::MAX_APISERVERS,
+            ctrlbench_plane::options::MAX_APISERVERS,
         ),
     ] {
         if let Some(v) = v

@@ -1,0 +1,126 @@
+//! What a plane is started with: its options, checked before anything
+//! starts, the binaries they need, and the names of its members. Kept
+//! apart from the plane itself so that the assembly of its processes
+//! (`assemble`) and the plane (`plane`) both read it without reading each
+//! other.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use super::binaries::{self, Binaries};
+
+/// The most etcd members and apiservers a plane may have.
+pub const MAX_ETCD_MEMBERS: usize = 7;
+pub const MAX_APISERVERS: usize = 5;
+
+/// What a plane is started with.
+#[derive(Debug, Clone)]
+pub struct PlaneOptions {
+    pub k8s_version: String,
+    pub feature_gates: Vec<String>,
+    pub apiserver_args: Vec<String>,
+    pub etcd_args: Vec<String>,
+    pub etcd_fsync: bool,
+    /// etcd cluster size (1: a single member, as envtest).
+    pub etcd_members: usize,
+    /// kube-apiservers sharing etcd (more than 1: clients go through the front).
+    pub apiservers: usize,
+    /// The apiserver's audit log of writes (per-caller server-side
+    /// figures; see `audit`).
+    pub audit_log: bool,
+    /// kube-controller-manager's namespace and garbage-collector controllers
+    /// (off: ctrlbench finalizes the namespaces it deletes itself).
+    pub controller_manager: bool,
+    pub install_crd: bool,
+    pub startup_timeout: Duration,
+}
+
+impl Default for PlaneOptions {
+    fn default() -> Self {
+        PlaneOptions {
+            k8s_version: binaries::DEFAULT_K8S_VERSION.to_string(),
+            feature_gates: vec![],
+            apiserver_args: vec![],
+            etcd_args: vec![],
+            etcd_fsync: true,
+            etcd_members: 1,
+            apiservers: 1,
+            audit_log: false,
+            controller_manager: false,
+            install_crd: true,
+            startup_timeout: Duration::from_secs(90),
+        }
+    }
+}
+
+impl PlaneOptions {
+    /// Checks the topology (sizes, and what only a single apiserver has).
+    pub fn check(&self) -> Result<()> {
+        if !(1..=MAX_ETCD_MEMBERS).contains(&self.etcd_members) {
+            bail!(
+                "etcd members must be from 1 to {MAX_ETCD_MEMBERS}, not {}",
+                self.etcd_members
+            );
+        }
+        if !(1..=MAX_APISERVERS).contains(&self.apiservers) {
+            bail!(
+                "apiservers must be from 1 to {MAX_APISERVERS}, not {}",
+                self.apiservers
+            );
+        }
+        if self.audit_log && self.apiservers > 1 {
+            bail!(
+                "the audit log needs a single apiserver (each apiserver would log a part of the writes)"
+            );
+        }
+        Ok(())
+    }
+
+    /// The binaries these options need, built into the cache if missing
+    /// (kube-controller-manager only when asked for).
+    pub async fn binaries(&self) -> Result<Binaries> {
+        let mut bins = install_blocking(&self.k8s_version).await?;
+        if self.controller_manager {
+            let v = self.k8s_version.clone();
+            bins.kube_controller_manager = Some(
+                tokio::task::spawn_blocking(move || binaries::install_controller_manager(&v))
+                    .await??,
+            );
+        }
+        Ok(bins)
+    }
+}
+
+/// One process of a plane: etcd member `k` or apiserver `k` (from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Member {
+    Etcd(usize),
+    ApiServer(usize),
+}
+
+impl std::fmt::Display for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Member::Etcd(k) => write!(f, "etcd:{k}"),
+            Member::ApiServer(k) => write!(f, "apiserver:{k}"),
+        }
+    }
+}
+
+/// Runs the (blocking, possibly long) binary install off the async threads,
+/// then keeps the gate table beside a cached kube-apiserver, so later runs
+/// check their gates before anything starts.
+pub async fn install_blocking(version: &str) -> Result<Binaries> {
+    let v = version.to_string();
+    tokio::task::spawn_blocking(move || {
+        let b = binaries::install(&v)?;
+        if matches!(b.source, binaries::Source::Cache | binaries::Source::Built)
+            && let Err(e) = crate::known::remember_gates(&v)
+        {
+            eprintln!("warning: {e:#}");
+        }
+        Ok(b)
+    })
+    .await?
+}

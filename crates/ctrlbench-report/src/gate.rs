@@ -1,0 +1,127 @@
+//! The regression gate: which headline figures have a better side, and
+//! what a gate found. `compare` gates two results directories with it;
+//! [`of_answers`] gates one run's own `[[compare]]` answers
+//! (`run --fail-on-regression`, with `--baseline` the working tree against
+//! a git ref).
+
+use crate::metrics::Metric;
+use crate::questions::{Answer, Source};
+use crate::verdict::{Verdict, decide, mde};
+
+/// The figures the regression gate watches, and whether higher is better.
+pub const GATE: &[(Metric, bool)] = &[
+    (Metric::T100, false),
+    (Metric::ReadyPerS, true),
+    (Metric::P99, false),
+    (Metric::WritesPerS, false),
+    (Metric::PeakRss, false),
+];
+
+/// Whether higher is better on `m`, for the figures that have a better side.
+pub fn better(m: Metric) -> Option<bool> {
+    GATE.iter().find(|g| g.0 == m).map(|g| g.1)
+}
+
+/// What the regression gate found: decided regressions (it fails on them)
+/// and the rows it could not decide (it never fails on those), one line each.
+#[derive(Debug, Default)]
+pub struct Gate {
+    pub regressions: Vec<String>,
+    pub undecided: Vec<String>,
+    /// Which normalisation the gate used, in words.
+    pub normalised: String,
+}
+
+/// The regression gate of one run: each `[[compare]]` answer on a gate
+/// figure whose whole interval lies beyond `threshold` (0.10 = 10 %) on
+/// B's worse side is a regression; one that straddles it is undecided,
+/// never a failure. Answers on figures without a better side are skipped.
+pub fn of_answers(answers: &[Answer], threshold: f64) -> Gate {
+    let pct = crate::verdict::percent(threshold);
+    let mut out = Gate {
+        normalised: "paired within one run".into(),
+        ..Default::default()
+    };
+    for a in answers.iter().filter(|a| a.source == Source::Compare) {
+        let Some(higher_is_better) = Metric::named(&a.figure).and_then(better) else {
+            continue;
+        };
+        let interval = a.lo.zip(a.hi);
+        let v = decide(interval, threshold);
+        let worse = matches!(
+            (v, higher_is_better),
+            (Verdict::Lower, true) | (Verdict::Higher, false)
+        );
+        if worse {
+            out.regressions.push(format!(
+                "{} = {}: {} worse than {} by more than {pct}",
+                a.label, a.cell, a.b, a.a
+            ));
+        } else if v == Verdict::Undecided {
+            let can = match mde(interval) {
+                Some(d) if d.is_finite() => format!(
+                    "could only tell a change beyond {}",
+                    crate::verdict::plus_minus(d)
+                ),
+                Some(_) => "interval unbounded".into(),
+                None => "no interval".into(),
+            };
+            out.undecided.push(format!(
+                "{} = {}: undecided against ±{pct} ({can})",
+                a.label, a.cell
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(figure: &str, lo: f64, hi: f64) -> Answer {
+        Answer {
+            source: Source::Compare,
+            label: format!("N=50 {figure}: b / a"),
+            scale: 50,
+            a: "a".into(),
+            b: "b".into(),
+            figure: figure.into(),
+            ratio: Some((lo * hi).sqrt()),
+            lo: Some(lo),
+            hi: Some(hi),
+            pairs: 3,
+            paired: true,
+            verdict: Verdict::Undecided,
+            mde: None,
+            higher_is_better: None,
+            words: String::new(),
+            cell: String::new(),
+            evidence: String::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_decided_change_to_the_worse_side_beyond_the_threshold_fails() {
+        let g = of_answers(
+            &[
+                // Ready/s wholly below 0.9: worse beyond 10 %.
+                answer("Ready/s", 0.21, 0.32),
+                // T100 wholly below 0.9: better, not a regression, decided.
+                answer("T100", 0.5, 0.8),
+                // Peak RSS straddling 1.1: undecided, never a failure.
+                answer("peak RSS", 0.95, 1.2),
+                // T100 wholly above 1.1: worse.
+                answer("T100", 1.2, 1.4),
+                // No better side: skipped.
+                answer("409s", 0.1, 0.2),
+            ],
+            0.10,
+        );
+        assert_eq!(g.regressions.len(), 2, "{:?}", g.regressions);
+        assert!(g.regressions[0].starts_with("N=50 Ready/s"));
+        assert!(g.regressions[1].starts_with("N=50 T100"));
+        assert_eq!(g.undecided.len(), 1, "{:?}", g.undecided);
+        assert!(g.undecided[0].starts_with("N=50 peak RSS"));
+    }
+}
