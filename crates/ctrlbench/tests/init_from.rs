@@ -56,6 +56,14 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// The commits the manifest's builds were made from, in order.
+fn build_commits(m: &ctrlbench_record::Manifest) -> Vec<String> {
+    m.builds
+        .iter()
+        .filter_map(|b| b.git_commit.clone())
+        .collect()
+}
+
 /// `dir` as a git repository whose `main` holds its files.
 fn commit_as_main(dir: &Path) -> String {
     git(dir, &["init", "-q", "-b", "main"]);
@@ -273,12 +281,12 @@ fn a_branch_with_a_sleep_is_decided_slower_than_main_and_gated() {
     assert_success(&out);
     let dir = only_results_dir(&tmp.path().join("same"));
     let m = read_manifest(&dir);
-    let commits: Vec<&str> = m
-        .builds
-        .iter()
-        .filter_map(|b| b.git_commit.as_deref())
-        .collect();
-    assert_eq!(commits, [main.as_str(), main.as_str()], "{:?}", m.builds);
+    assert_eq!(
+        build_commits(&m),
+        [main.clone(), main.clone()],
+        "{:?}",
+        m.builds
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("no decided regression"));
     // A branch whose reconciles each sleep 20 ms.
     git(&project, &["checkout", "-q", "-b", "slow"]);
@@ -316,11 +324,6 @@ fn a_branch_with_a_sleep_is_decided_slower_than_main_and_gated() {
     assert_eq!(q["b"], "memcached-operator");
     assert_eq!(q["verdict"], "lower", "{q}");
     let m = read_manifest(&dir);
-    let commits: Vec<&str> = m
-        .builds
-        .iter()
-        .filter_map(|b| b.git_commit.as_deref())
-        .collect();
     let head = git(&project, &["rev-parse", "HEAD"]);
-    assert_eq!(commits, [head.as_str(), main.as_str()], "{:?}", m.builds);
+    assert_eq!(build_commits(&m), [head, main], "{:?}", m.builds);
 }

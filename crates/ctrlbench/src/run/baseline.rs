@@ -17,6 +17,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
+use super::build::hex;
 use crate::experiment::spec::Compare;
 use crate::experiment::workload::relative_to;
 use crate::experiment::{Experiment, Impl};
@@ -200,8 +201,9 @@ fn unpack(top: &Path, commit: &str, into: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A git command's trimmed output in `dir`; an error when it fails.
-fn git(dir: &Path, args: &[&str]) -> Result<String> {
+/// A git command's trimmed output in `dir`; an error when it fails or
+/// prints nothing.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -261,10 +263,6 @@ fn lenient_canonical(p: &Path) -> PathBuf {
             _ => return abs,
         }
     }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -229,7 +229,7 @@ pub fn file_sha256(p: &Path) -> Result<String> {
     Ok(hex(&Sha256::digest(&bytes)))
 }
 
-fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
@@ -239,20 +239,10 @@ fn git_commit(dir: &Path) -> Option<String> {
     if let Some(c) = super::baseline::exported_commit(dir) {
         return Some(c);
     }
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .stderr(Stdio::null())
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-    };
+    let git = |args: &[&str]| super::baseline::git(dir, args).ok();
     let head = git(&["rev-parse", "HEAD"])?;
-    let dirty = git(&["status", "--porcelain", "--", "."]).is_some_and(|s| !s.is_empty());
+    // Clean: git prints nothing, which `git` takes as no answer.
+    let dirty = git(&["status", "--porcelain", "--", "."]).is_some();
     Some(if dirty { format!("{head}+dirty") } else { head })
 }
 
