@@ -17,7 +17,6 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
-use super::build::hex;
 use crate::experiment::spec::Compare;
 use crate::experiment::workload::relative_to;
 use crate::experiment::{Experiment, Impl};
@@ -138,7 +137,7 @@ pub fn add_twins(exp: &mut Experiment, reference: &str) -> Result<Vec<Twin>> {
 /// REF's tree of repository `top`, exported once per commit under the cache.
 fn export(top: &Path, commit: &str, reference: &str) -> Result<PathBuf> {
     let base = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
-    let repo = hex(&Sha256::digest(top.display().to_string().as_bytes()));
+    let repo = format!("{:x}", Sha256::digest(top.display().to_string().as_bytes()));
     let tree = base
         .join("ctrlbench/baselines")
         .join(format!("{}-{commit}", &repo[..12]));

@@ -229,7 +229,7 @@ pub fn file_sha256(p: &Path) -> Result<String> {
     Ok(hex(&Sha256::digest(&bytes)))
 }
 
-pub(crate) fn hex(b: &[u8]) -> String {
+fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
