@@ -9,8 +9,9 @@ keeps CI inside its budget on two cores: most of their time is spent
 waiting on planes and controllers, not on the cores. Each binary's output is held back
 and printed whole when it ends, so lanes never interleave. Any failing
 binary fails the script; every binary still runs. Binaries that measure
-the machine itself (SERIAL) run last, alone, once both lanes are done:
-beside a lane they would see its planes as other load.
+the machine itself, or whose assertions are verdicts (SERIAL), run last,
+alone, once both lanes are done: beside a lane they would see its planes as
+other load, and a verdict measured under that load is not the one asserted.
 
 Usage: scripts/test-lanes.py [cargo test args…]  (from the workspace root)
 """
@@ -27,7 +28,7 @@ from pathlib import Path
 # takes about 160 s, cluster.rs 30 s, malformed.rs 15 s, and the rest
 # together about as long as those three.
 ALONE = {"run", "cluster", "malformed"}
-SERIAL = {"machine"}
+SERIAL = {"machine", "baseline"}
 
 
 def test_binaries(extra):

@@ -10,6 +10,8 @@ use std::process::{Command, Output};
 
 use ctrlbench_record::Manifest;
 
+pub mod project;
+
 /// The widget-controller binary next to this test's ctrlbench.
 pub fn widget_controller() -> PathBuf {
     let p = Path::new(env!("CARGO_BIN_EXE_ctrlbench")).with_file_name("widget-controller");

@@ -1,0 +1,85 @@
+//! `ctrlbench run --baseline REF` on an operator's repository: the working
+//! tree's build against a git ref's in one interleaved, paired run, gated by
+//! `--fail-on-regression`. Its verdicts are measurements, so this binary
+//! runs alone (scripts/test-lanes.py's SERIAL), not beside the lanes' planes.
+
+mod common;
+
+use common::project::{build_commits, commit_as_main, copy_fixture, git, init_in};
+use common::{assert_success, ctrlbench, only_results_dir, read_manifest};
+use ctrlbench_plane::testing::shared_plane;
+
+/// The slow lane: the working tree against a git ref in one interleaved,
+/// paired run. With no change between the refs the gate passes; with a
+/// 20 ms sleep per reconcile on a branch, Ready/s is decided lower against
+/// `main`, verdicts.json says so and `--fail-on-regression 10%` exits 1.
+#[test]
+fn a_branch_with_a_sleep_is_decided_slower_than_main_and_gated() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = copy_fixture(tmp.path());
+    let main = commit_as_main(&project);
+    assert_success(&init_in(tmp.path(), &["--from", "memcached-operator"]));
+    let ab = |results: &str| {
+        ctrlbench()
+            .current_dir(tmp.path())
+            .args(["run", "memcached-operator.toml", "--no-progress"])
+            .args(["--baseline", "main", "--fail-on-regression", "10%"])
+            .args(["--repeats", "3", "--results", results])
+            .arg("--kubeconfig")
+            .arg(&plane.kubeconfig_path)
+            .output()
+            .unwrap()
+    };
+    // The same tree on both sides.
+    let out = ab("same");
+    assert_success(&out);
+    println!("{}", String::from_utf8_lossy(&out.stdout));
+    let dir = only_results_dir(&tmp.path().join("same"));
+    let m = read_manifest(&dir);
+    assert_eq!(
+        build_commits(&m),
+        [main.clone(), main.clone()],
+        "{:?}",
+        m.builds
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no decided regression"));
+    // A branch whose reconciles each sleep 20 ms.
+    git(&project, &["checkout", "-q", "-b", "slow"]);
+    let file = project.join("internal/controller/memcached_controller.go");
+    let go = std::fs::read_to_string(&file).unwrap();
+    let slow = go.replacen(
+        "log := logf.FromContext(ctx)\n",
+        "log := logf.FromContext(ctx)\n\ttime.Sleep(20 * time.Millisecond)\n",
+        1,
+    );
+    assert_ne!(slow, go);
+    std::fs::write(&file, slow).unwrap();
+    git(
+        &project,
+        &["commit", "-q", "-am", "sleep 20 ms per reconcile"],
+    );
+    let out = ab("slow");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("REGRESSION N=50 Ready/s"), "{stdout}");
+    let dir = only_results_dir(&tmp.path().join("slow"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("verdicts.json")).unwrap()).unwrap();
+    let q = v["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["figure"] == "Ready/s" && q["a"] == "memcached-operator-baseline")
+        .unwrap_or_else(|| panic!("no Ready/s question in {v}"));
+    assert_eq!(q["b"], "memcached-operator");
+    assert_eq!(q["verdict"], "lower", "{q}");
+    let m = read_manifest(&dir);
+    let head = git(&project, &["rev-parse", "HEAD"]);
+    assert_eq!(build_commits(&m), [head, main], "{:?}", m.builds);
+}
