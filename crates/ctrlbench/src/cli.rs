@@ -155,7 +155,9 @@ pub enum Command {
     /// and Go sources) and writes ./<projectName>.toml ready to run: the CRD,
     /// the sample as object template, the Role and cluster-wide reads, the
     /// readiness condition, `build` (go build) and a command whose metrics
-    /// are on loopback in plain HTTP.
+    /// are on loopback in plain HTTP. A Cargo package depending on kube
+    /// (and no PROJECT) is read as a kube-rs project: its committed CRD
+    /// YAML, an example object, the kind's own rules, `cargo build`.
     Init {
         /// The experiment's name (a label value); the file is ./NAME.toml.
         /// With --from: the project's name unless given.
@@ -164,9 +166,19 @@ pub enum Command {
         /// An operator's repository (a kubebuilder or operator-sdk Go layout).
         #[arg(long, value_name = "DIR")]
         from: Option<PathBuf>,
-        /// With --from: the kind to create (needed when PROJECT has several).
+        /// With --from: the kind to create (needed when PROJECT, or a
+        /// kube-rs project's CRDs, have several).
         #[arg(long, value_name = "KIND", requires = "from")]
         kind: Option<String>,
+        /// With --from on a kube-rs project: the cargo profile its build
+        /// step uses (`dev` builds faster, but measures a debug build).
+        #[arg(
+            long,
+            value_name = "PROFILE",
+            default_value = "release",
+            requires = "from"
+        )]
+        cargo_profile: String,
     },
     /// Measure the cluster's raw write capacity: creates and status merge patches
     /// with 1, 4, 16 and 64 concurrent writers, no controller.

@@ -156,7 +156,12 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Init { name, from, kind } => init(name, from, kind),
+        Command::Init {
+            name,
+            from,
+            kind,
+            cargo_profile,
+        } => init(name, from, kind, &cargo_profile),
         Command::Calibrate { dir } => {
             emit(&crate::calibration::calibrate(&dir)?)?;
             Ok(())
@@ -445,6 +450,7 @@ fn init(
     name: Option<String>,
     from: Option<std::path::PathBuf>,
     kind: Option<String>,
+    cargo_profile: &str,
 ) -> Result<()> {
     let here = std::path::Path::new(".");
     let Some(project) = from else {
@@ -456,8 +462,13 @@ fn init(
         );
         return Ok(());
     };
-    let (path, warnings) =
-        crate::experiment::init::write_from(&project, kind.as_deref(), name.as_deref(), here)?;
+    let (path, warnings) = crate::experiment::init::write_from(
+        &project,
+        kind.as_deref(),
+        name.as_deref(),
+        cargo_profile,
+        here,
+    )?;
     for w in &warnings {
         eprintln!("warning: {w}");
     }

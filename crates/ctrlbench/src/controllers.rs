@@ -296,6 +296,14 @@ pub fn rust_binary_with_allocator(allocator: &str) -> Result<PathBuf> {
 fn nested_cargo() -> Command {
     let mut cmd = Command::new("cargo");
     own(&mut cmd, Lifetime::Attached);
+    without_package_env(&mut cmd);
+    cmd
+}
+
+/// Leaves out of `cmd`'s environment the package variables that `cargo
+/// run` and `cargo test` set for ctrlbench (see `nested_cargo`), so that a
+/// cargo it runs, or a build step that runs one, builds as its user would.
+pub fn without_package_env(cmd: &mut Command) {
     for (key, _) in std::env::vars_os() {
         let Some(key) = key.to_str() else { continue };
         if matches!(
@@ -314,7 +322,6 @@ fn nested_cargo() -> Command {
             cmd.env_remove(key);
         }
     }
-    cmd
 }
 
 fn which(tool: &str) -> bool {

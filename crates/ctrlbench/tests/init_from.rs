@@ -2,14 +2,15 @@
 //! it: the kubebuilder v4 scaffold in tests/fixtures/memcached-operator
 //! gives a file that plans with no edit, and then, on the real local
 //! plane, builds the operator (its own `build` step) and brings 50 of its
-//! objects to Available. Bad inputs get one error line each and leave
-//! nothing behind.
+//! objects to Available. The kube-rs project in tests/fixtures/echo-operator
+//! does the same, to all Ready. Bad inputs get one error line each and
+//! leave nothing behind.
 
 mod common;
 
 use std::path::Path;
 
-use common::project::{commit_as_main, copy_fixture, init_in, one_error};
+use common::project::{commit_as_main, copy_fixture, init_in, kube_rs_fixture, one_error};
 use common::{assert_success, ctrlbench, only_results_dir, read_manifest};
 use ctrlbench_plane::testing::shared_plane;
 
@@ -174,4 +175,109 @@ fn the_fixture_operator_runs_to_all_ready_with_no_edit() {
     let m2 = read_manifest(&dir);
     assert!(!m2.builds[0].ran);
     assert_eq!(m2.builds[0].program_sha256, m.builds[0].program_sha256);
+}
+
+/// init --from on the kube-rs fixture, built with the dev profile so that
+/// its build is the one the tests already made.
+fn init_kube_rs(cwd: &Path) -> String {
+    let fixture = kube_rs_fixture();
+    let out = init_in(
+        cwd,
+        &[
+            "--from",
+            fixture.to_str().unwrap(),
+            "--cargo-profile",
+            "dev",
+        ],
+    );
+    assert_success(&out);
+    // What it could not know is said, not guessed.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no metrics URL"), "{stderr}");
+    std::fs::read_to_string(cwd.join("echo-operator.toml")).unwrap()
+}
+
+#[test]
+fn a_kube_rs_project_gives_a_file_that_plans_unedited() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = init_kube_rs(tmp.path());
+    let fixture = kube_rs_fixture().canonicalize().unwrap();
+    let target = fixture
+        .join("../../../../../target")
+        .canonicalize()
+        .unwrap();
+    for want in [
+        format!("crd = \"{}/yaml/echo-crd.yaml\"", fixture.display()),
+        format!("object = \"{}/yaml/echo-example.yaml\"", fixture.display()),
+        "ready = { condition = \"Ready\" }".into(),
+        "build = [\"cargo\", \"build\", \"--profile\", \"dev\", \"-p\", \"echo-operator\", \"--bin\", \"echo-operator\"]".into(),
+        format!("command = [\"{}/debug/echo-operator\"]", target.display()),
+        "{ api_groups = [\"demo.example.com\"], resources = [\"echoes/status\"], verbs = [\"get\", \"patch\", \"update\"] }".into(),
+        "cluster_rbac = [\n  { api_groups = [\"demo.example.com\"], resources = [\"echoes\"], verbs = [\"list\", \"watch\"] },\n]".into(),
+    ] {
+        assert!(text.contains(&want), "{want} not in:\n{text}");
+    }
+    let out = ctrlbench()
+        .current_dir(tmp.path())
+        .args(["run", "echo-operator.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    // Without --cargo-profile the build is a release one.
+    let other = tempfile::tempdir().unwrap();
+    let out = init_in(other.path(), &["--from", fixture.to_str().unwrap()]);
+    assert_success(&out);
+    let text = std::fs::read_to_string(other.path().join("echo-operator.toml")).unwrap();
+    assert!(text.contains("\"--profile\", \"release\""), "{text}");
+    assert!(text.contains("/release/echo-operator\"]"), "{text}");
+}
+
+#[test]
+fn cargo_packages_that_are_not_kube_rs_projects_get_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let package = |name: &str, deps: &str| {
+        std::fs::create_dir_all(d.join(name).join("src")).unwrap();
+        std::fs::write(
+            d.join(name).join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n{deps}"
+            ),
+        )
+        .unwrap();
+        std::fs::write(d.join(name).join("src/main.rs"), "fn main() {}\n").unwrap();
+    };
+    package("plain", "");
+    let e = one_error(&init_in(d, &["--from", "plain"]));
+    assert!(e.contains("does not depend on kube"), "{e}");
+    package("no-crd", "kube = \"5\"\n");
+    let e = one_error(&init_in(d, &["--from", "no-crd"]));
+    assert!(e.contains("no CustomResourceDefinition"), "{e}");
+    assert!(!d.join("plain.toml").exists() && !d.join("no-crd.toml").exists());
+}
+
+/// The slow lane: the kube-rs operator built by its `build` step and run on
+/// the local plane, N=50 to all Ready with the file as init wrote it.
+#[test]
+fn the_kube_rs_operator_runs_to_all_ready_with_no_edit() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    init_kube_rs(tmp.path());
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .current_dir(tmp.path())
+        .args(["run", "echo-operator.toml", "--no-progress", "--results"])
+        .arg(&results)
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig_path)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let dir = only_results_dir(&results);
+    let m = read_manifest(&dir);
+    assert_eq!(m.runs[0].ready, 50, "{:?}", m.runs[0]);
+    assert_eq!(m.builds.len(), 1);
+    assert_eq!(m.builds[0].program_sha256.len(), 64);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("apiserver Echo update p99"), "{report}");
 }

@@ -39,7 +39,7 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
     }
     if !project_file.is_file() {
         bail!(
-            "{}: no PROJECT file: init --from reads a kubebuilder or operator-sdk Go project (PROJECT, config/crd/bases, config/samples, config/rbac/role.yaml)",
+            "{}: no PROJECT file or Cargo.toml: init --from reads a kubebuilder or operator-sdk Go project (PROJECT, config/crd/bases, config/samples, config/rbac/role.yaml) or a kube-rs Cargo package",
             dir.display()
         );
     }
@@ -47,7 +47,8 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
         .with_context(|| format!("cannot read {}", project_file.display()))?;
     let (name, kinds) =
         read_project(&text).map_err(|e| anyhow::anyhow!("{}: {e}", project_file.display()))?;
-    let chosen = choose(&kinds, kind).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let chosen =
+        choose(&kinds, kind, "PROJECT").map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
     let mut warnings = Vec::new();
     let shown = shown_path(dir, out_dir);
     let at = |rel: &str| format!("{shown}/{rel}");
@@ -61,7 +62,7 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
     }
     let (crd_rel, crd) = find_crd(dir, &chosen)?;
     let sample = find_sample(dir, &chosen, &crd, &mut warnings)?;
-    let (ready, ready_note) = readiness(dir, &crd, &chosen);
+    let (ready, ready_note) = readiness(dir, &go_sources(dir), &crd, &chosen);
     let rules = read_role(&dir.join("config/rbac/role.yaml"), &mut warnings)?;
     let (main_pkg, lease) = main_package(dir);
 
@@ -205,7 +206,8 @@ pub fn read_project(text: &str) -> Result<(String, Vec<Kind>), String> {
     Ok((name, kinds))
 }
 
-fn choose(kinds: &[Kind], want: Option<&str>) -> Result<Kind, String> {
+/// The kind `want` names, or the only one; `from` says where they were read.
+pub(super) fn choose(kinds: &[Kind], want: Option<&str>, from: &str) -> Result<Kind, String> {
     let names = || {
         kinds
             .iter()
@@ -218,10 +220,10 @@ fn choose(kinds: &[Kind], want: Option<&str>) -> Result<Kind, String> {
             .iter()
             .find(|k| k.kind.eq_ignore_ascii_case(w))
             .cloned()
-            .ok_or_else(|| format!("no kind {w:?} in PROJECT: it has {}", names())),
+            .ok_or_else(|| format!("no kind {w:?} in {from}: it has {}", names())),
         None if kinds.len() == 1 => Ok(kinds[0].clone()),
         None => Err(format!(
-            "PROJECT has {} kinds ({}): choose one with --kind",
+            "{from} has {} kinds ({}): choose one with --kind",
             kinds.len(),
             names()
         )),
@@ -229,7 +231,7 @@ fn choose(kinds: &[Kind], want: Option<&str>) -> Result<Kind, String> {
 }
 
 /// The path of `dir` as the experiment file in `out_dir` names it.
-fn shown_path(dir: &Path, out_dir: &Path) -> String {
+pub(super) fn shown_path(dir: &Path, out_dir: &Path) -> String {
     let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let (d, o) = (abs(dir), abs(out_dir));
     if let Ok(rel) = d.strip_prefix(&o) {
@@ -348,13 +350,17 @@ fn find_sample(dir: &Path, k: &Kind, crd: &Value, warnings: &mut Vec<String>) ->
 }
 
 /// The `ready` line and a comment saying where it came from.
-fn readiness(dir: &Path, crd: &Value, k: &Kind) -> (String, String) {
+pub(super) fn readiness(
+    dir: &Path,
+    sources: &[(PathBuf, String)],
+    crd: &Value,
+    k: &Kind,
+) -> (String, String) {
     let status = version_schema(crd, &k.version)
         .and_then(|s| s.pointer("/properties/status/properties"))
         .and_then(Value::as_object);
     let has = |f: &str| status.is_some_and(|m| m.contains_key(f));
     if has("conditions") {
-        let sources = go_sources(dir);
         for t in ["Ready", "Available"] {
             let lit = format!("\"{t}\"");
             if let Some(f) = sources.iter().find(|(_, text)| text.contains(&lit)) {
@@ -473,7 +479,7 @@ fn main_package(dir: &Path) -> (String, Option<String>) {
 }
 
 /// (api_groups, resources, verbs) of each rule of role.yaml's ClusterRole(s).
-type Rule = (Vec<String>, Vec<String>, Vec<String>);
+pub(super) type Rule = (Vec<String>, Vec<String>, Vec<String>);
 
 fn read_role(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<Rule>> {
     let text = std::fs::read_to_string(path).with_context(|| {
@@ -545,7 +551,7 @@ fn cluster_reads(rules: &[Rule]) -> Vec<Rule> {
         .collect()
 }
 
-fn rules_toml(key: &str, rules: &[Rule]) -> String {
+pub(super) fn rules_toml(key: &str, rules: &[Rule]) -> String {
     let list = |v: &[String]| v.iter().map(|s| q(s)).collect::<Vec<_>>().join(", ");
     let mut s = format!("{key} = [\n");
     for (g, r, v) in rules {
@@ -561,7 +567,7 @@ fn rules_toml(key: &str, rules: &[Rule]) -> String {
 }
 
 /// A TOML basic string (JSON's escapes are TOML's).
-fn q(s: &str) -> String {
+pub(super) fn q(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
@@ -596,12 +602,15 @@ mod tests {
             ]
         );
         assert_eq!(
-            choose(&kinds, None).unwrap_err(),
+            choose(&kinds, None, "PROJECT").unwrap_err(),
             "PROJECT has 2 kinds (Cart, Store): choose one with --kind"
         );
-        assert_eq!(choose(&kinds, Some("cart")).unwrap().kind, "Cart");
+        assert_eq!(
+            choose(&kinds, Some("cart"), "PROJECT").unwrap().kind,
+            "Cart"
+        );
         assert!(
-            choose(&kinds, Some("Pod"))
+            choose(&kinds, Some("Pod"), "PROJECT")
                 .unwrap_err()
                 .contains("no kind \"Pod\"")
         );

@@ -28,9 +28,16 @@ pub fn write_from(
     project: &Path,
     kind: Option<&str>,
     name: Option<&str>,
+    cargo_profile: &str,
     out: &Path,
 ) -> Result<(PathBuf, Vec<String>)> {
-    let g = super::from_project::generate(project, kind, out)?;
+    // A PROJECT file says kubebuilder or operator-sdk even beside a
+    // Cargo.toml; only without one is a Cargo package read as kube-rs.
+    let g = if !project.join("PROJECT").is_file() && super::from_cargo::recognised(project) {
+        super::from_cargo::generate(project, kind, cargo_profile, out)?
+    } else {
+        super::from_project::generate(project, kind, out)?
+    };
     let name = match name {
         Some(n) => {
             super::spec::policy::check_name(n).map_err(anyhow::Error::msg)?;

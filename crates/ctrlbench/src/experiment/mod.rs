@@ -2,6 +2,7 @@
 //! (`builtin`), and their expansion into runs (`plan`).
 
 pub mod builtin;
+pub mod from_cargo;
 pub mod from_project;
 pub mod init;
 pub mod overrides;

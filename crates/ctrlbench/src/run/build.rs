@@ -143,6 +143,7 @@ fn run(exp: &Experiment, s: &Step) -> Result<Build> {
 fn build(s: &Step) -> Result<()> {
     let mut cmd = Command::new(&s.command[0]);
     own(&mut cmd, Lifetime::Attached);
+    crate::controllers::without_package_env(&mut cmd);
     cmd.args(&s.command[1..])
         .current_dir(&s.dir)
         .stdin(Stdio::null())

@@ -83,3 +83,9 @@ pub fn one_error(out: &Output) -> String {
     assert_eq!(errors.len(), 1, "{stderr}");
     errors[0].to_string()
 }
+
+/// The kube-rs fixture, used in place: it is a member of the workspace, so
+/// its build is the tests' own (one kube compile), into the workspace's target.
+pub fn kube_rs_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/echo-operator")
+}
