@@ -44,6 +44,14 @@ fn a_branch_with_a_sleep_is_decided_slower_than_main_and_gated() {
         m.builds
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("no decided regression"));
+    // The arguments are recorded unfilled, so that the twins are an A/A
+    // pair that `ctrlbench calibrate` can read.
+    let summary =
+        std::fs::read_to_string(dir.join("N50/memcached-operator/rep1/summary.json")).unwrap();
+    assert!(
+        summary.contains("--metrics-bind-address=127.0.0.1:{port}"),
+        "{summary}"
+    );
     // A branch whose reconciles each sleep 20 ms.
     git(&project, &["checkout", "-q", "-b", "slow"]);
     let file = project.join("internal/controller/memcached_controller.go");

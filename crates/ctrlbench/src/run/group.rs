@@ -285,8 +285,10 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
                 .replace("{kubeconfig}", &kc.display().to_string())
         };
         let args: Vec<String> = v.command().iter().skip(1).map(|a| fill(a)).collect();
+        // Recorded as the file wrote them: the port and the paths differ
+        // per run, and two variants that differ only there are an A/A.
         if k == 0 {
-            m.flags = args.clone();
+            m.flags = v.command().iter().skip(1).cloned().collect();
         }
         let metrics_url = v.keys.metrics.as_deref().map(fill);
         let pprof_url = v.keys.pprof.as_deref().map(fill);
