@@ -6,6 +6,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Rust builds go to a target directory in the cache, one per toolchain
+# (unless CARGO_TARGET_DIR says otherwise), so that a fresh clone on a
+# machine that has run the tests before compiles only the workspace's own
+# crates. Remove ~/.cache/ctrlbench/target-* to reclaim the space.
+if [ -z "${CARGO_TARGET_DIR:-}" ]; then
+  toolchain=$(rustc -V | cksum | cut -d' ' -f1)
+  export CARGO_TARGET_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/ctrlbench/target-$toolchain"
+fi
+echo "cargo builds into $CARGO_TARGET_DIR"
+
 echo "== formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -202,10 +202,14 @@ fn a_kube_rs_project_gives_a_file_that_plans_unedited() {
     let tmp = tempfile::tempdir().unwrap();
     let text = init_kube_rs(tmp.path());
     let fixture = kube_rs_fixture().canonicalize().unwrap();
-    let target = fixture
-        .join("../../../../../target")
-        .canonicalize()
-        .unwrap();
+    // Where cargo builds: the workspace's target/, unless the environment
+    // moves it (scripts/test.sh keeps it in the cache).
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(t) => std::path::PathBuf::from(t),
+        None => fixture.join("../../../../../target"),
+    }
+    .canonicalize()
+    .unwrap();
     for want in [
         format!("crd = \"{}/yaml/echo-crd.yaml\"", fixture.display()),
         format!("object = \"{}/yaml/echo-example.yaml\"", fixture.display()),
