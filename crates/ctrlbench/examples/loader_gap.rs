@@ -24,7 +24,8 @@ use kube::api::{Api, PostParams};
 use tokio_util::sync::CancellationToken;
 
 use ctrlbench::experiment::workload::Workload;
-use ctrlbench::run::measure::watch::{Objects, watch_ready};
+use ctrlbench::run::measure::watch::watch_ready;
+use ctrlbench::run::objects::Objects;
 use ctrlbench::run::{loader, namespace};
 use widget_api::Widget;
 

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use kube::core::ApiResource;
 
-use super::measure::watch::Objects;
+use super::objects::Objects;
 use super::{loader, namespace};
 use crate::experiment::workload::Workload;
 

@@ -11,8 +11,8 @@ use anyhow::Result;
 use ctrlbench_record::summary::QuietWait;
 use ctrlbench_record::{Settings, Summary};
 
-use super::measure::watch::Objects;
 use super::member::{Launch, LaunchKind, Member, Replica};
+use super::objects::Objects;
 use super::{Ctx, identity, measure, namespace};
 use crate::experiment::Impl;
 use crate::experiment::plan::Run;

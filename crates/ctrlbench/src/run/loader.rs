@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::experiment::workload::Workload;
 
-use super::measure::watch::{LOADER_MANAGER, Objects};
+use super::objects::{LOADER_MANAGER, Objects};
 
 /// What the loader did.
 #[derive(Debug, Default, Clone, serde::Serialize)]

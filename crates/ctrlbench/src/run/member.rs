@@ -11,7 +11,7 @@ use anyhow::Result;
 use ctrlbench_record::{RunDir, Settings};
 
 use super::controller::{ControllerProcess, Program};
-use super::measure::watch::Objects;
+use super::objects::Objects;
 
 /// One variant's part of a run.
 pub struct Member {

@@ -15,6 +15,7 @@ pub mod manifest;
 pub mod measure;
 pub mod member;
 pub mod namespace;
+pub mod objects;
 pub mod placement;
 pub mod preflight;
 pub mod probe;

@@ -24,12 +24,12 @@ use ctrlbench_record::{StopReason, Summary};
 use futures::future::BoxFuture;
 
 use super::sampler::Sampler;
-use super::watch::LOADER_MANAGER;
 use super::{Measurement, Run};
 use crate::experiment::phase::{Phase, render, widget_patch};
 use crate::experiment::workload::{ReadyRule, Workload, object_view};
 use crate::run::Ctx;
 use crate::run::member::Member;
+use crate::run::objects::LOADER_MANAGER;
 
 /// When an object counts as ready again after a patch that returned
 /// generation `g`: the controller must have acted on that generation, not

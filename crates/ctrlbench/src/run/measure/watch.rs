@@ -1,7 +1,7 @@
-//! Per-object timing: when each object was created (from the loader), when
-//! it was first seen ready by the workload's rule and when it was first
-//! written by someone other than the loader (both from our own watch, not
-//! the controller's). "Written" is read off managedFields, so it needs no
+//! Per-object timing, kept in `run::objects`: when each object was created
+//! (from the loader), when it was first seen ready by the workload's rule
+//! and when it was first written by someone other than the loader (both from
+//! our own watch, not the controller's). "Written" is read off managedFields, so it needs no
 //! knowledge of the controller: any field manager but the loader's counts,
 //! status and annotation writes alike. Any kind, through kube's dynamic API
 //! (decoded without managedFields' field sets, see `run::watched`); only the
@@ -9,10 +9,8 @@
 //! measurement ([`ReadyWatch`]) it writes objects.csv as the run goes (a
 //! killed run keeps what was seen) and the controller's start-up times.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -29,22 +27,10 @@ use super::{Measurement, Run};
 use crate::experiment::plan;
 use crate::run::Ctx;
 use crate::run::member::Member;
+use crate::run::objects::{LOADER_MANAGER, Objects};
 use crate::run::watched::Watched;
 
 use crate::experiment::workload::Workload;
-
-use ctrlbench_record::ObjectRecord;
-use ctrlbench_record::time::now_rfc3339;
-
-#[derive(Default, Clone)]
-struct Times {
-    created_at: Option<String>,
-    ready_at: Option<String>,
-    first_write_at: Option<String>,
-}
-
-/// The field manager the loader's creates carry.
-pub const LOADER_MANAGER: &str = "ctrlbench-loader";
 
 /// Whether anyone but the loader has written `w` (managedFields keeps one
 /// entry per manager and subresource; a write that changed nothing adds none).
@@ -54,80 +40,6 @@ fn written_by_others(w: &DynamicObject) -> bool {
         .iter()
         .flatten()
         .any(|m| m.manager.as_deref() != Some(LOADER_MANAGER))
-}
-
-/// The objects of one run.
-#[derive(Default)]
-pub struct Objects {
-    times: Mutex<HashMap<String, Times>>,
-    ready: AtomicU64,
-    /// When the last object first became Ready, if all `expected` did.
-    all_ready_at: Mutex<Option<Instant>>,
-    /// When the first object was first seen written by someone but the loader.
-    first_write_at: Mutex<Option<Instant>>,
-    pub expected: AtomicU64,
-}
-
-impl Objects {
-    pub fn created(&self, name: &str) {
-        let mut t = self.times.lock().expect("objects lock");
-        t.entry(name.to_string()).or_default().created_at = Some(now_rfc3339());
-    }
-
-    fn seen_ready(&self, name: &str) {
-        let mut t = self.times.lock().expect("objects lock");
-        let e = t.entry(name.to_string()).or_default();
-        if e.ready_at.is_none() {
-            e.ready_at = Some(now_rfc3339());
-            let n = self.ready.fetch_add(1, Ordering::SeqCst) + 1;
-            if n == self.expected.load(Ordering::SeqCst) {
-                *self.all_ready_at.lock().expect("objects lock") = Some(Instant::now());
-            }
-        }
-    }
-
-    fn seen_written(&self, name: &str) {
-        let mut t = self.times.lock().expect("objects lock");
-        let e = t.entry(name.to_string()).or_default();
-        if e.first_write_at.is_none() {
-            e.first_write_at = Some(now_rfc3339());
-            self.first_write_at
-                .lock()
-                .expect("objects lock")
-                .get_or_insert_with(Instant::now);
-        }
-    }
-
-    pub fn ready(&self) -> u64 {
-        self.ready.load(Ordering::SeqCst)
-    }
-
-    pub fn all_ready_at(&self) -> Option<Instant> {
-        *self.all_ready_at.lock().expect("objects lock")
-    }
-
-    /// When the first object was first seen written by the controller.
-    pub fn first_write_at(&self) -> Option<Instant> {
-        *self.first_write_at.lock().expect("objects lock")
-    }
-
-    /// objects.csv's records, sorted by name.
-    pub fn rows(&self) -> Vec<ObjectRecord> {
-        let mut rows: Vec<_> = {
-            // Copied under the lock, sorted outside it: the watch waits less.
-            let t = self.times.lock().expect("objects lock");
-            t.iter()
-                .map(|(n, v)| ObjectRecord {
-                    name: n.clone(),
-                    created_at: v.created_at.clone(),
-                    ready_at: v.ready_at.clone(),
-                    first_write_at: v.first_write_at.clone(),
-                })
-                .collect()
-        };
-        rows.sort();
-        rows
-    }
 }
 
 /// Watches run `run`'s objects in `ns` until cancelled, recording each

@@ -1,0 +1,99 @@
+//! The per-object times of one run ([`Objects`]): when each object was
+//! created, first seen ready and first written by someone but the loader,
+//! and the loader's field manager that tells those writes apart. The loader,
+//! the members, our watch and the summary all share them, so they live here,
+//! below every one of those files, and use none of them.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use ctrlbench_record::ObjectRecord;
+use ctrlbench_record::time::now_rfc3339;
+
+#[derive(Default, Clone)]
+struct Times {
+    created_at: Option<String>,
+    ready_at: Option<String>,
+    first_write_at: Option<String>,
+}
+
+/// The field manager the loader's creates carry.
+pub const LOADER_MANAGER: &str = "ctrlbench-loader";
+
+/// The objects of one run.
+#[derive(Default)]
+pub struct Objects {
+    times: Mutex<HashMap<String, Times>>,
+    ready: AtomicU64,
+    /// When the last object first became Ready, if all `expected` did.
+    all_ready_at: Mutex<Option<Instant>>,
+    /// When the first object was first seen written by someone but the loader.
+    first_write_at: Mutex<Option<Instant>>,
+    pub expected: AtomicU64,
+}
+
+impl Objects {
+    pub fn created(&self, name: &str) {
+        let mut t = self.times.lock().expect("objects lock");
+        t.entry(name.to_string()).or_default().created_at = Some(now_rfc3339());
+    }
+
+    /// Only our watch (`measure::watch`) sees objects ready or written,
+    /// hence visible to `run` alone.
+    pub(super) fn seen_ready(&self, name: &str) {
+        let mut t = self.times.lock().expect("objects lock");
+        let e = t.entry(name.to_string()).or_default();
+        if e.ready_at.is_none() {
+            e.ready_at = Some(now_rfc3339());
+            let n = self.ready.fetch_add(1, Ordering::SeqCst) + 1;
+            if n == self.expected.load(Ordering::SeqCst) {
+                *self.all_ready_at.lock().expect("objects lock") = Some(Instant::now());
+            }
+        }
+    }
+
+    pub(super) fn seen_written(&self, name: &str) {
+        let mut t = self.times.lock().expect("objects lock");
+        let e = t.entry(name.to_string()).or_default();
+        if e.first_write_at.is_none() {
+            e.first_write_at = Some(now_rfc3339());
+            self.first_write_at
+                .lock()
+                .expect("objects lock")
+                .get_or_insert_with(Instant::now);
+        }
+    }
+
+    pub fn ready(&self) -> u64 {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    pub fn all_ready_at(&self) -> Option<Instant> {
+        *self.all_ready_at.lock().expect("objects lock")
+    }
+
+    /// When the first object was first seen written by the controller.
+    pub fn first_write_at(&self) -> Option<Instant> {
+        *self.first_write_at.lock().expect("objects lock")
+    }
+
+    /// objects.csv's records, sorted by name.
+    pub fn rows(&self) -> Vec<ObjectRecord> {
+        let mut rows: Vec<_> = {
+            // Copied under the lock, sorted outside it: the watch waits less.
+            let t = self.times.lock().expect("objects lock");
+            t.iter()
+                .map(|(n, v)| ObjectRecord {
+                    name: n.clone(),
+                    created_at: v.created_at.clone(),
+                    ready_at: v.ready_at.clone(),
+                    first_write_at: v.first_write_at.clone(),
+                })
+                .collect()
+        };
+        rows.sort();
+        rows
+    }
+}
