@@ -17,9 +17,14 @@
 //! so the chance that any look of an A/A sequence decides "higher" or
 //! "lower" stays at or below 5 % whatever the stopping;
 //! tests/sequential.rs simulates it.
+//!
+//! The same rule says beforehand what a run can find: the chance that K
+//! repeats decide a true change of a given size (its power), and the
+//! fewest repeats that reach 80 %. tests/power.rs checks it against the
+//! decision code by simulation.
 
 use ctrlbench_record::manifest::{Evidence, Spread};
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 /// The error the whole sequence of looks may make.
 pub const ALPHA: f64 = 0.05;
@@ -88,6 +93,78 @@ pub fn pooled_interval(logs: &[f64], prior: Spread, looks: u32) -> Option<((f64,
     let var = (prior.df * prior.s * prior.s + sample_ss) / df;
     let half = critical(df, looks) * (var / kf).sqrt();
     Some((((mean - half).exp(), (mean + half).exp()), df))
+}
+
+/// The chance that `repeats` paired repeats decide a true change `effect`
+/// (a ratio: 1.10 for 10 % higher, 0.90 for 10 % lower) beyond `margin`,
+/// each pair's log ratio spreading as `spread` says and each look at the
+/// level of `looks`. The mean log ratio is taken as normal around the
+/// effect, against the interval's expected half-width.
+pub fn power(spread: Spread, effect: f64, margin: f64, repeats: u32, looks: u32) -> f64 {
+    let k = f64::from(repeats.max(1));
+    let se = spread.s / k.sqrt();
+    let half = critical(spread.df + k - 1.0, looks) * se;
+    let (d, edge) = if effect >= 1.0 {
+        (effect.ln(), (1.0 + margin).ln())
+    } else {
+        (-effect.ln(), -(1.0 - margin).ln())
+    };
+    if se <= 0.0 {
+        return if d > edge { 1.0 } else { 0.0 };
+    }
+    Normal::standard().cdf((d - edge - half) / se)
+}
+
+/// The fewest repeats, up to `max`, whose power for `effect` reaches `want`.
+pub fn repeats_for(
+    spread: Spread,
+    effect: f64,
+    margin: f64,
+    want: f64,
+    looks: u32,
+    max: u32,
+) -> Option<u32> {
+    (1..=max.max(1)).find(|&k| power(spread, effect, margin, k, looks) >= want)
+}
+
+/// The smallest change (as a fraction: 0.10 for ±10 %) that `repeats`
+/// repeats decide with probability `want`.
+pub fn detectable(spread: Spread, margin: f64, want: f64, repeats: u32, looks: u32) -> f64 {
+    let k = f64::from(repeats.max(1));
+    let se = spread.s / k.sqrt();
+    let half = critical(spread.df + k - 1.0, looks) * se;
+    let z = Normal::standard().inverse_cdf(want);
+    ((1.0 + margin).ln() + half + z * se).exp() - 1.0
+}
+
+/// One line per figure of what a run with at most `max` repeats can decide
+/// at 80 % power: "Ready/s: a 10 % change in 3 repeats" or, when 10 % is
+/// out of reach, the change it can decide.
+pub fn power_lines(e: &Evidence, figures: &[&str], margin: f64, max: u32) -> Vec<String> {
+    const WANT: f64 = 0.8;
+    let mut out = Vec::new();
+    for f in figures {
+        let s = spread_for(e, f);
+        let plural = |k: u32| if k == 1 { "repeat" } else { "repeats" };
+        let line = match repeats_for(s, 1.10, margin, WANT, e.looks, max) {
+            Some(k) => format!(
+                "{f}: a 10 % change is decided with 80 % probability in {k} {}",
+                plural(k)
+            ),
+            None => format!(
+                "{f}: a 10 % change is out of reach in {max} {}, which decide a change of {} with 80 % probability",
+                plural(max),
+                crate::verdict::percent(round_up(detectable(s, margin, WANT, max, e.looks)))
+            ),
+        };
+        out.push(line);
+    }
+    out
+}
+
+/// Up to the next whole percent (a detectable change is never shown smaller).
+fn round_up(fraction: f64) -> f64 {
+    (fraction * 100.0).ceil() / 100.0
 }
 
 /// How the evidence is named beside a verdict: "one repeat and this

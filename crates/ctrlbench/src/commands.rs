@@ -263,6 +263,10 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     let runs = plan::expand(&exp);
     if a.dry_run {
         emit(&plan::render(&exp, &runs))?;
+        emit(&plan::render_power(
+            &exp,
+            &crate::calibration::for_run(&exp),
+        ))?;
         for n in &notes.0 {
             emit(&format!("note: {n}\n"))?;
         }

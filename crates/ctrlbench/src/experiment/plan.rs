@@ -212,6 +212,32 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
     s
 }
 
+/// What the plan can decide: per figure asked about (Ready/s and every
+/// `[[compare]]` figure), the repeats at which a 10 % change is decided
+/// with 80 % probability at the spread `evidence` holds (this machine's
+/// calibration, or the default), or the change its repeats can decide.
+pub fn render_power(exp: &Experiment, evidence: &ctrlbench_record::manifest::Evidence) -> String {
+    let mut figures = vec!["Ready/s"];
+    for c in &exp.compare {
+        if !figures.contains(&c.figure.as_str()) {
+            figures.push(&c.figure);
+        }
+    }
+    let max = match exp.repeats {
+        super::spec::Repeats::Fixed(n) => n,
+        super::spec::Repeats::Auto { max, .. } => max,
+    };
+    let mut s = format!(
+        "power at this machine's spread ({}), margin ±{:.0} %:\n",
+        evidence.source,
+        exp.margin * 100.0
+    );
+    for line in ctrlbench_report::evidence::power_lines(evidence, &figures, exp.margin, max) {
+        let _ = writeln!(s, "  {line}");
+    }
+    s
+}
+
 /// The plan's cluster line(s).
 fn render_cluster(s: &mut String, exp: &Experiment) {
     let c = &exp.cluster;
