@@ -43,12 +43,14 @@
 pub mod attribution;
 pub mod compare;
 pub mod context;
+mod counterparts;
 pub mod evidence;
 pub mod export;
 pub mod faults;
 pub mod figures;
 pub mod forest;
 pub mod gate;
+mod goals;
 pub mod html;
 pub mod interval;
 pub mod load;

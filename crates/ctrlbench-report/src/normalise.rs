@@ -10,10 +10,10 @@
 use ctrlbench_record::manifest::ProbeRow;
 
 use crate::figures::Group;
+use crate::goals::probe_at;
 use crate::load::Results;
 use crate::metrics::Metric;
 use crate::quantile::median;
-use crate::sections::goals::probe_at;
 
 /// What figures are divided by.
 #[derive(Clone, Debug, PartialEq, Eq)]

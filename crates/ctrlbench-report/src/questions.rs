@@ -13,13 +13,13 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use ctrlbench_record::manifest::Evidence;
 
+use crate::counterparts::{self, Zero};
 use crate::evidence;
 use crate::figures::{self, Group, RunFigures, interleaved};
+use crate::goals::{self, GOALS};
 use crate::interval::{Method, Ratio};
 use crate::load::Results;
 use crate::metrics::Metric;
-use crate::sections::counterparts::{self, Zero};
-use crate::sections::goals::{self, GOALS};
 use crate::verdict::{Verdict, decide, mde, named};
 
 /// Where a question comes from.

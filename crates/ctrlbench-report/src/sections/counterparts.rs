@@ -9,16 +9,14 @@
 //! ratio, oriented so that > 1 means the variant is worse, paired over the
 //! repeats (the variants ran interleaved) with its 95 % interval and a
 //! verdict against the margin, and the preset's description. The pairings
-//! themselves are also the report's first questions (`crate::questions`).
-
-use ctrlbench_record::summary::Settings;
+//! are computed below the sections (`crate::counterparts`), since they are
+//! also the report's first questions (`crate::questions`); this file only
+//! lays them out.
 
 use super::Section;
 use crate::context::ReportCtx;
-use crate::figures::{Group, RunFigures, interleaved};
-use crate::interval::Ratio;
-use crate::metrics::Metric;
-use crate::stats::{fmt_duration, fmt_stat, stat};
+use crate::counterparts::{Pairing, QUESTIONS, Zero, oriented, pairings, zero_case};
+use crate::figures::Group;
 use crate::verdict::{percent, words};
 use crate::{Block, Table};
 
@@ -27,216 +25,6 @@ pub struct Counterparts;
 impl Section for Counterparts {
     fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
         out.extend(blocks(&ctx.groups, ctx.margin));
-    }
-}
-
-/// The questions in the order the report prints them, and whether higher
-/// is better on their headline figure.
-const QUESTIONS: &[(&str, &str, bool)] = &[
-    ("throughput", "Throughput", true),
-    ("coverage", "Correctness and coverage", true),
-    ("steady-state", "Steady-state cost", false),
-    ("deletion", "Deletion", false),
-    ("memory", "Memory", false),
-    ("duplicates", "Duplicate work", false),
-];
-
-/// A headline figure: a table metric, or one from a phase after the create phase.
-#[derive(Clone, Copy)]
-pub(crate) enum Figure {
-    Metric(Metric),
-    /// The controller's requests/s during the (first) idle phase.
-    IdleRequests,
-    /// The (first) delete phase's length: until every object was gone.
-    DeleteLength,
-}
-
-impl Figure {
-    pub(crate) fn label(self) -> &'static str {
-        match self {
-            Figure::Metric(m) => m.label(),
-            Figure::IdleRequests => "controller requests/s when idle",
-            Figure::DeleteLength => "delete phase length",
-        }
-    }
-
-    pub(crate) fn of(self, r: &RunFigures) -> Option<f64> {
-        let phase = |kind: &str| r.phases.iter().find(|p| p.summary.kind == kind);
-        match self {
-            Figure::Metric(m) => r.get(m),
-            Figure::IdleRequests => phase("idle")?.controller_requests_per_s,
-            Figure::DeleteLength => {
-                let p = phase("delete")?;
-                // A delete phase that did not finish has no length to compare.
-                (p.summary.done == p.summary.steps).then_some(p.seconds?)
-            }
-        }
-    }
-
-    fn values(self, g: &Group) -> Vec<f64> {
-        g.used().iter().filter_map(|r| self.of(r)).collect()
-    }
-
-    fn cell(self, g: &Group) -> String {
-        match self {
-            Figure::Metric(m) => g.cell(m),
-            Figure::IdleRequests => {
-                stat(self.values(g)).map_or("—".into(), |s| fmt_stat(&s, |v| format!("{v:.1}/s")))
-            }
-            Figure::DeleteLength => {
-                stat(self.values(g)).map_or("—".into(), |s| fmt_stat(&s, fmt_duration))
-            }
-        }
-    }
-
-    /// The figure a question compares `g` and `h` on; None when it was not measured.
-    fn for_question(question: &str, g: &Group, h: &Group) -> Option<Figure> {
-        let has = |f: Figure| !f.values(g).is_empty() && !f.values(h).is_empty();
-        Some(match question {
-            "throughput" => Figure::Metric(Metric::ReadyPerS),
-            "coverage" => Figure::Metric(Metric::Ready),
-            "steady-state" if has(Figure::IdleRequests) => Figure::IdleRequests,
-            "steady-state" => Figure::Metric(Metric::WritesPerObject),
-            "deletion" if has(Figure::DeleteLength) => Figure::DeleteLength,
-            "memory" => Figure::Metric(Metric::PeakRss),
-            "duplicates" => Figure::Metric(Metric::ReconcilesPerObject),
-            _ => return None,
-        })
-    }
-}
-
-/// The preset row a group's runs recorded: (preset, description, question, counterpart).
-fn info(g: &Group) -> Option<(&str, &str, &str, &str)> {
-    g.runs.iter().find_map(|r| {
-        let i = r.preset_info.as_ref()?;
-        let preset = r.settings.as_ref().map(|s| s.preset.as_str())?;
-        Some((
-            preset,
-            i.description.as_str(),
-            i.question.as_str(),
-            i.counterpart.as_str(),
-        ))
-    })
-}
-
-fn implementation(g: &Group) -> Option<&str> {
-    g.runs.iter().find_map(|r| r.implementation.as_deref())
-}
-
-/// The settings that must agree for a like-for-like comparison: everything
-/// the experiment file can change besides the preset's own.
-fn like_for_like(s: &Settings) -> impl PartialEq + use<> {
-    (
-        s.work_ms,
-        s.client_limit(),
-        s.queue.clone(),
-        s.priority_queue,
-        s.debounce_ms,
-        s.watch_list,
-        s.strip_managed_fields,
-        s.managed_fields_text,
-        s.list_semantic.clone(),
-        s.list_page_size,
-    )
-}
-
-/// The counterpart group of `g`: same scale, same implementation, the
-/// counterpart preset and like-for-like settings. When several qualify, the
-/// one whose name is `g`'s with the preset name swapped; otherwise none.
-fn counterpart_of<'a>(g: &Group, counterpart: &str, groups: &'a [Group]) -> Option<&'a Group> {
-    let (_, gs) = g.settings()?;
-    let (preset, ..) = info(g)?;
-    let found: Vec<&Group> = groups
-        .iter()
-        .filter(|h| {
-            h.scale == g.scale
-                && implementation(h) == implementation(g)
-                && h.settings().is_some_and(|(_, hs)| {
-                    hs.preset == counterpart && like_for_like(hs) == like_for_like(gs)
-                })
-        })
-        .collect();
-    match found.as_slice() {
-        [one] => Some(one),
-        [] => None,
-        many => {
-            let name = g.variant.replace(preset, counterpart);
-            many.iter().copied().find(|h| h.variant == name)
-        }
-    }
-}
-
-/// One variant beside its counterpart, on its question's headline figure.
-pub(crate) struct Pairing<'a> {
-    pub question: &'static str,
-    pub higher_is_better: bool,
-    pub variant: &'a Group,
-    pub counterpart: &'a Group,
-    pub figure: Figure,
-    /// "preset — description (measured against counterpart)".
-    pub description: String,
-}
-
-/// Every variant whose counterpart ran beside it, question by question.
-pub(crate) fn pairings(groups: &[Group]) -> Vec<Pairing<'_>> {
-    let mut out = Vec::new();
-    for &(question, _, higher_is_better) in QUESTIONS {
-        for g in groups {
-            let Some((preset, description, q, counterpart)) = info(g) else {
-                continue;
-            };
-            if q != question || counterpart.is_empty() {
-                continue;
-            }
-            let Some(h) = counterpart_of(g, counterpart, groups) else {
-                continue;
-            };
-            let Some(figure) = Figure::for_question(question, g, h) else {
-                continue;
-            };
-            out.push(Pairing {
-                question,
-                higher_is_better,
-                variant: g,
-                counterpart: h,
-                figure,
-                description: format!("{preset} — {description} (measured against {counterpart})"),
-            });
-        }
-    }
-    out
-}
-
-/// What a pairing's figure cannot be a ratio of: zeros, said in words.
-pub(crate) enum Zero {
-    /// Both sides measured 0.
-    Both,
-    /// The variant is worse without a finite ratio (it reached 0 of a
-    /// higher-is-better figure, or costs something where the counterpart costs 0).
-    Worse(&'static str),
-}
-
-/// The zero cases of a pairing, where no ratio exists.
-pub(crate) fn zero_case(p: &Pairing) -> Option<Zero> {
-    let (bad, good) = (p.figure.values(p.variant), p.figure.values(p.counterpart));
-    let zero = |v: &[f64]| !v.is_empty() && v.iter().all(|x| *x == 0.0);
-    match () {
-        _ if zero(&bad) && zero(&good) => Some(Zero::Both),
-        _ if p.higher_is_better && zero(&bad) => Some(Zero::Worse("∞ (variant at 0)")),
-        _ if !p.higher_is_better && zero(&good) && !bad.is_empty() => {
-            Some(Zero::Worse("∞ (counterpart at 0)"))
-        }
-        _ => None,
-    }
-}
-
-/// The ratio oriented so that > 1 means the variant is worse, paired by repeat.
-pub(crate) fn oriented(p: &Pairing) -> Option<Ratio> {
-    let f = |r: &RunFigures| p.figure.of(r);
-    if p.higher_is_better {
-        interleaved(p.variant, p.counterpart, f)
-    } else {
-        interleaved(p.counterpart, p.variant, f)
     }
 }
 
@@ -322,9 +110,11 @@ fn blocks(groups: &[Group], margin: f64) -> Vec<Block> {
 
 #[cfg(test)]
 mod tests {
-    use ctrlbench_record::summary::PresetInfo;
+    use ctrlbench_record::summary::{PresetInfo, Settings};
 
     use super::*;
+    use crate::figures::RunFigures;
+    use crate::metrics::Metric;
 
     fn group(
         variant: &str,

@@ -12,13 +12,20 @@
 //! create rate alone (start = "after-load") against the probe's create rate
 //! at the loader's concurrency, both paired by repeat; at N ≥ 100 000 the
 //! harness's own peak RSS and share of a core.
+//! The goals, their pairs and the probe matching are computed below the
+//! sections (`crate::goals`), since the report's questions ask the same;
+//! this file only lays them out.
 
 use ctrlbench_record::manifest::ProbeRow;
-use ctrlbench_record::summary::StartMode;
 
 use super::Section;
 use crate::context::ReportCtx;
 use crate::figures::{Group, interleaved};
+use crate::goals::{
+    GOALS, Goal, HARNESS_CPU_TARGET, HARNESS_RSS_TARGET_MIB, LOADER_TARGET, OVERHEAD_TARGET,
+    ProbeFigure, SCALE_N, against_probe, concurrency, loader_alone, overhead_groups, pairs, target,
+    to_probe,
+};
 use crate::interval::Ratio;
 use crate::load::Results;
 use crate::metrics::Metric;
@@ -27,111 +34,6 @@ use crate::verdict::{named, percent};
 use crate::{Block, Table};
 
 pub struct PerformanceGoals;
-
-/// One goal on a Rust/Go ratio.
-pub struct Goal {
-    pub name: &'static str,
-    pub metric: Metric,
-    /// The target: Rust/Go ≥ target (true) or ≤ target (false).
-    pub at_least: bool,
-    pub target: f64,
-    /// The target at N ≥ `SCALE_N` when the Rust side keeps whole objects
-    /// (managedFields not stripped), where it differs.
-    pub at_scale_whole: Option<f64>,
-    /// Judged only at N ≥ `SCALE_N` on controllers started after the load.
-    pub at_scale_after_load_only: bool,
-}
-
-impl Goal {
-    /// The target for the pair `rust` / go.
-    pub fn target_for(&self, rust: &Group) -> f64 {
-        let whole = rust
-            .settings()
-            .is_some_and(|(_, s)| !s.strip_managed_fields);
-        match self.at_scale_whole {
-            Some(t) if rust.scale >= SCALE_N && whole => t,
-            _ => self.target,
-        }
-    }
-
-    /// Whether the goal speaks of the pair `rust` / `go` at all.
-    pub fn applies(&self, rust: &Group, go: &Group) -> bool {
-        let after_load = |g: &Group| {
-            g.runs
-                .iter()
-                .all(|f| f.start_mode == Some(StartMode::AfterLoad))
-        };
-        !self.at_scale_after_load_only
-            || (rust.scale >= SCALE_N && after_load(rust) && after_load(go))
-    }
-}
-
-pub const GOALS: &[Goal] = &[
-    Goal {
-        name: "throughput (Ready/s)",
-        metric: Metric::ReadyPerS,
-        at_least: true,
-        target: 1.1,
-        at_scale_whole: None,
-        at_scale_after_load_only: false,
-    },
-    Goal {
-        name: "memory (peak RSS)",
-        metric: Metric::PeakRss,
-        at_least: false,
-        target: 0.5,
-        // 100 000 whole objects: no more than Go; stripped, half.
-        at_scale_whole: Some(1.0),
-        at_scale_after_load_only: false,
-    },
-    Goal {
-        name: "CPU per reconcile",
-        metric: Metric::CpuPerReconcile,
-        at_least: false,
-        target: 0.5,
-        at_scale_whole: None,
-        at_scale_after_load_only: false,
-    },
-    Goal {
-        name: "start-up (initial list)",
-        metric: Metric::StartInitialList,
-        at_least: false,
-        // No slower than Go's.
-        target: 1.0,
-        at_scale_whole: None,
-        at_scale_after_load_only: true,
-    },
-];
-
-/// Status-patch overhead: the rate at 1 worker ≥ 85 % of the probe's 1-writer rate.
-pub const OVERHEAD_TARGET: f64 = 0.85;
-/// Loader: its create rate alone ≥ 95 % of the probe's at the same concurrency.
-pub const LOADER_TARGET: f64 = 0.95;
-/// Scale: at N ≥ 100 000 the harness's own peak RSS stays ≤ 300 MiB.
-pub const SCALE_N: u64 = 100_000;
-pub const HARNESS_RSS_TARGET_MIB: f64 = 300.0;
-/// …and uses ≤ 5 % of a core while it watches the controllers work.
-pub const HARNESS_CPU_TARGET: f64 = 0.05;
-
-/// The target met when the whole interval is on its side, not met when the
-/// whole interval is on the other, else undecided (as is a ratio without an
-/// interval: one pair cannot tell).
-pub fn target(r: &Ratio, at_least: bool, target: f64) -> &'static str {
-    let meets = |v: f64| if at_least { v >= target } else { v <= target };
-    match r.interval {
-        Some((lo, hi)) => {
-            let (worst, best) = if at_least { (lo, hi) } else { (hi, lo) };
-            if meets(worst) {
-                "target met"
-            } else if !meets(best) {
-                "target not met"
-            } else {
-                "target undecided"
-            }
-        }
-        None => "target undecided",
-    }
-}
 
 /// "Rust higher (better); target met": the verdict on Rust/Go against the
 /// margin (the goals' figures all have a better side), then the target's.
@@ -144,130 +46,11 @@ pub fn verdict(r: &Ratio, goal: &Goal, target_value: f64, margin: f64) -> String
     )
 }
 
-/// Every variant of the group ran with work_ms = 0 (as it printed its settings).
-fn zero_work(g: &Group) -> bool {
-    g.runs
-        .iter()
-        .all(|r| r.settings.as_ref().is_some_and(|s| s.work_ms == 0))
-}
-
-/// The rust-X / go-X pairs (per scale) the goals apply to.
-pub fn pairs(groups: &[Group]) -> Vec<(&Group, &Group)> {
-    rust_go(groups)
-        .into_iter()
-        .filter(|(r, go)| zero_work(r) && zero_work(go))
-        .collect()
-}
-
-/// Every rust-X / go-X pair of a scale, whatever its work per reconcile.
-pub fn rust_go(groups: &[Group]) -> Vec<(&Group, &Group)> {
-    groups
-        .iter()
-        .filter_map(|r| {
-            let rest = r.variant.strip_prefix("rust-")?;
-            let go = groups
-                .iter()
-                .find(|g| g.scale == r.scale && g.variant == format!("go-{rest}"))?;
-            Some((r, go))
-        })
-        .collect()
-}
-
-/// The loader's concurrency the experiment ran with: as its summaries
-/// recorded it, else (older results) the experiment file's top-level
-/// `concurrency = n` line, else the default, 16.
-fn concurrency(r: &Results) -> usize {
-    let recorded = r
-        .manifest
-        .runs
-        .iter()
-        .find_map(|s| s.load.concurrency)
-        .map(|c| c as usize);
-    recorded.unwrap_or_else(|| {
-        r.manifest
-            .experiment_text
-            .lines()
-            .take_while(|l| !l.trim_start().starts_with('['))
-            .find_map(|l| {
-                let (k, v) = l.split_once('=')?;
-                (k.trim() == "concurrency").then(|| v.split('#').next()?.trim().parse().ok())?
-            })
-            .unwrap_or(16)
-    })
-}
-
-/// The probe row at `writers` that preceded the runs of (scale, repeat): an
-/// experiment probes before each repeat; older manifests and `ctrlbench
-/// probe` have one untagged probe, which then serves every run.
-pub(crate) fn probe_at(
-    probe: &[ProbeRow],
-    writers: usize,
-    scale: u64,
-    repeat: u32,
-) -> Option<&ProbeRow> {
-    let at = |p: &&ProbeRow| p.writers == writers;
-    if probe.iter().any(|p| p.repeat.is_some()) {
-        probe
-            .iter()
-            .filter(at)
-            .find(|p| p.scale == Some(scale) && p.repeat == Some(repeat))
-    } else {
-        probe.iter().find(at)
-    }
-}
-
-/// One figure of a probe row.
-type ProbeFigure = fn(&ProbeRow) -> Option<f64>;
-
-/// Per repeat, (the probe figure it had, the geometric mean of its runs'
-/// figures); the probe figures used; the runs used. A repeat is the unit:
-/// its runs share one probe, so they are not independent pairs.
-fn to_probe(
-    runs: &[(u64, u32, f64)],
-    probe: &[ProbeRow],
-    writers: usize,
-    of: impl Fn(&ProbeRow) -> Option<f64>,
-) -> (Vec<(f64, f64)>, Vec<f64>, usize) {
-    let mut runs_used = 0;
-    let mut repeats: Vec<((u64, u32), f64, Vec<f64>)> = Vec::new();
-    for &(scale, repeat, v) in runs {
-        if let Some(p) = probe_at(probe, writers, scale, repeat)
-            .and_then(&of)
-            .filter(|p| *p > 0.0)
-            && v > 0.0
-        {
-            runs_used += 1;
-            match repeats.iter_mut().find(|r| r.0 == (scale, repeat)) {
-                Some(r) => r.2.push(v),
-                None => repeats.push(((scale, repeat), p, vec![v])),
-            }
-        }
-    }
-    let mut used = Vec::new();
-    let pairs = repeats
-        .into_iter()
-        .map(|(_, p, vs)| {
-            if !used.contains(&p) {
-                used.push(p);
-            }
-            let mean = vs.iter().map(|v| v.ln()).sum::<f64>() / vs.len() as f64;
-            (p, if vs.len() == 1 { vs[0] } else { mean.exp() })
-        })
-        .collect();
-    (pairs, used, runs_used)
-}
-
 /// "368.5/s", or "368.5 [340.2–384.0]/s" over several repeats' probes.
 fn probe_cell(v: &[f64]) -> String {
     stat(v.to_vec())
         .map(|s| fmt_stat(&s, |x| format!("{x:.1}/s")))
         .unwrap_or("—".into())
-}
-
-/// The figure ÷ the probe's, paired by repeat, and its verdict against `at_least`.
-fn against_probe(pairs: &[(f64, f64)], at_least: f64) -> Option<(Ratio, &'static str)> {
-    let r = Ratio::paired(pairs)?;
-    Some((r, target(&r, true, at_least)))
 }
 
 impl Section for PerformanceGoals {
@@ -375,22 +158,13 @@ fn pair_rows(groups: &[Group], margin: f64) -> Vec<Vec<String>> {
     rows
 }
 
-/// The status-patch overhead against the probe: Rust groups at one worker
-/// writing status by patch whose controller started after the load (with
-/// the loader writing beside it, a controller's rate is not the runtime's
-/// overhead); the goal row, then the same against the probe's pass with one
-/// watch open, the watch every controller holds (context, not the goal).
+/// The status-patch overhead against the probe, on the groups
+/// `overhead_groups` picks: the goal row, then the same against the probe's
+/// pass with one watch open, the watch every controller holds (context,
+/// not the goal).
 fn overhead_rows(groups: &[Group], probe: &[ProbeRow]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
-    for g in groups.iter().filter(|g| {
-        g.variant.starts_with("rust-")
-            && g.runs.iter().all(|f| {
-                f.start_mode == Some(StartMode::AfterLoad)
-                    && f.settings
-                        .as_ref()
-                        .is_some_and(|s| s.workers == 1 && s.status_write == "patch")
-            })
-    }) {
+    for g in overhead_groups(groups) {
         let rates: Vec<(u64, u32, f64)> = g
             .used()
             .iter()
@@ -436,33 +210,11 @@ fn overhead_rows(groups: &[Group], probe: &[ProbeRow]) -> Vec<Vec<String>> {
     rows
 }
 
-/// The loader alone — runs whose controller started after the load —
-/// against the probe's create rate at the loader's concurrency. Flagged
-/// runs stay out, as from every pair (all of them when none is clean).
+/// The loader alone (`loader_alone`'s runs) against the probe's create
+/// rate at the loader's concurrency.
 fn loader_row(r: &Results, probe: &[ProbeRow]) -> Option<Vec<String>> {
     let conc = concurrency(r);
-    // (scale, repeat, creates/s, clean) of each after-load run.
-    let alone: Vec<(u64, u32, f64, bool)> = r
-        .runs
-        .iter()
-        .filter_map(|x| {
-            let s = x.summary.as_ref()?;
-            let alone = s
-                .start
-                .as_ref()
-                .is_some_and(|t| t.mode == StartMode::AfterLoad)
-                && s.load.errors == 0
-                && s.load.rate_per_s > 0.0;
-            let clean = crate::figures::problems(x).is_empty();
-            alone.then_some((x.scale, x.repeat, s.load.rate_per_s, clean))
-        })
-        .collect();
-    let any_clean = alone.iter().any(|a| a.3);
-    let loads: Vec<(u64, u32, f64)> = alone
-        .into_iter()
-        .filter(|a| a.3 || !any_clean)
-        .map(|(scale, repeat, rate, _)| (scale, repeat, rate))
-        .collect();
+    let loads = loader_alone(r);
     let (pairs, used, runs) = to_probe(&loads, probe, conc, |p| Some(p.create_per_s));
     let (ratio, met) = against_probe(&pairs, LOADER_TARGET)?;
     Some(vec![
@@ -539,12 +291,6 @@ mod tests {
             interval: Some((lo, hi)),
             method: Method::Paired { pairs: 3 },
         };
-        assert_eq!(target(&r(1.3, 1.2, 1.4), true, 1.1), "target met");
-        assert_eq!(target(&r(1.0, 0.9, 1.05), true, 1.1), "target not met");
-        assert_eq!(target(&r(1.1, 1.0, 1.2), true, 1.1), "target undecided");
-        assert_eq!(target(&r(0.4, 0.35, 0.45), false, 0.5), "target met");
-        assert_eq!(target(&r(0.7, 0.6, 0.8), false, 0.5), "target not met");
-        assert_eq!(target(&r(0.5, 0.4, 0.6), false, 0.5), "target undecided");
         let [throughput, memory, _] = [&GOALS[0], &GOALS[1], &GOALS[2]];
         assert_eq!(
             verdict(&r(1.3, 1.2, 1.4), throughput, throughput.target, 0.05),
@@ -595,41 +341,10 @@ mod tests {
         assert_eq!(label(&r), "loader alone (4 after-load runs)");
     }
 
-    fn row(writers: usize, at: Option<(u64, u32)>, patch: f64) -> ProbeRow {
-        ProbeRow {
-            writers,
-            status_patch_per_s: patch,
-            scale: at.map(|a| a.0),
-            repeat: at.map(|a| a.1),
-            ..ProbeRow::default()
-        }
-    }
-
+    /// The probe figures a row used: their median and range over the repeats.
     #[test]
-    fn each_run_is_divided_by_the_probe_of_its_repeat() {
-        let tagged = [
-            row(1, Some((50, 1)), 100.0),
-            row(16, Some((50, 1)), 900.0),
-            row(1, Some((50, 2)), 200.0),
-        ];
-        let runs = [(50, 1, 50.0), (50, 2, 50.0), (50, 3, 50.0)];
-        let (pairs, used, n) = to_probe(&runs, &tagged, 1, |p| Some(p.status_patch_per_s));
-        // Repeat 3 had no probe: left out, not divided by another repeat's.
-        assert_eq!(pairs, vec![(100.0, 50.0), (200.0, 50.0)]);
-        assert_eq!(n, 2);
-        assert_eq!(used, vec![100.0, 200.0]);
-        assert_eq!(probe_cell(&used), "150.0 [100.0–200.0]/s");
-        // One untagged probe (older manifests) serves every run.
-        let old = [row(1, None, 100.0)];
-        let (pairs, used, _) = to_probe(&runs, &old, 1, |p| Some(p.status_patch_per_s));
-        assert_eq!(pairs, vec![(100.0, 50.0); 3]);
-        assert_eq!(probe_cell(&used), "100.0/s");
-        // Two runs of one repeat share its probe: one pair, their geometric mean.
-        let two = [(50, 1, 50.0), (50, 1, 200.0)];
-        let (pairs, _, _) = to_probe(&two, &tagged, 1, |p| Some(p.status_patch_per_s));
-        assert_eq!(pairs.len(), 1);
-        assert_eq!(pairs[0].0, 100.0);
-        assert!((pairs[0].1 - 100.0).abs() < 1e-9, "{pairs:?}");
-        assert!(probe_at(&tagged, 4, 50, 1).is_none());
+    fn probe_cells_show_the_repeats_probes() {
+        assert_eq!(probe_cell(&[100.0, 200.0]), "150.0 [100.0–200.0]/s");
+        assert_eq!(probe_cell(&[100.0]), "100.0/s");
     }
 }

@@ -7,9 +7,9 @@
 mod answers;
 mod attribution;
 mod convergence;
-pub(crate) mod counterparts;
+mod counterparts;
 mod faults;
-pub(crate) mod goals;
+mod goals;
 mod header;
 mod legend;
 mod method;
