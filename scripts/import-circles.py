@@ -2,7 +2,7 @@
 """Fails when the source files of a crate import each other in a circle.
 
 A file may name another file of its crate by a path (`crate::run::summary`,
-`super::watch`, `self::keys`). Read top-down, those names should form
+`super::watch`, `self::keys`, or grouped: `use crate::{a, b::c}`). Read top-down, those names should form
 floors: a file uses the ones below it and is used by the ones above. A
 circle (a uses b, b uses a, perhaps through others) means neither can be
 read, changed or tested without the other, so scripts/test.sh runs this
@@ -33,12 +33,55 @@ def non_test_text(file: Path) -> str:
     return text if cut < 0 else text[:cut]
 
 
+GROUP = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{")
+
+
+def split_top(text: str) -> list:
+    """`a, b::{c, d}, e` split at the commas outside braces."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def grouped(text: str) -> list:
+    """The paths of `use crate::{a, b::{c, d}}` and the like, spelt out:
+    ("crate", "::a"), ("crate", "::b::c"), …"""
+    out = []
+    for m in GROUP.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        stack = [(m.group(2), text[m.end() : i - 1])]
+        while stack:
+            prefix, body = stack.pop()
+            for item in split_top(body):
+                if item.endswith("}") and "{" in item:
+                    head, inner = item.split("{", 1)
+                    stack.append((prefix + "::" + head.rstrip(":"), inner[:-1]))
+                    continue
+                item = item.split(" as ")[0].strip()
+                if item not in ("self", "*"):
+                    out.append((m.group(1), prefix + "::" + item))
+                elif prefix:
+                    out.append((m.group(1), prefix))
+    return out
+
+
 def edges_of(src: Path) -> dict:
     files = [f for f in src.rglob("*.rs") if f.name != "tests.rs" and "tests" not in f.relative_to(src).parts[:-1]]
     modules = {module_of(src, f): f for f in files}
     edges = {m: set() for m in modules}
     for m, f in modules.items():
-        for kind, rest in PATH.findall(non_test_text(f)):
+        text = non_test_text(f)
+        for kind, rest in PATH.findall(text) + grouped(text):
             base = {"crate": (), "self": m, "super": m[:-1]}[kind]
             target = base + tuple(rest[2:].split("::"))
             # The longest prefix that is a file: `crate::run::summary::Summary`

@@ -24,6 +24,7 @@ if [ -n "$(gofmt -l controllers/go)" ]; then
 fi
 
 python3 scripts/unify-features.py --check
+python3 scripts/import-circles.py
 
 echo "== control-plane binaries (built with Go on first use, then cached)"
 assets=$(cargo run --quiet -p ctrlbench -- cluster install --controller-manager | sed -n 's/^kube-apiserver=//p' | xargs dirname)
