@@ -2,17 +2,20 @@
 //! pair whose variants ran with identical settings (`crate::noise`), one
 //! table per scale — each headline figure's spread between the two names,
 //! its paired interval now and the half-width the same spread gives at 3, 6
-//! and 10 repeats, ✓ where that is within the margin — and one sentence on
-//! how many repeats a difference of the margin in Ready/s takes. It is what
+//! and 10 repeats, ✓ where that is within the margin — and sentences on
+//! how many repeats a difference of the margin in Ready/s takes, and the
+//! power this spread gives for a 10 % change. It is what
 //! an A/A run is for: the smallest difference this machine can decide.
 //! Nothing without an A/A pair.
 
 use super::Section;
 use crate::context::ReportCtx;
+use crate::evidence;
 use crate::metrics::Metric;
 use crate::noise::{self, NoiseRow, PROJECTED, plus_minus, repeats_to_decide};
 use crate::verdict::percent;
 use crate::{Block, Table};
+use ctrlbench_record::manifest::Spread;
 
 pub struct MachineNoise;
 
@@ -48,14 +51,22 @@ impl Section for MachineNoise {
                 .iter()
                 .position(|r| (r.scale, &r.a, &r.b) != (first.scale, &first.a, &first.b))
                 .map_or(rows.len(), |n| start + n);
-            pair(&rows[start..end], ctx.margin, out);
+            let looks = ctx
+                .results
+                .manifest
+                .evidence
+                .as_ref()
+                .map_or(1, |e| e.looks);
+            pair(&rows[start..end], ctx.margin, looks, out);
             start = end;
         }
     }
 }
 
-/// One pair at one scale: its heading, its table and the Ready/s sentence.
-fn pair(rows: &[NoiseRow], margin: f64, out: &mut Vec<Block>) {
+/// One pair at one scale: its heading, its table and the Ready/s
+/// sentences (the margin's repeats, and the power for a 10 % change with
+/// the run's `looks`).
+fn pair(rows: &[NoiseRow], margin: f64, looks: u32, out: &mut Vec<Block>) {
     let r0 = &rows[0];
     out.push(Block::Heading(
         3,
@@ -94,19 +105,42 @@ fn pair(rows: &[NoiseRow], margin: f64, out: &mut Vec<Block>) {
         })
         .collect();
     out.push(Block::Table(Table { head, rows: table }));
-    let ready = rows
-        .iter()
-        .find(|r| r.metric == Metric::ReadyPerS)
-        .and_then(|r| r.log_sd);
+    let ready_row = rows.iter().find(|r| r.metric == Metric::ReadyPerS);
+    let ready = ready_row.and_then(|r| r.log_sd);
     let m = percent(margin);
+    // The power sentence: this spread, worth its pairs − 1 degrees of
+    // freedom, as the evidence a later run of this machine is judged by.
+    let power = ready_row.zip(ready).map(|(r, s)| {
+        let spread = Spread {
+            s,
+            df: r.pairs.saturating_sub(1) as f64,
+        };
+        let max = noise::MAX_REPEATS as u32;
+        match evidence::repeats_for(spread, 1.10, margin, 0.8, looks, max) {
+            Some(k) => format!(
+                " Judged by this spread, a true 10 % change in Ready/s is decided (its interval \
+                 clears the ±{m} margin) with 80 % probability after {k} repeat{}.",
+                if k == 1 { "" } else { "s" }
+            ),
+            None => format!(
+                " Judged by this spread, {max} repeats decide a true change in Ready/s of {} \
+                 (its interval clearing the ±{m} margin) with 80 % probability; 10 % is out of \
+                 their reach.",
+                percent(
+                    (evidence::detectable(spread, margin, 0.8, max, looks) * 100.0).ceil() / 100.0
+                )
+            ),
+        }
+    });
+    let power = power.unwrap_or_default();
     out.push(Block::Para(
         match ready.map(|s| repeats_to_decide(s, margin)) {
             Some(Some(k)) => format!(
-                "At this spread, deciding a {m} difference in Ready/s takes {k} paired repeats."
+                "At this spread, deciding a {m} difference in Ready/s takes {k} paired repeats.{power}"
             ),
             Some(None) => format!(
                 "At this spread, deciding a {m} difference in Ready/s takes more than {} paired \
-             repeats.",
+             repeats.{power}",
                 noise::MAX_REPEATS
             ),
             None => "Ready/s has no spread yet (fewer than two repeat pairs measured it): nothing \

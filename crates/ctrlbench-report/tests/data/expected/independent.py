@@ -116,7 +116,10 @@ its absence when there is no A/A pair:
                   "—" with one pair (no s) or a value <= 0 (no log)
   sentence        the smallest K in 2..10 whose Ready/s half-width is <= M:
                   "At this spread, deciding a <M> difference in Ready/s takes
-                  <K> paired repeats." ("more than 10" when none)
+                  <K> paired repeats." ("more than 10" when none), then the
+                  power sentence: the fewest repeats (1..10) at which a true
+                  10 % change clears the margin with 80 % probability
+                  (power_sentence says how), or the change 10 repeats reach
   t precision     a cell that rounds the other way with t moved by 2e-4
                   relatively (a report's t may come from a three-decimal
                   table) is a rounding tie: accepted and listed as a note
@@ -1015,13 +1018,58 @@ def noise_rows(a_runs, b_runs, margin, tscale=1.0):
     return rows, ready_s
 
 
-def noise_sentence(s, margin, tscale=1.0):
+# Pocock's nominal two-sided level per look, 1 to 10 looks at an overall
+# 5 % (Pocock 1977, Biometrika 64:191); beyond 10, 5 % / looks.
+POCOCK_LEVELS = [0.05, 0.0294, 0.0221, 0.0182, 0.0158, 0.0142, 0.0130, 0.0120, 0.0112, 0.0106]
+
+
+def per_look(looks):
+    return POCOCK_LEVELS[looks - 1] if 1 <= looks <= 10 else 0.05 / looks
+
+
+def normal_cdf(z):
+    return 0.5 * (1 + math.erf(z / math.sqrt(2)))
+
+
+def normal_quantile(p):
+    lo, hi = -10.0, 10.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if normal_cdf(mid) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def power_sentence(s, pairs, margin, looks):
+    """The power the spread s (worth pairs - 1 degrees of freedom) gives a
+    true 10 % change at 1 to 10 repeats K: the mean log ratio normal around
+    ln 1.1 with standard error s / sqrt(K), against the interval's half-width
+    t * s / sqrt(K) (t at the look's level, pairs - 1 + K - 1 degrees of
+    freedom) past ln(1 + M): Phi((ln 1.1 - ln(1 + M) - half) / se) >= 0.8."""
+    def half_se(k):
+        se = s / math.sqrt(k)
+        t = t_quantile(1 - per_look(looks) / 2, pairs - 1 + k - 1)
+        return t * se, se
+    m = pct(margin)
+    for k in range(1, 11):
+        half, se = half_se(k)
+        if normal_cdf((math.log(1.1) - math.log(1 + margin) - half) / se) >= 0.8:
+            return (f" Judged by this spread, a true 10 % change in Ready/s is decided (its interval "
+                    f"clears the ±{m} margin) with 80 % probability after {k} repeat{'' if k == 1 else 's'}.")
+    half, se = half_se(10)
+    d = math.exp(math.log(1 + margin) + half + normal_quantile(0.8) * se) - 1
+    return (f" Judged by this spread, 10 repeats decide a true change in Ready/s of "
+            f"{pct(math.ceil(d * 100) / 100)} (its interval clearing the ±{m} margin) with 80 % "
+            f"probability; 10 % is out of their reach.")
+
+
+def noise_sentence(s, margin, tscale=1.0, pairs=None, looks=1):
     if s is None:
         return ("Ready/s has no spread yet (fewer than two repeat pairs measured it): "
                 "nothing to project from.")
     k = next((n for n in range(2, 11) if half_width(s, n, tscale) <= margin), None)
     takes = f"{k} paired repeats" if k else "more than 10 paired repeats"
-    return f"At this spread, deciding a {pct(margin)} difference in Ready/s takes {takes}."
+    power = power_sentence(s, pairs, margin, looks) if pairs else ""
+    return f"At this spread, deciding a {pct(margin)} difference in Ready/s takes {takes}.{power}"
 
 
 def check_noise(report_md, groups, manifest, margin, compare, failures):
@@ -1083,8 +1131,10 @@ def check_noise(report_md, groups, manifest, margin, compare, failures):
                 continue
             for j, (h, w, c) in enumerate(zip(NOISE_HEAD[1:], row[1:], by_fig[row[0]][1:])):
                 tied(f"noise {key} {row[0]} {h}", w, [t[0][i][j + 1] for t in ties], c)
-        tied(f"noise {key} sentence", noise_sentence(ready_s, margin),
-             [noise_sentence(r, margin, x) for (_, r), x in zip(ties, scales[1:])],
+        pairs = next((int(r[2]) for r in rows if r[0] == "Ready/s"), None)
+        looks = (manifest.get("evidence") or {}).get("looks", 1)
+        tied(f"noise {key} sentence", noise_sentence(ready_s, margin, 1.0, pairs, looks),
+             [noise_sentence(r, margin, x, pairs, looks) for (_, r), x in zip(ties, scales[1:])],
              g["sentence"] or "")
 
 
