@@ -126,7 +126,8 @@ pub enum Command {
         /// An A/A results directory: [[compare]] pairs of identical variants, two or more repeats.
         dir: PathBuf,
     },
-    /// List the built-in experiments.
+    /// List the built-in experiments: yours, then the lab's (ctrlbench's own
+    /// studies of its controllers, `experiments/lab/`) under their heading.
     Experiments {
         /// Print every `[[variant]]` key instead (the table of
         /// docs/experiments.md, in Markdown): its controller flag, which

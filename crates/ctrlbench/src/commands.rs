@@ -177,10 +177,7 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
         }
         Command::Experiments { keys: true } => emit(&crate::experiment::spec::keys::markdown()),
         Command::Experiments { keys: false } => {
-            for (name, desc) in crate::experiment::list() {
-                emit(&format!("{name:<12} {desc}\n"))?;
-            }
-            Ok(())
+            emit(&crate::experiment::listing(&crate::experiment::list()))
         }
         Command::Probe {
             objects,

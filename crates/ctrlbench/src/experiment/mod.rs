@@ -23,16 +23,16 @@ pub use spec::{Experiment, Schedule, Variant};
 pub fn load(name_or_path: &str) -> Result<Experiment> {
     let path = Path::new(name_or_path);
     if !path.exists()
-        && let Some(text) = builtin::get(name_or_path)
+        && let Some(b) = builtin::get(name_or_path)
     {
-        return Ok(builtin::parse(name_or_path, text)?);
+        return Ok(builtin::parse(b)?);
     }
     let bytes = std::fs::read(path).with_context(|| {
         format!(
             "cannot read experiment {name_or_path:?}: not a file and not a built-in ({})",
             builtin::BUILTIN
                 .iter()
-                .map(|(n, _)| *n)
+                .map(|b| b.name)
                 .collect::<Vec<_>>()
                 .join(", ")
         )
@@ -47,15 +47,85 @@ pub fn load(name_or_path: &str) -> Result<Experiment> {
     Ok(spec::parse(path, &text)?)
 }
 
-/// One line per built-in experiment: its name and description.
-pub fn list() -> Vec<(String, String)> {
-    builtin::BUILTIN
+/// A built-in experiment as `ctrlbench experiments` lists it.
+pub struct Listed {
+    pub name: &'static str,
+    /// The first line of its `description`.
+    pub description: String,
+    /// One of ctrlbench's own studies (`experiments/lab/`).
+    pub lab: bool,
+}
+
+/// Every built-in experiment, the user's first, then the lab's.
+pub fn list() -> Vec<Listed> {
+    let mut v: Vec<Listed> = builtin::BUILTIN
         .iter()
-        .map(|(name, text)| {
-            let desc = builtin::parse(name, text)
+        .map(|b| Listed {
+            name: b.name,
+            description: builtin::parse(b)
                 .map(|e| e.description.lines().next().unwrap_or_default().to_string())
-                .unwrap_or_else(|e| format!("(invalid: {e})"));
-            (name.to_string(), desc)
+                .unwrap_or_else(|e| format!("(invalid: {e})")),
+            lab: b.lab,
         })
-        .collect()
+        .collect();
+    // Stable: each group keeps the table's order.
+    v.sort_by_key(|l| l.lab);
+    v
+}
+
+/// The heading above the lab's experiments in `ctrlbench experiments`.
+pub const LAB_HEADING: &str = "lab (ctrlbench's own studies of its controllers):";
+
+/// `ctrlbench experiments`: one aligned line each, the user's experiments, then the
+/// lab's under [`LAB_HEADING`], each of those marked `[lab]` so that a line
+/// read alone (grep) still says it is not meant for the user's operator.
+pub fn listing(listed: &[Listed]) -> String {
+    let width = listed.iter().map(|l| l.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    let mut heading = false;
+    for l in listed {
+        let mark = if l.lab { "[lab] " } else { "" };
+        if l.lab && !heading {
+            out.push_str(LAB_HEADING);
+            out.push('\n');
+            heading = true;
+        }
+        out.push_str(&format!("{:<width$} {mark}{}\n", l.name, l.description));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lab_is_listed_last_under_its_heading_each_line_marked() {
+        let text = listing(&list());
+        let (user, lab) = text.split_once(LAB_HEADING).expect("the lab heading");
+        for name in [
+            "perf",
+            "memory",
+            "scale",
+            "allocators",
+            "http2",
+            "log-level",
+        ] {
+            assert!(get_lab(name), "{name} is not a lab experiment");
+            assert!(!user.lines().any(|l| l.starts_with(&format!("{name} "))));
+        }
+        assert!(user.lines().any(|l| l.starts_with("quick ")), "{user}");
+        assert!(!user.contains("[lab]"), "{user}");
+        let lab: Vec<_> = lab.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(lab.len(), 6, "{lab:?}");
+        assert!(lab.iter().all(|l| l.contains("[lab]")), "{lab:?}");
+        assert!(
+            lab.iter().any(|l| l.starts_with("perf ")),
+            "lab runs by name: {lab:?}"
+        );
+    }
+
+    fn get_lab(name: &str) -> bool {
+        builtin::get(name).is_some_and(|b| b.lab && b.path.starts_with("experiments/lab/"))
+    }
 }

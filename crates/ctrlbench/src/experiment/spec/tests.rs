@@ -523,8 +523,8 @@ fn missing_variant_is_reported() {
 
 #[test]
 fn builtin_experiments_are_valid() {
-    for (name, text) in crate::experiment::builtin::BUILTIN {
-        crate::experiment::builtin::parse(name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for b in crate::experiment::builtin::BUILTIN {
+        crate::experiment::builtin::parse(b).unwrap_or_else(|e| panic!("{}: {e}", b.name));
     }
 }
 
@@ -735,7 +735,7 @@ fn start_is_before_load_unless_a_variant_says_after_load() {
     // Not a controller flag: the harness decides when to start it.
     assert!(!e.variants[1].flags().iter().any(|f| f.contains("load")));
     let perf = crate::experiment::builtin::get("perf").unwrap();
-    let p = parse(Path::new("perf.toml"), perf).unwrap();
+    let p = parse(Path::new("perf.toml"), perf.text).unwrap();
     assert!(p.variants.iter().any(|v| v.start() == StartMode::AfterLoad));
     assert!(
         p.variants
