@@ -5,6 +5,7 @@ pub mod builtin;
 pub mod from_cargo;
 pub mod from_project;
 pub mod init;
+pub mod jsonpath;
 pub mod overrides;
 pub mod phase;
 pub mod plan;
