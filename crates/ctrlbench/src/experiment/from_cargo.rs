@@ -172,41 +172,47 @@ pub fn generate(
         "{}: no metrics URL: the report's controller-side figures (reconciles, queue, CPU per reconcile) need one; set metrics if the controller serves Prometheus text",
         pkg.name
     ));
-    let own: Rule = (
-        vec![chosen.group.clone()],
-        vec![plural.clone()],
-        ["get", "list", "watch", "patch", "update"]
-            .map(String::from)
-            .to_vec(),
-    );
-    let status: Rule = (
-        vec![chosen.group.clone()],
-        vec![format!("{plural}/status")],
-        ["get", "patch", "update"].map(String::from).to_vec(),
-    );
-    t.push_str(
-        "# The kind and its status. A kube-rs project has no generated Role: add\n\
-         # the kinds the controller creates or reads.\n",
-    );
-    t.push_str(&rules_toml("rbac", &[own, status]));
+    t.push_str(&rbac_toml(&chosen.group, &plural));
     warnings.push(format!(
         "rbac covers {plural} and {plural}/status only: add the kinds the controller creates or reads"
     ));
-    t.push_str(
-        "# The list/watch of a controller that watches every namespace (Api::all;\n\
-         # a ClusterRole; the report states cluster-wide reads).\n",
-    );
-    let reads: Rule = (
-        vec![chosen.group.clone()],
-        vec![plural],
-        ["list", "watch"].map(String::from).to_vec(),
-    );
-    t.push_str(&rules_toml("cluster_rbac", &[reads]));
     Ok(Generated {
         name: pkg.name,
         text: t,
         warnings,
     })
+}
+
+/// The rules a kube-rs controller of the kind needs at least: the kind and
+/// its status in the run's namespace, and its list/watch everywhere.
+fn rbac_toml(group: &str, plural: &str) -> String {
+    let rule = |resource: String, verbs: &[&str]| -> Rule {
+        (
+            vec![group.to_string()],
+            vec![resource],
+            verbs.iter().map(|v| v.to_string()).collect(),
+        )
+    };
+    let mut t = String::from(
+        "# The kind and its status. A kube-rs project has no generated Role: add\n\
+         # the kinds the controller creates or reads.\n",
+    );
+    t.push_str(&rules_toml(
+        "rbac",
+        &[
+            rule(plural.into(), &["get", "list", "watch", "patch", "update"]),
+            rule(format!("{plural}/status"), &["get", "patch", "update"]),
+        ],
+    ));
+    t.push_str(
+        "# The list/watch of a controller that watches every namespace (Api::all;\n\
+         # a ClusterRole; the report states cluster-wide reads).\n",
+    );
+    t.push_str(&rules_toml(
+        "cluster_rbac",
+        &[rule(plural.into(), &["list", "watch"])],
+    ));
+    t
 }
 
 /// The package at `dir` (or the one kube-rs package of the workspace there)
