@@ -8,6 +8,14 @@ use std::path::Path;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+/// The settings a controller actually ran with, as it printed them
+/// (`--print-settings`): one type with the controllers', defined once in
+/// `ctrlbench-settings`, with the words it is made of.
+pub use ctrlbench_settings::{
+    Cache, LeaderElection, LogFormat, LogLevel, Predicate, Queue, RateLimit, Read, Settings,
+    StatusWrite,
+};
+
 /// Why the measurement loop ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -90,143 +98,6 @@ pub struct Start {
     /// (after-load: it starts on its own; these are outside the deltas).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconciles_at_baseline: Option<f64>,
-}
-
-/// The settings a controller actually ran with, as it printed them
-/// (`--print-settings`): preset values with overrides and library defaults applied.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Settings {
-    pub preset: String,
-    pub workers: u32,
-    /// "generation" or "none".
-    pub predicate: String,
-    /// "update", "patch", "apply" or "object".
-    pub status_write: String,
-    pub annotate: bool,
-    pub conflict_retry: bool,
-    pub work_ms: u64,
-    /// "token-bucket", "unlimited" or "library-default" (the client
-    /// library's own limiter stays); absent in older results.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_rate_limit: Option<String>,
-    /// Client token bucket our flags applied; None: none of ours.
-    pub client_qps: Option<f64>,
-    pub client_burst: Option<u32>,
-    /// Work-queue order ("kube" or "fifo"), when the controller reports one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub queue: Option<String>,
-    /// controller-runtime's priority queue (Go v0.20+), when the controller
-    /// was told; None: the runtime's default, a build without one, or older
-    /// results.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority_queue: Option<bool>,
-    pub watch_list: bool,
-    /// managedFields dropped before the cache (absent in older results: false).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub strip_managed_fields: bool,
-    /// The Rust controller held each FieldsV1 as its JSON text (`--managed-fields-text`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub managed_fields_text: bool,
-    /// "h2" when the Rust controller ran with --http2; absent: HTTP/1.1 for
-    /// Rust, HTTP/2 negotiated by client-go for Go.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http_version: Option<String>,
-    /// "any" when the Rust controller listed with resourceVersion=0
-    /// (`--list-any-version`); absent: kube-rs's default for Rust, and what
-    /// client-go's reflector always does for Go.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list_semantic: Option<String>,
-    /// Objects per page of the Rust controller's initial list when not
-    /// kube-rs's 500 (`--list-page-size`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list_page_size: Option<u32>,
-    /// The Rust controller's allocator when not the system's (mimalloc, jemalloc).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allocator: Option<String>,
-    /// The controller served CPU profiles for the run (`profile = true`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub pprof: bool,
-    /// kube-runtime's debounce (Rust only; 0 = none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub debounce_ms: Option<u64>,
-    /// The limit each client runs with, library defaults included (for
-    /// example controller-runtime v0.18's 20/30): None with a
-    /// `client_buckets` list means no client-side limiter; both None in
-    /// results older than these fields.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effective_client_qps: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effective_client_burst: Option<u32>,
-    /// The clients that each have their own bucket of that size.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub client_buckets: Vec<String>,
-    /// Retry policy on reconcile errors: per-item backoff base and cap, and
-    /// the overall bucket.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_backoff_base_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_backoff_cap_s: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_overall_qps: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_overall_burst: Option<u32>,
-    /// The anti-pattern settings of deploy/presets.toml (None in results
-    /// older than them): where a reconcile reads its object ("cache" or
-    /// "api"), whether it LISTs the namespace, its requeue interval, whether
-    /// it skips unchanged status writes, whether it adds a finalizer, and
-    /// what the informer caches ("namespace", "cluster": all namespaces,
-    /// with cluster-wide list/watch RBAC, or "metadata").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list_in_reconcile: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requeue_after_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status_if_changed: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finalizer: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<String>,
-}
-
-impl Settings {
-    /// The client limit as a reader wants it: "20 qps / burst 30
-    /// (library default)", "none", or "?" when not recorded.
-    pub fn client_limit(&self) -> String {
-        let how = match self.client_rate_limit.as_deref() {
-            Some("library-default") => " (library default)",
-            _ => "",
-        };
-        match (self.effective_client_qps, self.effective_client_burst) {
-            (Some(q), Some(b)) => format!("{q} qps / burst {b}{how}"),
-            _ if !self.client_buckets.is_empty() => format!("none{how}"),
-            _ => match (self.client_qps, self.client_burst) {
-                (Some(q), Some(b)) => format!("{q} qps / burst {b}"),
-                _ => "?".to_string(),
-            },
-        }
-    }
-
-    /// "max(5 ms × 2^n ≤ 1000 s, 10 qps burst 100)", or "?" when not recorded.
-    pub fn retry_policy(&self) -> String {
-        match (
-            self.retry_backoff_base_ms,
-            self.retry_backoff_cap_s,
-            self.retry_overall_qps,
-            self.retry_overall_burst,
-        ) {
-            (Some(b), Some(c), Some(q), Some(n)) => {
-                format!("max(per item {b} ms × 2^n ≤ {c} s, overall {q} qps burst {n})")
-            }
-            // controller-runtime's priority queue: the per-item backoff alone.
-            (Some(b), Some(c), None, None) if self.priority_queue == Some(true) => {
-                format!("per item {b} ms × 2^n ≤ {c} s")
-            }
-            _ => "?".to_string(),
-        }
-    }
 }
 
 /// The loader's part of a run.
@@ -487,26 +358,5 @@ mod machine_check {
         )
         .unwrap();
         assert!(m.busy && m.governor.is_none());
-    }
-}
-
-#[cfg(test)]
-mod anti_pattern_settings {
-    use super::Settings;
-
-    #[test]
-    fn recorded_when_printed_absent_in_older_results() {
-        let printed = r#"{"preset":"cache-cluster-wide","workers":5,"read":"cache","list_in_reconcile":false,
-            "requeue_after_ms":0,"status_if_changed":false,"finalizer":false,"cache":"cluster"}"#;
-        let s: Settings = serde_json::from_str(printed).unwrap();
-        assert_eq!(s.cache.as_deref(), Some("cluster"));
-        assert_eq!(s.requeue_after_ms, Some(0));
-        let old: Settings = serde_json::from_str(r#"{"preset":"good","workers":5}"#).unwrap();
-        assert_eq!((old.cache.as_deref(), old.finalizer), (None, None));
-        let out = serde_json::to_string(&old).unwrap();
-        assert!(
-            !out.contains("cache") && !out.contains("finalizer"),
-            "{out}"
-        );
     }
 }

@@ -114,7 +114,7 @@ fn like_for_like(s: &Settings) -> impl PartialEq + use<> {
     (
         s.work_ms,
         s.client_limit(),
-        s.queue.clone(),
+        s.queue,
         s.priority_queue,
         s.debounce_ms,
         s.watch_list,

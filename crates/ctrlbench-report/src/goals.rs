@@ -8,7 +8,7 @@
 //! probe normalisation of `compare` (`normalise`) all read it.
 
 use ctrlbench_record::manifest::ProbeRow;
-use ctrlbench_record::summary::StartMode;
+use ctrlbench_record::summary::{StartMode, StatusWrite};
 
 use crate::figures::Group;
 use crate::interval::Ratio;
@@ -250,7 +250,7 @@ pub(crate) fn overhead_groups(groups: &[Group]) -> impl Iterator<Item = &Group> 
                 f.start_mode == Some(StartMode::AfterLoad)
                     && f.settings
                         .as_ref()
-                        .is_some_and(|s| s.workers == 1 && s.status_write == "patch")
+                        .is_some_and(|s| s.workers == 1 && s.status_write == StatusWrite::Patch)
             })
     })
 }

@@ -653,7 +653,7 @@ fn queue_order_decides_coverage_and_own_writes_match_the_server() {
         );
         let q = s.settings.and_then(|s| s.queue);
         assert_eq!(
-            q.as_deref(),
+            q.map(|q| q.as_str()),
             Some(if variant == "kube" { "kube" } else { "fifo" })
         );
     }

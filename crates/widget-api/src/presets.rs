@@ -6,20 +6,22 @@
 //! takes the list of valid preset names from [`names`].
 //!
 //! One file per idea, each public item re-exported here so that users name
-//! only `widget_api::presets::…`: `values` (the settings' values and shared
-//! constants), `table` (the file and its rows), `settings` (what a
-//! controller runs with, and its JSON) and `flags` (the command line and
-//! the resolution rules).
+//! only `widget_api::presets::…`: `values` (the table's own words and shared
+//! constants), `table` (the file and its rows) and `flags` (the command
+//! line and the resolution rules). What a controller runs with, and its
+//! `--print-settings` JSON, is `ctrlbench_settings`, re-exported here with
+//! its words: the harness's record reads the same type.
 
 mod flags;
-mod settings;
 mod table;
 mod values;
 
+pub use ctrlbench_settings::{
+    Cache, LeaderElection, LogFormat, LogLevel, Predicate, Queue, RateLimit, Read, Settings,
+    StatusWrite,
+};
 pub use flags::{Flags, resolve, resolve_with};
-pub use settings::{LeaderElection, Settings};
 pub use table::{Defaults, MAX_REPLICAS, PRESETS_TOML, Preset, Table, get, names, table};
 pub use values::{
-    CLIENT_BUCKETS, Cache, FINALIZER, FlagError, LogFormat, LogLevel, Predicate, Question, Queue,
-    RateLimit, Read, StatusWrite, check_bind_address, leader_election, retry,
+    CLIENT_BUCKETS, FINALIZER, FlagError, Question, check_bind_address, leader_election, retry,
 };

@@ -3,6 +3,8 @@
 //! requeue, which add up to every reconcile) and their mean time; then, for each variant that wrote to fewer than N objects, why its
 //! queue setting lets that happen.
 
+use ctrlbench_record::summary::Queue;
+
 use super::{Section, table};
 use crate::Block;
 use crate::context::ReportCtx;
@@ -65,9 +67,9 @@ fn coverage_notes(groups: &[Group]) -> Vec<String> {
             if s.median >= g.scale as f64 {
                 return None;
             }
-            let queue = g.settings().and_then(|(_, s)| s.queue.clone());
+            let queue = g.settings().and_then(|(_, s)| s.queue);
             let exited = g.runs.iter().any(|r| r.exited_early);
-            let why = match queue.as_deref() {
+            let why = match queue.map(Queue::as_str) {
                 _ if exited => {
                     "Its controller exited during the window (see controller.log): the queue \
                      order had no part in it."

@@ -311,7 +311,7 @@ mod tests {
         let m = Metric::ReadyPerS;
         let mut other = group("rust-good", "rust", "good", "throughput", "", m, &[100.0]);
         for r in &mut other.runs {
-            r.settings.as_mut().unwrap().queue = Some("fifo".into());
+            r.settings.as_mut().unwrap().queue = Some(ctrlbench_record::summary::Queue::Fifo);
         }
         let groups = vec![
             other,

@@ -4,7 +4,7 @@
 //! Then any cluster-scoped grant a variant's identity had beyond its own
 //! namespace.
 
-use ctrlbench_record::summary::Settings;
+use ctrlbench_record::summary::{Queue, Settings};
 
 use super::Section;
 use crate::context::ReportCtx;
@@ -167,12 +167,12 @@ fn http_words(v: &str) -> String {
 /// "fifo", "kube, debounce 5 ms", "fifo, priority": the queue, its
 /// debounce, and whether controller-runtime's priority queue was on.
 fn queue_cell(s: &Settings) -> String {
-    let Some(q) = s.queue.as_deref() else {
+    let Some(q) = s.queue.map(Queue::as_str) else {
         return "?".into();
     };
     let mut cell = q.to_string();
-    if let Some(d) = s.debounce_ms.filter(|d| *d > 0) {
-        cell.push_str(&format!(", debounce {d} ms"));
+    if s.debounce_ms > 0 {
+        cell.push_str(&format!(", debounce {} ms", s.debounce_ms));
     }
     if s.priority_queue == Some(true) {
         cell.push_str(", priority");

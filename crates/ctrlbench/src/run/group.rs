@@ -326,7 +326,10 @@ fn free_port() -> Result<u16> {
 }
 
 /// The settings the binary resolves `flags` to, as it prints them
-/// (`--print-settings`, no cluster contact); None, with a warning, when it cannot.
+/// (`--print-settings`, no cluster contact), less the namespace: the summary
+/// records that on its own, and without it two runs' settings compare equal
+/// (the report's A/A pairs and fault baselines). None, with a warning, when
+/// it cannot.
 async fn print_settings(bin: &std::path::Path, ns: &str, flags: &[String]) -> Option<Settings> {
     let out = tokio::process::Command::new(bin)
         .args(flags)
@@ -336,7 +339,14 @@ async fn print_settings(bin: &std::path::Path, ns: &str, flags: &[String]) -> Op
         .output()
         .await;
     let parsed = match &out {
-        Ok(o) if o.status.success() => serde_json::from_slice::<Settings>(&o.stdout).ok(),
+        Ok(o) if o.status.success() => {
+            serde_json::from_slice::<Settings>(&o.stdout)
+                .ok()
+                .map(|s| Settings {
+                    namespace: String::new(),
+                    ..s
+                })
+        }
         _ => None,
     };
     if parsed.is_none() {

@@ -3,11 +3,13 @@
 //! the one place the Rust controller applies them (the Go controller mirrors
 //! them in `controllers/go/flags.go`).
 
-use super::settings::{LeaderElection, Settings};
+use ctrlbench_settings::{
+    LeaderElection, LogFormat, LogLevel, Predicate, Queue, RateLimit, Settings, StatusWrite,
+};
+
 use super::table::{Table, table};
 use super::values::{
-    CLIENT_BUCKETS, FlagError, LogFormat, LogLevel, Predicate, Queue, RateLimit, StatusWrite,
-    check_bind_address, flag_err, leader_election, retry,
+    CLIENT_BUCKETS, FlagError, check_bind_address, flag_err, leader_election, retry,
 };
 
 /// The flags as given on a command line: `None` = not given.
@@ -169,10 +171,10 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         effective_client_qps: client_qps,
         effective_client_burst: client_burst,
         client_buckets: CLIENT_BUCKETS.map(String::from).to_vec(),
-        retry_backoff_base_ms: retry::BACKOFF_BASE_MS,
-        retry_backoff_cap_s: retry::BACKOFF_CAP_S,
-        retry_overall_qps: retry::OVERALL_QPS,
-        retry_overall_burst: retry::OVERALL_BURST,
+        retry_backoff_base_ms: Some(retry::BACKOFF_BASE_MS),
+        retry_backoff_cap_s: Some(retry::BACKOFF_CAP_S),
+        retry_overall_qps: Some(retry::OVERALL_QPS),
+        retry_overall_burst: Some(retry::OVERALL_BURST),
         // The Rust controller's lease crate renews every retry period
         // until the Lease expires; it has no renew deadline.
         http_version: f.http2.then(|| "h2".to_string()),
@@ -342,5 +344,52 @@ mod tests {
         )
         .unwrap();
         assert_eq!((s.client_burst, s.conflict_retry), (Some(3), false));
+    }
+
+    #[test]
+    fn settings_json_has_the_documented_keys() {
+        let v: serde_json::Value = serde_json::from_str(
+            &resolve(&Flags {
+                client_qps: Some(5.0),
+                ..flags("bad")
+            })
+            .unwrap()
+            .to_json(),
+        )
+        .unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        for k in [
+            "namespace",
+            "preset",
+            "workers",
+            "predicate",
+            "status_write",
+            "annotate",
+            "conflict_retry",
+            "work_ms",
+            "client_rate_limit",
+            "client_qps",
+            "client_burst",
+            "metrics_bind_address",
+            "log_level",
+            "log_format",
+            "watch_list",
+            "strip_managed_fields",
+            "read",
+            "list_in_reconcile",
+            "requeue_after_ms",
+            "status_if_changed",
+            "finalizer",
+            "cache",
+        ] {
+            assert!(keys.contains(&k), "{k} missing from {v}");
+        }
+        assert_eq!(v["client_rate_limit"], "token-bucket");
+        assert_eq!(v["client_burst"], 10);
+        assert_eq!(v.to_string().matches("\"client_qps\":5,").count(), 1, "{v}");
+        assert_eq!(v["status_write"], "object");
+        assert_eq!(v["read"], "cache");
+        assert_eq!(v["cache"], "namespace");
+        assert_eq!(v["requeue_after_ms"], 0);
     }
 }

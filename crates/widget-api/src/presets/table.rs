@@ -6,9 +6,9 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::values::{
-    Cache, LogFormat, LogLevel, Predicate, Question, Read, StatusWrite, check_bind_address,
-};
+use ctrlbench_settings::{Cache, LogFormat, LogLevel, Predicate, Read, StatusWrite};
+
+use super::values::{Question, check_bind_address};
 
 /// `deploy/presets.toml`, as compiled into this crate.
 pub const PRESETS_TOML: &str = include_str!("../../../../deploy/presets.toml");

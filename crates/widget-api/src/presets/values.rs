@@ -1,57 +1,12 @@
-//! The words of the preset table and the flags: every setting's values as
-//! the command line and `deploy/presets.toml` spell them, the constants both
-//! controllers share (finalizer, retry policy, leader election, client
-//! buckets), and the flag error with the one check that the table's defaults
-//! and the flags both need (the metrics bind address). The floor the rest of
-//! `presets` stands on: it names no other file of the crate.
+//! The words of the preset table and the flags beyond the settings' own
+//! (those, with the settings, are `ctrlbench_settings`, re-exported by
+//! `presets`): a preset's question, the constants both controllers share
+//! (finalizer, retry policy, leader election, client buckets), and the flag
+//! error with the one check that the table's defaults and the flags both
+//! need (the metrics bind address). The floor the rest of `presets` stands
+//! on: it names no other file of the crate.
 
 use serde::{Deserialize, Serialize};
-
-/// Event filter on the watch stream (`--predicate`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Predicate {
-    /// Reconcile only when metadata.generation changes (spec writes).
-    Generation,
-    /// Reconcile on every watch event.
-    None,
-}
-
-/// How a reconcile writes status (`--status-write`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StatusWrite {
-    /// PUT /status carrying resourceVersion (409 on a stale object).
-    Update,
-    /// JSON merge patch on /status without resourceVersion.
-    Patch,
-    /// Server-side apply on /status.
-    Apply,
-    /// PUT of the main resource with status filled in: the server drops it.
-    Object,
-}
-
-/// Where a reconcile reads its object (`read` in the table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Read {
-    /// The informer cache.
-    Cache,
-    /// A GET through the API reader on every reconcile.
-    Api,
-}
-
-/// What the informer caches (`cache` in the table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Cache {
-    /// Widgets in the controller's namespace.
-    Namespace,
-    /// Widgets in all namespaces (needs cluster-wide list/watch).
-    Cluster,
-    /// Metadata only (PartialObjectMetadata) in the controller's namespace.
-    Metadata,
-}
 
 /// What a preset's results answer (`question` in the table): the report
 /// groups variants by it and compares each with its counterpart on the
@@ -75,49 +30,6 @@ pub enum Question {
 
 /// The finalizer the `finalizer` setting adds and removes.
 pub const FINALIZER: &str = "benchmark.example.com/cleanup";
-
-/// `--log-level`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    Debug,
-    Info,
-    Error,
-}
-
-/// `--log-format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    Console,
-    Json,
-}
-
-/// The client-side rate limit our flags apply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RateLimit {
-    /// --client-qps not given: the client library's own default stays.
-    LibraryDefault,
-    /// --client-qps ≤ 0: no client-side limiter.
-    Unlimited,
-    /// --client-qps > 0: a token bucket (client_qps, client_burst).
-    TokenBucket,
-}
-
-/// The work queue between the watch and the workers (`--queue`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Queue {
-    /// kube-runtime's scheduler: when every worker is busy, due keys wait in
-    /// a hash set and a freed worker takes one in hash order (the Rust
-    /// controller's default: what kube-rs users get).
-    Kube,
-    /// client-go's work queue: FIFO, a dirty and a processing set, a key
-    /// re-added while processing goes to the back when done (the Go
-    /// controller's only queue).
-    Fifo,
-}
 
 /// The controller-level retry policy on reconcile errors, identical in both
 /// controllers: controller-runtime's default rate limiter, the larger of a
@@ -148,34 +60,7 @@ pub mod leader_election {
 /// controller-runtime (one per REST client; watches never throttled).
 pub const CLIENT_BUCKETS: [&str; 3] = ["informer", "client", "api-reader"];
 
-macro_rules! names {
-    ($t:ty { $($v:ident = $s:literal),* $(,)? }) => {
-        impl $t {
-            /// Every value as spelled on the command line and in the TOML.
-            pub const NAMES: &'static [&'static str] = &[$($s),*];
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$v => $s),* }
-            }
-        }
-        impl std::str::FromStr for $t {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                match s {
-                    $($s => Ok(Self::$v),)*
-                    _ => Err(format!("invalid value {s:?} (want {})", Self::NAMES.join("|"))),
-                }
-            }
-        }
-    };
-}
-names!(Predicate { Generation = "generation", None = "none" });
-names!(StatusWrite { Update = "update", Patch = "patch", Apply = "apply", Object = "object" });
-names!(LogLevel { Debug = "debug", Info = "info", Error = "error" });
-names!(LogFormat { Console = "console", Json = "json" });
-names!(Queue { Kube = "kube", Fifo = "fifo" });
-names!(Read { Cache = "cache", Api = "api" });
-names!(Cache { Namespace = "namespace", Cluster = "cluster", Metadata = "metadata" });
-names!(Question { Throughput = "throughput", Coverage = "coverage", SteadyState = "steady-state", Deletion = "deletion", Memory = "memory", Duplicates = "duplicates" });
+ctrlbench_settings::names!(Question { Throughput = "throughput", Coverage = "coverage", SteadyState = "steady-state", Deletion = "deletion", Memory = "memory", Duplicates = "duplicates" });
 
 /// A flag error: one line naming the flag (exit code 2).
 #[derive(Clone, Debug, PartialEq, Eq)]
