@@ -242,6 +242,20 @@ mod tests {
     }
 
     #[test]
+    fn the_anti_pattern_settings_read_as_printed() {
+        let s: Settings = serde_json::from_str(
+            r#"{"preset":"cache-cluster-wide","workers":5,"read":"api","list_in_reconcile":true,
+                "requeue_after_ms":30000,"status_if_changed":true,"finalizer":true,"cache":"cluster"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (s.read, s.cache, s.requeue_after_ms),
+            (Read::Api, Cache::Cluster, 30000)
+        );
+        assert!(s.list_in_reconcile && s.status_if_changed && s.finalizer);
+    }
+
+    #[test]
     fn numbers_are_written_as_go_writes_them() {
         let s = Settings {
             namespace: "ns".into(),
