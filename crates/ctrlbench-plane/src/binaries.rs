@@ -1,5 +1,6 @@
-//! Finding and building etcd, kube-apiserver and (on demand, for
-//! `--controller-manager`) kube-controller-manager.
+//! Finding and building etcd, kube-apiserver and, on demand,
+//! kube-controller-manager (`--controller-manager`), kube-scheduler and KWOK
+//! (`--nodes`).
 //!
 //! Lookup follows envtest: `TEST_ASSET_ETCD` / `TEST_ASSET_KUBE_APISERVER`,
 //! then `$KUBEBUILDER_ASSETS`, then ctrlbench's cache
@@ -13,6 +14,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+
+use crate::kwok::Kwok;
 
 /// The Kubernetes release built by default: the newest one whose kubernetes
 /// module and staging modules the Go module proxy serves.
@@ -83,6 +86,9 @@ pub struct Binaries {
     pub kube_apiserver: PathBuf,
     /// Only for a plane with a controller-manager ([`install_controller_manager`]).
     pub kube_controller_manager: Option<PathBuf>,
+    /// Only for a plane with fake nodes ([`install_scheduler`], [`install_kwok`]).
+    pub kube_scheduler: Option<PathBuf>,
+    pub kwok: Option<Kwok>,
     pub source: Source,
 }
 
@@ -145,6 +151,8 @@ pub fn find(version: &str) -> Result<Option<Binaries>> {
         etcd,
         kube_apiserver: api,
         kube_controller_manager: None,
+        kube_scheduler: None,
+        kwok: None,
         source: if s1 == s2 { s1 } else { Source::Env },
     }))
 }
@@ -191,38 +199,51 @@ pub fn install(version: &str) -> Result<Binaries> {
 /// then the cache, else built from the same `k8s.io/kubernetes` module as
 /// kube-apiserver and cached beside it.
 pub fn install_controller_manager(version: &str) -> Result<PathBuf> {
-    const NAME: &str = "kube-controller-manager";
+    install_k8s_extra(
+        version,
+        "kube-controller-manager",
+        "TEST_ASSET_KUBE_CONTROLLER_MANAGER",
+    )
+}
+
+/// kube-scheduler of `version`, found and built like
+/// [`install_controller_manager`] (`TEST_ASSET_KUBE_SCHEDULER`).
+pub fn install_scheduler(version: &str) -> Result<PathBuf> {
+    install_k8s_extra(version, "kube-scheduler", "TEST_ASSET_KUBE_SCHEDULER")
+}
+
+/// A binary of `k8s.io/kubernetes` beyond the two every plane needs: `var`,
+/// then `$KUBEBUILDER_ASSETS` when it holds one, then the cache, else built.
+fn install_k8s_extra(version: &str, name: &str, var: &str) -> Result<PathBuf> {
     let version = normalize_version(version)?;
-    if let Some(p) =
-        std::env::var_os("TEST_ASSET_KUBE_CONTROLLER_MANAGER").filter(|v| !v.is_empty())
-    {
+    if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
         let p = PathBuf::from(p);
         if !p.is_file() {
             bail!(
-                "{} does not exist (TEST_ASSET_KUBE_CONTROLLER_MANAGER): point it at a kube-controller-manager or unset it",
+                "{} does not exist ({var}): point it at a {name} or unset it",
                 p.display()
             );
         }
         return Ok(p);
     }
     if let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS").filter(|v| !v.is_empty()) {
-        let p = PathBuf::from(dir).join(NAME);
+        let p = PathBuf::from(dir).join(name);
         if p.is_file() {
             return Ok(p);
         }
     }
     let cache = cache_dir(&version)?;
-    let bin = cache.join(NAME);
+    let bin = cache.join(name);
     if bin.is_file() {
         return Ok(bin);
     }
     let go = which_go()?;
     let work = build_dir(&cache)?;
-    build_k8s(&go, work.path(), &version, NAME, &bin)?;
+    build_k8s(&go, work.path(), &version, name, &bin)?;
     Ok(bin)
 }
 
-/// Builds `cmd` (kube-apiserver or kube-controller-manager) of Kubernetes
+/// Builds `cmd` (kube-apiserver, kube-controller-manager or kube-scheduler) of Kubernetes
 /// `version` into `out`, in a module under `work`: the committed one for a
 /// release in [`RELEASES`], otherwise one generated against the proxy.
 fn build_k8s(go: &Path, work: &Path, version: &str, cmd: &str, out: &Path) -> Result<()> {
@@ -244,7 +265,7 @@ fn build_k8s(go: &Path, work: &Path, version: &str, cmd: &str, out: &Path) -> Re
 
 /// A temporary build directory inside the version's cache directory (the
 /// same file system, so a finished binary is renamed into place).
-fn build_dir(cache: &Path) -> Result<tempfile::TempDir> {
+pub(crate) fn build_dir(cache: &Path) -> Result<tempfile::TempDir> {
     std::fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
     tempfile::Builder::new()
         .prefix(".build-")
@@ -265,7 +286,7 @@ pub fn which_go_opt() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn which_go() -> Result<PathBuf> {
+pub(crate) fn which_go() -> Result<PathBuf> {
     which_go_opt()
         .context(
             "Go is not installed, and no etcd/kube-apiserver binaries were found: either install Go (≥ 1.26) so ctrlbench can build them, \
@@ -339,7 +360,7 @@ fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()>
         .collect();
     let staging_version = format!("v0{}", &version[version.find('.').unwrap_or(0)..]);
     let mut gomod = format!(
-        "module ctrlbench.dev/tools/k8s/kube-apiserver\n\ngo 1.24\n\ntool (\n\tk8s.io/kubernetes/cmd/kube-apiserver\n\tk8s.io/kubernetes/cmd/kube-controller-manager\n)\n\nrequire k8s.io/kubernetes v{version}\n\nreplace (\n"
+        "module ctrlbench.dev/tools/k8s/kube-apiserver\n\ngo 1.24\n\ntool (\n\tk8s.io/kubernetes/cmd/kube-apiserver\n\tk8s.io/kubernetes/cmd/kube-controller-manager\n\tk8s.io/kubernetes/cmd/kube-scheduler\n)\n\nrequire k8s.io/kubernetes v{version}\n\nreplace (\n"
     );
     for m in &staging {
         gomod.push_str(&format!("\t{m} => {m} {staging_version}\n"));
@@ -364,7 +385,14 @@ fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()>
 }
 
 /// Runs `go build -v` with a progress line fed by the packages it compiles.
-fn build(go: &Path, dir: &Path, pkg: &str, ldflags: &str, out: &Path, label: &str) -> Result<()> {
+pub(crate) fn build(
+    go: &Path,
+    dir: &Path,
+    pkg: &str,
+    ldflags: &str,
+    out: &Path,
+    label: &str,
+) -> Result<()> {
     let total = go_command(go)
         .args(["list", "-deps", pkg])
         .current_dir(dir)

@@ -1,5 +1,7 @@
 //! kube-controller-manager on loopback, optional (`--controller-manager`):
-//! only the namespace and garbage-collector controllers, so a deleted
+//! the namespace and garbage-collector controllers (with fake nodes, the
+//! workload controllers too: deployment, replicaset, statefulset, job,
+//! endpointslice), so a deleted
 //! namespace is emptied and finalized, and owner references are collected,
 //! the way a real cluster does it. Without it ctrlbench empties and finalizes
 //! the namespaces it deletes itself (ctrlbench's run/namespace.rs).
@@ -21,6 +23,9 @@ use crate::process::Process;
 /// The controllers it runs: what namespace deletion and owner references need.
 pub const CONTROLLERS: &str = "namespace-controller,garbage-collector-controller";
 
+/// With fake nodes, also the controllers that make workloads' pods.
+pub const WORKLOAD_CONTROLLERS: &str = "deployment-controller,replicaset-controller,statefulset-controller,job-controller,endpointslice-controller";
+
 /// The service accounts those controllers run as: present once it runs them.
 pub const SERVICE_ACCOUNTS: [&str; 2] = ["namespace-controller", "generic-garbage-collector"];
 
@@ -30,6 +35,8 @@ pub struct ControllerManagerConfig {
     pub bin: PathBuf,
     /// Its kubeconfig (0600): the front's URL, or the single apiserver's.
     pub kubeconfig: PathBuf,
+    /// Also run [`WORKLOAD_CONTROLLERS`] (a plane with fake nodes).
+    pub workloads: bool,
     pub extra_args: Vec<String>,
 }
 
@@ -45,7 +52,14 @@ impl ControllerManagerConfig {
     pub fn flags(&self) -> Result<Flags> {
         let mut f = Flags::default();
         f.set("kubeconfig", self.kubeconfig.display().to_string());
-        f.set("controllers", CONTROLLERS);
+        if self.workloads {
+            f.set(
+                "controllers",
+                format!("{CONTROLLERS},{WORKLOAD_CONTROLLERS}"),
+            );
+        } else {
+            f.set("controllers", CONTROLLERS);
+        }
         f.set("use-service-account-credentials", "true");
         f.set("leader-elect", "false");
         // No listener at all: nothing of it is reachable, even on loopback.
@@ -83,6 +97,7 @@ mod tests {
         let c = ControllerManagerConfig {
             bin: "kcm".into(),
             kubeconfig: "/p/kcm.kubeconfig".into(),
+            workloads: false,
             extra_args: vec!["--v=2".into()],
         };
         let args = c.flags().unwrap().to_args();

@@ -1,10 +1,11 @@
 //! The local control plane: etcd + kube-apiserver built from upstream Go
 //! modules and started on loopback, envtest-style. It knows nothing of
 //! experiments or runs. One small type per process
-//! (`etcd`, `apiserver`, the optional `controller_manager`), the front that gives several apiservers one URL
+//! (`etcd`, `apiserver`, the optional `controller_manager`, `scheduler` and
+//! `kwok`, the latter two with the fake `nodes`), the front that gives several apiservers one URL
 //! (`front`), the CA (`tinyca`), the whole plane (`plane`, its processes
 //! configured in `assemble`), named
-//! planes that outlive the command (`state`), the binaries (`binaries`) and
+//! planes that outlive the command (`state`), the binaries (`binaries`, `kwok_build`) and
 //! what is known of a version before building it (`known`).
 //! `process` is the one way a child is started (process group, parent-death
 //! signal), `cpus` where it runs; `progress` the one progress display; `testing` one shared plane
@@ -22,10 +23,14 @@ pub mod flags;
 pub mod front;
 pub mod known;
 pub mod kubeconfig;
+pub mod kwok;
+pub mod kwok_build;
+pub mod nodes;
 pub mod options;
 pub mod plane;
 pub mod process;
 pub mod progress;
+pub mod scheduler;
 pub mod state;
 pub mod supervisor;
 pub mod tempdir;

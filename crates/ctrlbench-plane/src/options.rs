@@ -13,6 +13,8 @@ use super::binaries::{self, Binaries};
 /// The most etcd members and apiservers a plane may have.
 pub const MAX_ETCD_MEMBERS: usize = 7;
 pub const MAX_APISERVERS: usize = 5;
+/// The most fake nodes a plane may have (each is a Node object KWOK heartbeats).
+pub const MAX_NODES: usize = 1000;
 
 /// What a plane is started with.
 #[derive(Debug, Clone)]
@@ -32,6 +34,9 @@ pub struct PlaneOptions {
     /// kube-controller-manager's namespace and garbage-collector controllers
     /// (off: ctrlbench finalizes the namespaces it deletes itself).
     pub controller_manager: bool,
+    /// Fake nodes managed by KWOK, with kube-scheduler (0: none; more needs
+    /// `controller_manager`, whose workload controllers then run too).
+    pub nodes: usize,
     pub install_crd: bool,
     pub startup_timeout: Duration,
 }
@@ -48,6 +53,7 @@ impl Default for PlaneOptions {
             apiservers: 1,
             audit_log: false,
             controller_manager: false,
+            nodes: 0,
             install_crd: true,
             startup_timeout: Duration::from_secs(90),
         }
@@ -74,11 +80,19 @@ impl PlaneOptions {
                 "the audit log needs a single apiserver (each apiserver would log a part of the writes)"
             );
         }
+        if self.nodes > MAX_NODES {
+            bail!("nodes must be at most {MAX_NODES}, not {}", self.nodes);
+        }
+        if self.nodes > 0 && !self.controller_manager {
+            bail!(
+                "fake nodes need kube-controller-manager (its workload controllers make the pods): add --controller-manager"
+            );
+        }
         Ok(())
     }
 
     /// The binaries these options need, built into the cache if missing
-    /// (kube-controller-manager only when asked for).
+    /// (kube-controller-manager, kube-scheduler and kwok only when asked for).
     pub async fn binaries(&self) -> Result<Binaries> {
         let mut bins = install_blocking(&self.k8s_version).await?;
         if self.controller_manager {
@@ -87,6 +101,12 @@ impl PlaneOptions {
                 tokio::task::spawn_blocking(move || binaries::install_controller_manager(&v))
                     .await??,
             );
+        }
+        if self.nodes > 0 {
+            let v = self.k8s_version.clone();
+            bins.kube_scheduler =
+                Some(tokio::task::spawn_blocking(move || binaries::install_scheduler(&v)).await??);
+            bins.kwok = Some(tokio::task::spawn_blocking(crate::kwok_build::install_kwok).await??);
         }
         Ok(bins)
     }

@@ -32,6 +32,7 @@ use super::controller_manager::{self, ControllerManager, ControllerManagerConfig
 use super::etcd::Etcd;
 use super::front::{Front, FrontConfig};
 use super::kubeconfig::{self, Credentials};
+use super::nodes::{self, FakeNodes};
 pub use super::options::install_blocking;
 use super::options::{Member, PlaneOptions};
 use super::process::{Process, Signal};
@@ -50,6 +51,8 @@ pub struct ControlPlane {
     pub front: Option<Front>,
     /// kube-controller-manager, when the plane runs one.
     pub controller_manager: Mutex<Option<ControllerManager>>,
+    /// kube-scheduler and kwok, when the plane has fake nodes.
+    pub nodes: Mutex<Option<FakeNodes>>,
     pub kubeconfig: Kubeconfig,
     pub kubeconfig_path: PathBuf,
     /// `gitVersion` the apiserver reports.
@@ -251,6 +254,7 @@ impl ControlPlane {
             apiservers: Mutex::new(apiservers),
             front,
             controller_manager: Mutex::new(None),
+            nodes: Mutex::new(None),
             kubeconfig: kc,
             kubeconfig_path,
             version: String::new(),
@@ -281,6 +285,11 @@ impl ControlPlane {
             plane
                 .start_controller_manager(opts, bins, &url, &pems, &client, detached)
                 .await?;
+        }
+        if opts.nodes > 0 {
+            let fake = nodes::start(&plane.dir, bins, &url, &pems, &client, detached).await?;
+            *plane.nodes.lock().unwrap_or_else(|e| e.into_inner()) = Some(fake);
+            nodes::create_and_wait(&plane.nodes, &client, opts.nodes, opts.startup_timeout).await?;
         }
         Ok(plane)
     }
@@ -318,6 +327,7 @@ impl ControlPlane {
             ControllerManagerConfig {
                 bin,
                 kubeconfig,
+                workloads: opts.nodes > 0,
                 extra_args: Vec::new(),
             },
             &self.dir.join("kube-controller-manager.log"),
@@ -401,6 +411,9 @@ impl ControlPlane {
         {
             c.process.release();
         }
+        if let Some(n) = self.nodes.get_mut().unwrap_or_else(|e| e.into_inner()) {
+            n.processes().into_iter().for_each(Process::release);
+        }
         self.released = true;
     }
 
@@ -416,8 +429,17 @@ impl ControlPlane {
         self.stop_processes(grace);
     }
 
-    /// Stops the controller-manager, the front, the apiservers, then the etcd members.
+    /// Stops kwok and the scheduler, the controller-manager, the front, the
+    /// apiservers, then the etcd members.
     fn stop_processes(&mut self, grace: Duration) {
+        if let Some(mut n) = self
+            .nodes
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            n.processes().into_iter().for_each(|p| p.stop(grace));
+        }
         if let Some(mut c) = self
             .controller_manager
             .get_mut()

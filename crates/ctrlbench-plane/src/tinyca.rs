@@ -10,6 +10,9 @@
 //! kube-controller-manager, when a plane runs one, authenticates as
 //! `system:kube-controller-manager` (the bootstrap RBAC role of that name: it
 //! may only mint the per-controller service-account tokens it then uses).
+//! A plane with fake nodes adds kube-scheduler's (`system:kube-scheduler`,
+//! its bootstrap role) and KWOK's (`kwok-controller`, bound by the plane to
+//! KWOK's own cluster role; see `nodes`).
 //! Everything is written as PEM files, private keys 0600.
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -20,6 +23,11 @@ use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose, SanType,
 };
+
+/// kube-scheduler's user name: the apiserver's bootstrap RBAC binds its role.
+pub const SCHEDULER_USER: &str = "system:kube-scheduler";
+/// KWOK's user name, bound to its cluster role by the plane.
+pub const KWOK_USER: &str = "kwok-controller";
 
 /// Paths of the PEM files the apiserver and its clients use.
 #[derive(Debug, Clone)]
@@ -70,6 +78,16 @@ pub struct Pems {
     /// kube-controller-manager's client pair (`system:kube-controller-manager`).
     pub controller_manager_cert: String,
     pub controller_manager_key: String,
+    /// kube-scheduler's client pair (`system:kube-scheduler`).
+    pub scheduler: ClientPem,
+    /// KWOK's client pair (`kwok-controller`).
+    pub kwok: ClientPem,
+}
+
+/// A client certificate and key (PEM), kept in memory for a kubeconfig.
+pub struct ClientPem {
+    pub cert: String,
+    pub key: String,
 }
 
 /// Creates the CA and every certificate and key under `dir` (private keys
@@ -117,6 +135,20 @@ pub fn generate(dir: &Path, etcd_members: usize, apiservers: usize) -> Result<(C
     kcm.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     let kcm_key = KeyPair::generate()?;
     let kcm_cert = kcm.signed_by(&kcm_key, &ca)?;
+
+    let client = |cn: &str| -> Result<ClientPem> {
+        let mut p = CertificateParams::new(Vec::<String>::new())?;
+        p.distinguished_name.push(DnType::CommonName, cn);
+        p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let key = KeyPair::generate()?;
+        let cert = p.signed_by(&key, &ca)?;
+        Ok(ClientPem {
+            cert: cert.pem(),
+            key: key.serialize_pem(),
+        })
+    };
+    let scheduler = client(SCHEDULER_USER)?;
+    let kwok = client(KWOK_USER)?;
 
     let sa_key = KeyPair::generate()?;
 
@@ -207,6 +239,8 @@ pub fn generate(dir: &Path, etcd_members: usize, apiservers: usize) -> Result<(C
         admin_key: admin_key.serialize_pem(),
         controller_manager_cert: kcm_cert.pem(),
         controller_manager_key: kcm_key.serialize_pem(),
+        scheduler,
+        kwok,
     };
     Ok((certs, pems))
 }

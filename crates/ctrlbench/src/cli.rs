@@ -325,6 +325,10 @@ pub enum ClusterCmd {
         /// Also build kube-controller-manager (for `--controller-manager`).
         #[arg(long)]
         controller_manager: bool,
+        /// Also build kube-controller-manager, kube-scheduler and KWOK (for
+        /// `cluster up --nodes`; KWOK into ~/.cache/ctrlbench/kwok/<version>/).
+        #[arg(long)]
+        nodes: bool,
     },
     /// Start a named plane on free 127.0.0.1 ports and print `export KUBECONFIG=...`.
     ///
@@ -447,6 +451,13 @@ pub struct PlaneArgs {
     /// first use and cached beside kube-apiserver.
     #[arg(long)]
     pub controller_manager: bool,
+    /// Fake nodes managed by KWOK, with kube-scheduler, both on loopback
+    /// with their own identities (implies --controller-manager, which then
+    /// also runs the deployment, replicaset, statefulset, job and
+    /// endpointslice controllers): workloads' pods get scheduled and become
+    /// Running and Ready, with no container runtime. Built on first use.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub nodes: usize,
 }
 
 impl TryFrom<&PlaneArgs> for PlaneOptions {
@@ -462,7 +473,8 @@ impl TryFrom<&PlaneArgs> for PlaneOptions {
             audit_log: a.audit_log == OnOff::On,
             etcd_members: a.etcd_members,
             apiservers: a.apiservers,
-            controller_manager: a.controller_manager,
+            controller_manager: a.controller_manager || a.nodes > 0,
+            nodes: a.nodes,
             ..PlaneOptions::default()
         };
         o.check()?;

@@ -380,10 +380,13 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
         ClusterCmd::Install {
             k8s_version,
             controller_manager,
+            nodes,
         } => {
             let opts = PlaneOptions {
                 k8s_version: binaries::normalize_version(&k8s_version)?,
-                controller_manager,
+                controller_manager: controller_manager || nodes,
+                // Any count asks for the binaries fake nodes need.
+                nodes: usize::from(nodes),
                 ..PlaneOptions::default()
             };
             let b = opts.binaries().await?;
@@ -391,6 +394,12 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
             emit(&format!("kube-apiserver={}\n", b.kube_apiserver.display()))?;
             if let Some(kcm) = &b.kube_controller_manager {
                 emit(&format!("kube-controller-manager={}\n", kcm.display()))?;
+            }
+            if let Some(ks) = &b.kube_scheduler {
+                emit(&format!("kube-scheduler={}\n", ks.display()))?;
+            }
+            if let Some(k) = &b.kwok {
+                emit(&format!("kwok={}\n", k.bin.display()))?;
             }
             Ok(())
         }

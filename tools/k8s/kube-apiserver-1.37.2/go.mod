@@ -1,4 +1,5 @@
-// Builds kube-apiserver, and kube-controller-manager for --controller-manager, from
+// Builds kube-apiserver, kube-controller-manager (--controller-manager) and
+// kube-scheduler (--nodes) from
 // k8s.io/kubernetes. The kubernetes module requires its staging modules at v0.0.0, so
 // each is replaced by the published release that matches the kubernetes version
 // (see crates/ctrlbench-plane/src/binaries.rs).
@@ -9,6 +10,7 @@ go 1.26.0
 tool (
 	k8s.io/kubernetes/cmd/kube-apiserver
 	k8s.io/kubernetes/cmd/kube-controller-manager
+	k8s.io/kubernetes/cmd/kube-scheduler
 )
 
 require (
