@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README; .ci/run calls it). Builds what the tests
-# need — etcd, kube-apiserver and kube-controller-manager with Go into ~/.cache/ctrlbench when absent,
+# need — etcd, kube-apiserver, kube-controller-manager, kube-scheduler and KWOK with Go into ~/.cache/ctrlbench when absent,
 # the three Go controller builds — then runs every test, Rust and Go, against the
 # real local control plane.
 set -euo pipefail
@@ -27,7 +27,7 @@ python3 scripts/unify-features.py --check
 python3 scripts/import-circles.py
 
 echo "== control-plane binaries (built with Go on first use, then cached)"
-assets=$(cargo run --quiet -p ctrlbench -- cluster install --controller-manager | sed -n 's/^kube-apiserver=//p' | xargs dirname)
+assets=$(cargo run --quiet -p ctrlbench -- cluster install --controller-manager --nodes | sed -n 's/^kube-apiserver=//p' | xargs dirname)
 echo "binaries in $assets"
 
 echo "== controllers (Rust, Go with controller-runtime v0.18.4, v0.22 and v0.25, and k8s.io/sample-controller)"

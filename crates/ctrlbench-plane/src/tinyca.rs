@@ -90,6 +90,19 @@ pub struct ClientPem {
     pub key: String,
 }
 
+/// A client certificate for user `cn`, signed by `ca`, kept in memory.
+fn client_pem(cn: &str, ca: &rcgen::Issuer<'_, KeyPair>) -> Result<ClientPem> {
+    let mut p = CertificateParams::new(Vec::<String>::new())?;
+    p.distinguished_name.push(DnType::CommonName, cn);
+    p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let key = KeyPair::generate()?;
+    let cert = p.signed_by(&key, ca)?;
+    Ok(ClientPem {
+        cert: cert.pem(),
+        key: key.serialize_pem(),
+    })
+}
+
 /// Creates the CA and every certificate and key under `dir` (private keys
 /// 0600): one serving pair per apiserver, one server/peer pair per etcd member.
 pub fn generate(dir: &Path, etcd_members: usize, apiservers: usize) -> Result<(Certs, Pems)> {
@@ -136,19 +149,8 @@ pub fn generate(dir: &Path, etcd_members: usize, apiservers: usize) -> Result<(C
     let kcm_key = KeyPair::generate()?;
     let kcm_cert = kcm.signed_by(&kcm_key, &ca)?;
 
-    let client = |cn: &str| -> Result<ClientPem> {
-        let mut p = CertificateParams::new(Vec::<String>::new())?;
-        p.distinguished_name.push(DnType::CommonName, cn);
-        p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        let key = KeyPair::generate()?;
-        let cert = p.signed_by(&key, &ca)?;
-        Ok(ClientPem {
-            cert: cert.pem(),
-            key: key.serialize_pem(),
-        })
-    };
-    let scheduler = client(SCHEDULER_USER)?;
-    let kwok = client(KWOK_USER)?;
+    let scheduler = client_pem(SCHEDULER_USER, &ca)?;
+    let kwok = client_pem(KWOK_USER, &ca)?;
 
     let sa_key = KeyPair::generate()?;
 
