@@ -5,10 +5,10 @@
 end-to-end binaries (each starting real planes) took about six minutes that
 way. They now run in two lanes of about equal length — tests/run.rs,
 fleet.rs, faults.rs, cluster.rs and malformed.rs in one, everything else
-in the other — which
-keeps CI inside its budget on two cores: most of their time is spent
-waiting on planes and controllers, not on the cores. Each binary's output is held back
-and printed whole when it ends, so lanes never interleave. Any failing
+in the other — which keeps CI inside its budget on two cores: most of
+their time is spent waiting on planes and controllers, not on the cores.
+Each binary's output is held back and printed whole when it ends, so
+lanes never interleave. Any failing
 binary fails the script; every binary still runs. Binaries that measure
 the machine itself, or whose assertions are verdicts (SERIAL), run last,
 alone, once both lanes are done: beside a lane they would see its planes as
