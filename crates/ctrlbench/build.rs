@@ -35,6 +35,16 @@ fn yamls(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `file`'s path in the repository, with `/` on every platform: the key
+/// experiments and their workload files are looked up by.
+fn repo_path(file: &Path, root: &Path) -> String {
+    file.strip_prefix(root)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .replace('\\', "/")
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.join("../..");
@@ -50,12 +60,7 @@ fn main() {
     for (dir, lab) in [(exp.clone(), false), (exp.join("lab"), true)] {
         for file in tomls(&dir) {
             let name = file.file_stem().unwrap().to_str().unwrap().to_string();
-            let rel = file
-                .strip_prefix(&root)
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .replace('\\', "/");
+            let rel = repo_path(&file, &root);
             if let Some(other) = seen.insert(name.clone(), rel.clone()) {
                 panic!("built-in experiment {name:?} is both {other} and {rel}: rename one");
             }
@@ -75,12 +80,7 @@ fn main() {
     let mut files = Vec::new();
     yamls(&exp, &mut files);
     for file in files {
-        let rel = file
-            .strip_prefix(&root)
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .replace('\\', "/");
+        let rel = repo_path(&file, &root);
         let abs = file.canonicalize().unwrap();
         let abs = abs.to_str().unwrap();
         writeln!(code, "    ({rel:?}, include_str!({abs:?})),").unwrap();

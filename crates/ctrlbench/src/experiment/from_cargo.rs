@@ -14,7 +14,9 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use super::from_project::{Generated, Kind, Rule, choose, q, readiness, rules_toml, shown_path};
+use super::from_project::{
+    Generated, Kind, Rule, choose, q, readiness, rules_toml, shown_path, top_keys,
+};
 
 /// A kube-rs project is a Cargo package at `dir`.
 pub fn recognised(dir: &Path) -> bool {
@@ -124,22 +126,7 @@ pub fn generate(
         crd = rel(crd_path),
         sample = rel(&sample),
     ));
-    t.push_str(&format!("name = {}\n", q(&pkg.name)));
-    t.push_str(&format!(
-        "description = {}\n",
-        q(&format!(
-            "{}'s {} under load: time from create to ready per object.",
-            pkg.name, chosen.kind
-        ))
-    ));
-    t.push_str(
-        "scales = [50]                # objects per run\n\
-         window_s = 120               # observation window from the first create\n\
-         stop_when_converged = true   # stop once every object is ready and the reconciles are quiet\n\
-         quiet_s = 3\n\
-         repeats = 1\n\
-         concurrency = 16             # loader: creates in flight\n\n",
-    );
+    t.push_str(&top_keys(&pkg.name, &chosen.kind));
     t.push_str("[workload]\n");
     t.push_str(&format!("crd = {}\n", q(&rel(crd_path))));
     t.push_str(

@@ -77,22 +77,7 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
         group = chosen.group,
         version = chosen.version,
     ));
-    t.push_str(&format!("name = {}\n", q(&name)));
-    t.push_str(&format!(
-        "description = {}\n",
-        q(&format!(
-            "{name}'s {} under load: time from create to ready per object.",
-            chosen.kind
-        ))
-    ));
-    t.push_str(
-        "scales = [50]                # objects per run\n\
-         window_s = 120               # observation window from the first create\n\
-         stop_when_converged = true   # stop once every object is ready and the reconciles are quiet\n\
-         quiet_s = 3\n\
-         repeats = 1\n\
-         concurrency = 16             # loader: creates in flight\n\n",
-    );
+    t.push_str(&top_keys(&name, &chosen.kind));
     t.push_str("[workload]\n");
     t.push_str(&format!("crd = {}\n", q(&at(&crd_rel))));
     t.push_str(
@@ -156,6 +141,25 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
         text: t,
         warnings,
     })
+}
+
+/// The file's top keys, alike for every kind of project: its name, what it
+/// measures, and a short first run (N=50, stopping once converged).
+pub(super) fn top_keys(name: &str, kind: &str) -> String {
+    format!(
+        "name = {}\n\
+         description = {}\n\
+         scales = [50]                # objects per run\n\
+         window_s = 120               # observation window from the first create\n\
+         stop_when_converged = true   # stop once every object is ready and the reconciles are quiet\n\
+         quiet_s = 3\n\
+         repeats = 1\n\
+         concurrency = 16             # loader: creates in flight\n\n",
+        q(name),
+        q(&format!(
+            "{name}'s {kind} under load: time from create to ready per object."
+        ))
+    )
 }
 
 /// PROJECT's projectName and its kinds with an API.
