@@ -161,6 +161,11 @@ pub struct Evidence {
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub spread: std::collections::BTreeMap<String, Spread>,
     pub default: Spread,
+    /// The default instead for figures that time the controller (rates,
+    /// latencies, CPU per reconcile), whose short runs spread most; absent
+    /// in older results (`default` then stands for every figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Spread>,
     /// Planned looks: 1 for a fixed repeat count, max − min + 1 for "auto".
     pub looks: u32,
 }
@@ -210,6 +215,10 @@ pub struct Placement {
     /// Anything a reader should know about it (e.g. "isolcpus not set").
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// The CPU quota of each variant that has one (`cpu_limit`), in
+    /// millicores: how much, where the sets above say where.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub cpu_limits: std::collections::BTreeMap<String, u32>,
 }
 
 pub const FILE_NAME: &str = "manifest.json";

@@ -48,16 +48,22 @@ impl Builds {
             binaries: HashMap::new(),
             programs: HashMap::new(),
         };
+        // Every build starts at once and is awaited in the variants' order:
+        // on a cold machine each leaves a core idle at times (module
+        // downloads, links), which the others fill.
+        enum Dest {
+            Program(usize),
+            Binary(Impl),
+        }
+        let mut pending = Vec::new();
         for (i, v) in exp.variants.iter().enumerate() {
             if v.implementation == Impl::Command {
                 let first = v.command().first().cloned().unwrap_or_default();
                 let exp_file = exp.file.clone();
-                let resolve =
-                    tokio::task::spawn_blocking(move || command_program(&exp_file, &first));
-                let Some(program) = until_cancelled(cancel, resolve).await else {
-                    bail!("interrupted while building the controllers");
-                };
-                b.programs.insert(i, program??);
+                pending.push((
+                    Dest::Program(i),
+                    tokio::task::spawn_blocking(move || command_program(&exp_file, &first)),
+                ));
             } else if let Some(bin) = v.keys.binary.as_deref().filter(|_| v.is_own()) {
                 let p = crate::experiment::workload::relative_to(&exp.file, bin);
                 if !p.is_file() {
@@ -70,20 +76,36 @@ impl Builds {
                 }
                 b.programs.insert(i, p);
             } else if let Some(a) = v.keys.allocator.clone().filter(|a| a != "system") {
-                let build = tokio::task::spawn_blocking(move || {
-                    crate::controllers::rust_binary_with_allocator(&a)
-                });
-                let Some(bin) = until_cancelled(cancel, build).await else {
-                    bail!("interrupted while building the controllers");
-                };
-                b.programs.insert(i, bin??);
-            } else if v.is_own() && !b.binaries.contains_key(&v.implementation) {
+                pending.push((
+                    Dest::Program(i),
+                    tokio::task::spawn_blocking(move || {
+                        crate::controllers::rust_binary_with_allocator(&a)
+                    }),
+                ));
+            } else if v.is_own()
+                && !pending
+                    .iter()
+                    .any(|(to, _)| matches!(to, Dest::Binary(imp) if *imp == v.implementation))
+            {
                 let imp = v.implementation.clone();
-                let build = tokio::task::spawn_blocking(move || crate::controllers::binary(&imp));
-                let Some(bin) = until_cancelled(cancel, build).await else {
-                    bail!("interrupted while building the controllers");
-                };
-                b.binaries.insert(v.implementation.clone(), bin??);
+                pending.push((
+                    Dest::Binary(imp.clone()),
+                    tokio::task::spawn_blocking(move || crate::controllers::binary(&imp)),
+                ));
+            }
+        }
+        for (to, build) in pending {
+            let Some(done) = until_cancelled(cancel, build).await else {
+                bail!("interrupted while building the controllers");
+            };
+            let path = done??;
+            match to {
+                Dest::Program(i) => {
+                    b.programs.insert(i, path);
+                }
+                Dest::Binary(imp) => {
+                    b.binaries.insert(imp, path);
+                }
             }
         }
         Ok(b)
@@ -174,6 +196,13 @@ impl<'a> Session<'a> {
         manifest.kubernetes_version = cluster.version.clone();
         manifest.local_plane = cluster.plane.is_some();
         manifest.placement = placement.record();
+        if let Some(p) = manifest.placement.as_mut() {
+            p.cpu_limits = exp
+                .variants
+                .iter()
+                .filter_map(|v| Some((v.name.clone(), v.cpu_limit()?)))
+                .collect();
+        }
         manifest.write(&results.manifest())?;
         write_workload(exp, &results)?;
         let mut s = Session {

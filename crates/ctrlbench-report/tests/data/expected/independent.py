@@ -120,6 +120,10 @@ its absence when there is no A/A pair:
                   power sentence: the fewest repeats (1..10) at which a true
                   10 % change clears the margin with 80 % probability
                   (power_sentence says how), or the change 10 repeats reach
+  position        "Running second: …": Ready/s of each repeat's later run (by
+                  time zero) over its earlier one, whichever variant that was,
+                  with the paired interval as for B/A, and how often B ran
+                  second
   t precision     a cell that rounds the other way with t moved by 2e-4
                   relatively (a report's t may come from a three-decimal
                   table) is a rounding tie: accepted and listed as a note
@@ -292,6 +296,7 @@ def run_figures(run_dir):
         if (summary.get("machine") or {}).get("busy"):
             f["problems"].append("machine busy")
     t0 = max(created) - summary["load"]["seconds"]
+    f["t0"] = t0
     f["schedule"] = summary.get("schedule")
     f["impl"] = summary.get("impl")
     f["settings"] = summary.get("settings")
@@ -1095,13 +1100,15 @@ def check_noise(report_md, groups, manifest, margin, compare, failures):
             cur = (m.group(1), m.group(3), m.group(2))
             if cur in got:
                 failures.append(f"noise: pair {cur} twice")
-            got[cur] = {"head": None, "rows": [], "sentence": None}
+            got[cur] = {"head": None, "rows": [], "sentence": None, "position": None}
         elif cur and line.startswith("|"):
             cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
             if got[cur]["head"] is None:
                 got[cur]["head"] = cells
             elif not set("".join(cells)) <= set("-|"):
                 got[cur]["rows"].append(cells)
+        elif cur and line.startswith("Running second: "):
+            got[cur]["position"] = line.strip()
         elif cur and line.strip() and got[cur]["head"] is not None:
             got[cur]["sentence"] = got[cur]["sentence"] or line.strip()
     if [k for k in got] != want:
@@ -1136,6 +1143,34 @@ def check_noise(report_md, groups, manifest, margin, compare, failures):
         tied(f"noise {key} sentence", noise_sentence(ready_s, margin, 1.0, pairs, looks),
              [noise_sentence(r, margin, x, pairs, looks) for (_, r), x in zip(ties, scales[1:])],
              g["sentence"] or "")
+        compare(f"noise {key} position", position_sentence(groups[(scale, a)], groups[(scale, b)], b),
+                g["position"] or "")
+
+
+def position_sentence(a_runs, b_runs, b):
+    """Ready/s of each repeat's later run (by time zero) over its earlier one,
+    whichever variant ran first; the paired interval as for B/A."""
+    bs = {repeat_of(r): r for r in used(b_runs)}
+    pairs, b_second = [], 0
+    for r in used(a_runs):
+        y = bs.get(repeat_of(r))
+        if not y or r["ready_per_s"] is None or y["ready_per_s"] is None:
+            continue
+        if y["t0"] > r["t0"]:
+            b_second += 1
+            pairs.append((r["ready_per_s"], y["ready_per_s"]))
+        else:
+            pairs.append((y["ready_per_s"], r["ready_per_s"]))
+    got = paired_ratio(pairs)
+    if got is None:
+        return None
+    ratio, iv = got
+    cell = f"{ratio:.2f} [{iv[0]:.2f}–{iv[1]:.2f}]" if iv else f"{ratio:.2f} (one pair)"
+    k = len(pairs)
+    return (f"Running second: the later run of each repeat over the earlier one, on Ready/s, is {cell} "
+            f"over {k} repeat{'' if k == 1 else 's'} ({b} ran second in {b_second} of them). The two are "
+            "one controller, so this is the position's own effect (a drifting plane, a warmer cache, the "
+            "previous run's clean-up); B/A above carries it only as far as the order was unbalanced.")
 
 
 # ---------------------------------------------------------------- the report's tables

@@ -184,6 +184,21 @@ fn pairs_alike(
                 ),
             ));
         }
+        if a.cpu_limit() != b.cpu_limit() {
+            let span = spec.variants.get_ref()[j]
+                .cpu_limit
+                .as_ref()
+                .or(spec.variants.get_ref()[i].cpu_limit.as_ref())
+                .map_or(spec.variants.span(), |s| s.span());
+            return Err(src.at(
+                "cpu_limit",
+                span,
+                format!(
+                    "{:?} and {:?} are compared, so they need the same cpu_limit ({:?} vs {:?})",
+                    a.name, b.name, a.keys.cpu_limit, b.keys.cpu_limit
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -837,6 +837,23 @@ fn compared_variants_need_the_same_cpu_limit_and_cpu_sets_must_not_overlap() {
     assert_eq!((e.line, e.key.as_str()), (7, "controller_cpus"), "{e}");
     let e = err(&text("controller_cpus = 0\n", "controller_cpus = 0\n"));
     assert_eq!(e.key, "controller_cpus", "{e}");
+    // A CPU quota: Kubernetes' quantities, matched across a compared pair.
+    let e = parse(
+        Path::new("exp.toml"),
+        &text("cpu_limit = \"500m\"\n", "cpu_limit = \"0.5\"\n"),
+    )
+    .unwrap();
+    assert_eq!(e.variants[1].cpu_limit(), Some(500));
+    let e = parse(
+        Path::new("exp.toml"),
+        &text("cpu_limit = \"1.5\"\n", "cpu_limit = \"1.5\"\n"),
+    )
+    .unwrap();
+    assert_eq!(e.variants[0].cpu_limit(), Some(1500));
+    let e = err(&text("cpu_limit = \"half\"\n", "cpu_limit = \"half\"\n"));
+    assert_eq!((e.line, e.key.as_str()), (7, "cpu_limit"), "{e}");
+    let e = err(&text("cpu_limit = \"500m\"\n", ""));
+    assert_eq!((e.line, e.key.as_str()), (7, "cpu_limit"), "{e}");
     let e = err(&format!(
         "name = \"t\"\nscales = [5]\n[cluster]\ncpus = {{ plane = \"0-1\", controller = \"1\" }}\n{}",
         v("a", "")

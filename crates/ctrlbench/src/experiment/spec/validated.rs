@@ -142,6 +142,14 @@ impl Variant {
 
     /// How many processes of the controller run (≥ 1): the `replicas` key,
     /// else the preset's.
+    /// Its CPU quota in millicores (`cpu_limit`; checked when parsed).
+    pub fn cpu_limit(&self) -> Option<u32> {
+        self.keys
+            .cpu_limit
+            .as_deref()
+            .and_then(|l| ctrlbench_plane::quota::parse_millicores(l).ok())
+    }
+
     pub fn replicas(&self) -> usize {
         let preset = self.preset_row().map_or(1, |p| u32::from(p.replicas));
         self.keys.replicas.unwrap_or(preset) as usize
