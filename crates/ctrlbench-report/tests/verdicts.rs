@@ -253,7 +253,7 @@ fn questions_answer_goals_and_compare_pairs_per_scale() {
     let answers = questions(&data(PERF), 0.05).unwrap();
     // Two rust-X / go-X pairs, three goal figures each.
     assert_eq!(answers.len(), 6);
-    assert!(answers.iter().all(|a| a.source == Source::Goal));
+    assert!(answers.iter().all(|a| a.source == Source::RustGo));
     // Paired, except where a run's 0.00 ms CPU per reconcile leaves a log
     // ratio undefined.
     let paired: Vec<bool> = answers.iter().map(|a| a.paired).collect();
