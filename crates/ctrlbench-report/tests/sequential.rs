@@ -11,11 +11,14 @@
 //! counterbalancing does), judged with the default spread and with a
 //! calibration that measured the true one over 10 repeats.
 
+mod common;
+
+use common::normal;
 use ctrlbench_record::manifest::Spread;
 use ctrlbench_report::evidence::{self, DEFAULT_SPREAD};
 use ctrlbench_report::verdict::{Verdict, decide};
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 const SEQUENCES: usize = 10_000;
 const MAX_LOOKS: u32 = 10;
@@ -27,12 +30,6 @@ const DRIFT_PER_RUN: f64 = 0.01;
 enum Noise {
     Normal,
     T3,
-}
-
-fn normal(rng: &mut StdRng) -> f64 {
-    // Box–Muller.
-    let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
-    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
 }
 
 /// One draw with standard deviation 1.
