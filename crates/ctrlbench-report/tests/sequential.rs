@@ -13,11 +13,14 @@
 //! 45 % per run (a few-second run's Ready/s), beyond what the counts'
 //! default assumes, with the timings' default (and the counts' at 30 %).
 
+mod common;
+
+use common::normal;
 use ctrlbench_record::manifest::Spread;
 use ctrlbench_report::evidence::{self, DEFAULT_SPREAD, DEFAULT_TIMING_SPREAD};
 use ctrlbench_report::verdict::{Verdict, decide};
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 const SEQUENCES: usize = 10_000;
 const MAX_LOOKS: u32 = 10;
@@ -29,12 +32,6 @@ const DRIFT_PER_RUN: f64 = 0.01;
 enum Noise {
     Normal,
     T3,
-}
-
-fn normal(rng: &mut StdRng) -> f64 {
-    // Box–Muller.
-    let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
-    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
 }
 
 /// One draw with standard deviation 1.

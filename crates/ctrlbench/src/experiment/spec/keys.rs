@@ -285,6 +285,11 @@ variant_keys! {
     /// 500.
     list_page_size: u32, accepts Rust, flag "--list-page-size",
         resolve |f, v| f.list_page_size = Some(i64::from(*v));
+    /// The server-side timeout of each of the Rust controller's watch requests, in seconds
+    /// (kube-runtime's watcher `timeout`), ≥ 1: when it ends the watch is reopened from the last
+    /// resourceVersion seen. Default: kube-rs's 290.
+    watch_timeout_s: u32, accepts Rust, flag "--watch-timeout-s",
+        resolve |f, v| f.watch_timeout_s = Some(i64::from(*v));
     /// The Rust controller's global allocator: `system` (default), `mimalloc` or `jemalloc` (a build
     /// feature: ctrlbench builds that controller once, in `target/allocator-<name>`). The settings
     /// table names it.

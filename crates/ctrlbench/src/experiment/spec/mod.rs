@@ -10,6 +10,7 @@
 pub mod cluster;
 pub mod errors;
 pub mod faults;
+pub mod goals;
 pub mod keys;
 pub mod policy;
 pub mod schema;
@@ -285,6 +286,7 @@ pub fn parse_with(
         crate::doctor::BUSY_THRESHOLD,
     )?;
     let compare = compare(&src, &spec, &variants)?;
+    let goals = goals::check(&src, &spec, &variants)?;
     if let Some(f) = spec
         .fresh_plane
         .as_ref()
@@ -317,6 +319,7 @@ pub fn parse_with(
         margin,
         busy_threshold,
         compare,
+        goals,
         warmup: spec.warmup,
         fresh_plane: spec
             .fresh_plane

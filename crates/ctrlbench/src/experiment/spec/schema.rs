@@ -64,6 +64,10 @@ pub struct Spec {
     /// as a on this figure?", answered first in the report.
     #[serde(rename = "compare", default)]
     pub compare: Vec<CompareSpec>,
+    /// `[[goal]]`: targets on a ratio between paired variants, for the
+    /// lab's files that study our own controllers (`goals.rs`).
+    #[serde(rename = "goal", default)]
+    pub goals: Vec<GoalSpec>,
     #[serde(default)]
     pub schedule: Schedule,
     /// Loader: widgets created at once.
@@ -192,6 +196,19 @@ pub struct CompareSpec {
 
 fn default_figure() -> Spanned<String> {
     Spanned::new(0..0, "Ready/s".to_string())
+}
+
+/// `[[goal]]` as written: B/A on `figure` for every pair `<b>-X` / `<a>-X`,
+/// at least or at most a bound.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoalSpec {
+    pub figure: Spanned<String>,
+    pub a: Spanned<String>,
+    pub b: Spanned<String>,
+    pub at_least: Option<Spanned<f64>>,
+    pub at_most: Option<Spanned<f64>>,
+    pub from_scale: Option<Spanned<u64>>,
 }
 
 /// `[cluster]`: a local plane (default) or an existing cluster.

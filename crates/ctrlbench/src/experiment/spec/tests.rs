@@ -883,3 +883,71 @@ fn a_fresh_plane_needs_a_plane_of_our_own() {
     let e = err(&format!("{base}fresh_plane = \"hourly\"\n{v}"));
     assert_eq!(e.key, "fresh_plane", "{e}");
 }
+
+#[test]
+fn goals_are_recorded_as_written_and_bad_ones_name_line_and_key() {
+    let v = |name: &str| {
+        let imp = if name.starts_with("go") {
+            "go@v0.22"
+        } else {
+            "rust"
+        };
+        format!("[[variant]]\nname = \"{name}\"\nimpl = \"{imp}\"\npreset = \"good\"\n")
+    };
+    // Lines 1–2 the top, 3–14 the variants, the goal from line 15.
+    let with = |goal: &str| {
+        format!(
+            "name = \"t\"\nscales = [5, 50]\n{}{}{}[[goal]]\n{goal}",
+            v("rust-good"),
+            v("go-good"),
+            v("rust-other")
+        )
+    };
+    let e = parse(
+        Path::new("exp.toml"),
+        &with("figure = \"peak RSS\"\na = \"go\"\nb = \"rust\"\nat_most = 0.5\nfrom_scale = 50\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        e.goals,
+        [ctrlbench_record::manifest::Goal {
+            figure: "peak RSS".into(),
+            a: "go".into(),
+            b: "rust".into(),
+            at_least: false,
+            bound: 0.5,
+            from_scale: Some(50),
+        }]
+    );
+    let ok = "figure = \"Ready/s\"\na = \"go\"\nb = \"rust\"\n";
+    for (goal, line, key) in [
+        (
+            "figure = \"speed\"\na = \"go\"\nb = \"rust\"\nat_least = 1.1\n",
+            16,
+            "figure",
+        ),
+        (
+            "figure = \"Ready/s\"\na = \"go\"\nb = \"go\"\nat_least = 1.1\n",
+            18,
+            "b",
+        ),
+        (
+            "figure = \"Ready/s\"\na = \"go\"\nb = \"java\"\nat_least = 1.1\n",
+            18,
+            "b",
+        ),
+        (ok, 16, "figure"),
+        (&format!("{ok}at_least = 1.1\nat_most = 2\n"), 20, "at_most"),
+        (&format!("{ok}at_least = 0\n"), 19, "at_least"),
+        (&format!("{ok}at_most = -1\n"), 19, "at_most"),
+        (
+            &format!("{ok}at_least = 1.1\nfrom_scale = 500\n"),
+            20,
+            "from_scale",
+        ),
+        (&format!("{ok}at_least = 1.1\nabove = 2\n"), 20, "above"),
+    ] {
+        let e = err(&with(goal));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{goal}: {e}");
+    }
+}

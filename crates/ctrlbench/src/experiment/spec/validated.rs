@@ -103,6 +103,8 @@ pub struct Experiment {
     pub warmup: bool,
     /// `[[compare]]` questions: (a, b, figure).
     pub compare: Vec<Compare>,
+    /// `[[goal]]` targets, as the manifest records them.
+    pub goals: Vec<ctrlbench_record::manifest::Goal>,
     pub schedule: Schedule,
     pub concurrency: u32,
     pub scrape_interval_s: f64,

@@ -203,6 +203,35 @@ pub async fn run(
     Ok(summaries)
 }
 
+/// Where the window stands on one turn of its loop.
+struct Turn {
+    cancelled: bool,
+    /// Since the loader started: the window counts from there.
+    since_load: Duration,
+    window: Duration,
+    stop_when_converged: bool,
+    /// When the last fault and the quiet spell after it are over.
+    faults_over: Duration,
+    /// Every member's objects Ready.
+    all_ready: bool,
+    /// Every controller's counters unchanged for the quiet spell.
+    all_quiet: bool,
+}
+
+/// Why the window ends on this turn, if it does: Ctrl-C before anything,
+/// then the window's end, then convergence, which waits for the faults.
+fn ends(t: &Turn) -> Option<StopReason> {
+    if t.cancelled {
+        Some(StopReason::Interrupted)
+    } else if t.since_load >= t.window {
+        Some(StopReason::Window)
+    } else if t.stop_when_converged && t.since_load >= t.faults_over && t.all_ready && t.all_quiet {
+        Some(StopReason::Converged)
+    } else {
+        None
+    }
+}
+
 /// The window: ticks every measurement until it ends, everything has
 /// converged (stop_when_converged) or Ctrl-C.
 async fn window(
@@ -224,28 +253,27 @@ async fn window(
         .max()
         .unwrap_or_default();
     loop {
-        if cancel.is_cancelled() {
-            return Ok(StopReason::Interrupted);
-        }
         if run.loaded_at.is_none() && loads.iter().all(|l| l.is_finished()) {
             run.loaded_at = Some((Instant::now(), own_cpu_seconds()));
         }
-        if run.load_start.elapsed() >= window {
-            return Ok(StopReason::Window);
-        }
-        if exp.stop_when_converged
-            && run.load_start.elapsed() >= faults_over
-            && run
+        let turn = Turn {
+            cancelled: cancel.is_cancelled(),
+            since_load: run.load_start.elapsed(),
+            window,
+            stop_when_converged: exp.stop_when_converged,
+            faults_over,
+            all_ready: run
                 .members
                 .iter()
-                .all(|m| m.objects.ready() >= run.plan.scale)
-            && run
+                .all(|m| m.objects.ready() >= run.plan.scale),
+            all_quiet: run
                 .sampler
                 .controllers
                 .iter()
-                .all(|c| c.last_change.elapsed() >= quiet)
-        {
-            return Ok(StopReason::Converged);
+                .all(|c| c.last_change.elapsed() >= quiet),
+        };
+        if let Some(reason) = ends(&turn) {
+            return Ok(reason);
         }
         for m in all.iter_mut() {
             m.tick(run).await?;
@@ -309,4 +337,50 @@ fn base_summaries(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each case is one turn: (cancelled, seconds since the load, converge
+    /// on, faults over at s, all Ready, all quiet) with a 60 s window, and
+    /// the reason the window ends there, if any.
+    #[test]
+    fn the_window_ends_on_ctrl_c_on_time_or_on_convergence() {
+        use StopReason::*;
+        let s = Duration::from_secs_f64;
+        for (cancelled, at, converge, faults, ready, quiet, want) in [
+            (false, 1.0, true, 0.0, false, true, None),
+            (false, 1.0, true, 0.0, true, false, None),
+            (false, 1.0, true, 0.0, true, true, Some(Converged)),
+            // Convergence is not asked for: the window runs out.
+            (false, 1.0, false, 0.0, true, true, None),
+            (false, 60.0, false, 0.0, false, false, Some(Window)),
+            (false, 59.9, false, 0.0, false, false, None),
+            // A converged run waits for its faults and their quiet spell.
+            (false, 10.0, true, 30.0, true, true, None),
+            (false, 30.0, true, 30.0, true, true, Some(Converged)),
+            // The window's end wins over convergence, Ctrl-C over both.
+            (false, 61.0, true, 0.0, true, true, Some(Window)),
+            (true, 61.0, true, 0.0, true, true, Some(Interrupted)),
+            (true, 0.0, false, 0.0, false, false, Some(Interrupted)),
+        ] {
+            let turn = Turn {
+                cancelled,
+                since_load: s(at),
+                window: s(60.0),
+                stop_when_converged: converge,
+                faults_over: s(faults),
+                all_ready: ready,
+                all_quiet: quiet,
+            };
+            assert_eq!(
+                ends(&turn),
+                want,
+                "cancelled {cancelled}, at {at} s, converge {converge}, faults over {faults} s, \
+                 ready {ready}, quiet {quiet}"
+            );
+        }
+    }
 }
