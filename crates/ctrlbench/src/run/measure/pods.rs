@@ -271,7 +271,6 @@ impl Default for PodWatch {
 }
 
 impl PodWatch {
-
     fn write(&self, run: &Run<'_>) -> Result<()> {
         for (m, t) in run.members.iter().zip(&self.times) {
             if !t.is_empty() {
