@@ -3,7 +3,7 @@
 //! `N<scale>/<variant>/rep<k>/` with `metrics-<variant>.csv`,
 //! `apiserver.csv`, `etcd.csv` (a plane of several apiservers or etcd
 //! members: `apiserver-<k>.csv`, `etcd-<k>.csv` per process instead),
-//! `objects.csv`, `controller.log`, `summary.json` and `faults.csv` when
+//! `objects.csv`, `pods.csv` (when the namespace had pods), `controller.log`, `summary.json` and `faults.csv` when
 //! faults ran. Every path a run writes or a report reads comes from here.
 
 use std::path::{Path, PathBuf};
@@ -168,6 +168,11 @@ impl RunDir {
 
     pub fn objects(&self) -> PathBuf {
         self.path.join(crate::objects::FILE_NAME)
+    }
+
+    /// Every pod seen in the run's namespace (only when there was one).
+    pub fn pods(&self) -> PathBuf {
+        self.path.join(crate::pods::FILE_NAME)
     }
 
     pub fn phases(&self) -> PathBuf {

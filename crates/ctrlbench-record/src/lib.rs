@@ -4,7 +4,7 @@
 //! built on it stays pure too.
 //!
 //! - [`layout`]: where everything lives in a results directory.
-//! - [`manifest`], [`summary`], [`objects`], [`audit`], [`faults`]: the JSON and CSV records.
+//! - [`manifest`], [`summary`], [`objects`], [`pods`], [`audit`], [`faults`]: the JSON and CSV records.
 //! - [`columns`]: one catalogue per scraped source (controller, apiserver,
 //!   etcd), each column's name next to how its value is taken from a page.
 //! - [`prom`]: Prometheus text → [`prom::Page`]; [`table`] writes CSV rows,
@@ -18,6 +18,7 @@ pub mod layout;
 pub mod manifest;
 pub mod objects;
 pub mod phases;
+pub mod pods;
 pub mod profile;
 pub mod prom;
 pub mod series;

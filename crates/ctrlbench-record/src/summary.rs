@@ -284,6 +284,10 @@ pub struct Summary {
     /// Every change of the Lease's holder our watch saw (leader election).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leader_changes: Vec<LeaderChange>,
+    /// The load's start as a wall-clock time (RFC 3339), the origin of
+    /// pods.csv's seconds; set when the run's namespace had pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_started_at: Option<String>,
 }
 
 /// One replica of a controller over the run (replicas.csv has its rows).

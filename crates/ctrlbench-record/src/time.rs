@@ -7,6 +7,14 @@ pub fn now_rfc3339() -> String {
         .to_string()
 }
 
+/// Unix seconds as written into records (RFC 3339, milliseconds).
+pub fn rfc3339_of_unix(s: f64) -> String {
+    jiff::Timestamp::from_millisecond((s * 1000.0).round() as i64)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
 /// Now, as used in a results directory's name (`20261130T043745Z`).
 pub fn now_compact() -> String {
     jiff::Timestamp::now()
@@ -35,6 +43,7 @@ mod tests {
         let t = super::parse_time("2026-11-30T01:12:28.142Z").unwrap();
         assert_eq!(t, 1796001148.142);
         assert!(super::parse_time("yesterday").is_none());
+        assert_eq!(super::rfc3339_of_unix(t), "2026-11-30T01:12:28.142Z");
         assert!(super::parse_time(&super::now_rfc3339()).is_some());
     }
 }

@@ -49,6 +49,8 @@ pub struct RunFigures {
     pub concurrent: bool,
     /// When the controller started (summary.json; None in older results).
     pub start_mode: Option<StartMode>,
+    /// Pod start times (pods.csv; None: no pod in the run's namespace).
+    pub pods: Option<crate::pods::PodFigures>,
 }
 
 impl RunFigures {
@@ -78,6 +80,7 @@ impl RunFigures {
             workload: None,
             concurrent: false,
             start_mode: None,
+            pods: None,
         }
     }
 
@@ -115,6 +118,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
         workload: summary.and_then(|s| s.workload.clone()),
         concurrent: summary.is_some_and(|s| s.schedule == Schedule::Concurrent),
         start_mode: summary.and_then(|s| s.start.as_ref()).map(|s| s.mode),
+        pods: crate::pods::of(run),
     };
     for &m in Metric::ALL {
         f.set(m, m.of(&inputs));

@@ -58,6 +58,7 @@ pub mod metrics;
 pub mod noise;
 pub mod normalise;
 pub mod plots;
+pub mod pods;
 pub mod quantile;
 pub mod questions;
 pub mod sections;

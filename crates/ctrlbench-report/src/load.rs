@@ -1,5 +1,5 @@
 //! Reading a results directory back through the record types: the manifest,
-//! and per run its summary, its per-scrape series and its objects.
+//! and per run its summary, its per-scrape series, its objects and pods.
 
 use std::path::Path;
 
@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use ctrlbench_record::audit::{self, AuditRecord};
 use ctrlbench_record::faults::{self, FaultRecord};
 use ctrlbench_record::phases::{self, PhaseRecord};
+use ctrlbench_record::pods::{self, PodRecord};
 use ctrlbench_record::series::Series;
 use ctrlbench_record::time::parse_time;
 use ctrlbench_record::{Manifest, ResultsDir, RunDir, Summary, objects};
@@ -46,6 +47,11 @@ pub struct Run {
     pub apiserver_all: Option<Series>,
     /// faults.csv (empty: no faults in this run).
     pub faults: Vec<FaultRecord>,
+    /// pods.csv (empty: no pod in the run's namespace).
+    pub pods: Vec<PodRecord>,
+    /// Each object's name and creation (epoch seconds), kept only for a
+    /// run with pods: the owners of its pods are looked up here.
+    pub created_by_name: Vec<(String, f64)>,
 }
 
 /// One line of objects.csv, as seconds since the Unix epoch.
@@ -124,7 +130,16 @@ impl Run {
         } else {
             (None, None)
         };
-        let objects = objects::read(&dir.objects())?
+        let records = objects::read(&dir.objects())?;
+        let pods = pods::read(&dir.pods())?;
+        let created_by_name = match pods.is_empty() {
+            true => Vec::new(),
+            false => records
+                .iter()
+                .filter_map(|o| Some((o.name.clone(), o.created()?)))
+                .collect(),
+        };
+        let objects = records
             .iter()
             .map(|o| Object {
                 created: o.created(),
@@ -171,6 +186,8 @@ impl Run {
             records_first_writes,
             audit,
             faults,
+            pods,
+            created_by_name,
             dir,
         })
     }

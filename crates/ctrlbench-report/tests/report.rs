@@ -489,6 +489,7 @@ fn reports_are_byte_identical_to_the_recorded_expectation() {
         "results-concurrent",
         "results-perf-small",
         "results-noise",
+        "results-pods",
     ] {
         let (md, _) = render(&data(name)).unwrap();
         let want =
@@ -614,4 +615,58 @@ fn the_regression_gate_needs_a_decided_regression() {
     let out = compare(&base, &slow).unwrap();
     assert!(out.contains("| N | variant | figure | A | B | B/A [95 %] | verdict |"));
     assert!(out.contains("| B higher |"), "{out}");
+}
+
+/// results-pods (results-small-b with a hand-written pods.csv in
+/// rust-good's run and its summary's load_started_at = 01:13:16.000): the
+/// Pod start section's cells, worked out by hand from the file.
+#[test]
+fn pod_start_quantiles_match_hand_computed_values() {
+    let r = Results::load(&data("results-pods")).unwrap();
+    let gs = groups(&r);
+    let p = group(&gs, "rust-good").runs[0].pods.clone().expect("pods");
+    assert!(group(&gs, "rust-bad-fix").runs[0].pods.is_none());
+    // created → scheduled per pod (lonely, eee, aaa, bbb, ccc, ddd):
+    // 0.1, 0.1, 0.05, 0.18, 0.01, 0.2; sorted 0.01 0.05 0.1 0.1 0.18 0.2.
+    // Type-7 ranks (n − 1)·q = 2.5, 4.5, 4.95.
+    let q = ctrlbench_report::pods::quantiles(&p.stages[0]).unwrap();
+    for (got, want) in q.iter().zip([0.1, 0.19, 0.199, 0.2]) {
+        close("scheduled", Some(*got), want);
+    }
+    // → running: 0.2, 0.3, 0.3, 0.4, 0.4, 0.75 sorted.
+    let q = ctrlbench_report::pods::quantiles(&p.stages[1]).unwrap();
+    for (got, want) in q.iter().zip([0.35, 0.575, 0.7325, 0.75]) {
+        close("running", Some(*got), want);
+    }
+    // → ready: 0.4 (eee), 0.4 (aaa), 0.78, 1.0, 1.2, and lonely never:
+    // the p90 rank 4.5 reaches the censored one.
+    let q = ctrlbench_report::pods::quantiles(&p.stages[2]).unwrap();
+    close("ready p50", Some(q[0]), 0.89);
+    assert!(q[1..].iter().all(|v| *v == f64::INFINITY), "{q:?}");
+    // Owners among the objects: widget-000001 (created 16.072, pods Ready
+    // at 16.5 and 16.9) 0.828 s; widget-000002 (16.159; 17.2, 17.45)
+    // 1.291 s. other-rs is no object of the run; lonely has no owner.
+    assert_eq!(p.owner_pods, 4);
+    assert_eq!(p.owners.len(), 2);
+    close("owner 1", Some(p.owners[0]), 0.828);
+    close("owner 2", Some(p.owners[1]), 1.291);
+    let (md, _) = render(&data("results-pods")).unwrap();
+    let section = md
+        .split("## Pod start")
+        .nth(1)
+        .expect("a Pod start section");
+    let table = section.split("\n## ").next().unwrap();
+    for row in [
+        "| 20 | rust-good | created → scheduled | 6 | 100.0 ms | 190.0 ms | 199.0 ms | 200.0 ms |",
+        "| 20 | rust-good | created → running | 6 | 350.0 ms | 575.0 ms | 732.5 ms | 750.0 ms |",
+        "| 20 | rust-good | created → ready | 6 | 890.0 ms | > window | > window | > window |",
+        // 0.828 + 0.463·{0.5, 0.9, 0.99}, and the max.
+        "| 20 | rust-good | object created → all its pods ready | 2 (4 pods) | 1.06 s | 1.24 s | 1.29 s | 1.29 s |",
+    ] {
+        assert!(table.contains(row), "missing {row} in:\n{table}");
+    }
+    assert!(!table.contains("rust-bad-fix"), "{table}");
+    // Results without pods.csv have no such section.
+    let (md, _) = render(&data("results-small-b")).unwrap();
+    assert!(!md.contains("## Pod start"));
 }

@@ -18,6 +18,7 @@ mod per_run;
 mod percentiles;
 mod phases;
 mod plots;
+mod pod_start;
 mod profiles;
 mod server_side;
 mod settings;
@@ -52,6 +53,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
         &start::ControllerStart,
         &server_side::ServerSide,
         &phases::Phases,
+        &pod_start::PodStart,
         &goals::PerformanceGoals,
         &attribution::ReconcileTime,
         &faults::Faults,

@@ -126,6 +126,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
         apiserver_peak_rss_bytes: Vec::new(),
         apiserver_rss_at_start_bytes: Vec::new(),
         leader_changes: Vec::new(),
+        load_started_at: None,
     }
 }
 

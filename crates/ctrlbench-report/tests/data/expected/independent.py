@@ -155,6 +155,13 @@ and no other:
                   load errors: summary.json load.rate_per_s against its
                   probe's create_per_s at the experiment's concurrency (its
                   TOML, default 16), paired by repeat as the overhead row
+  pod start       pods.csv, per pod: created_s -> scheduled_s, running_s,
+                  ready_s (an empty stage = censored, +inf); p50/p90/p99 as
+                  time-to-Ready, max the largest (+inf: "> window"). Per
+                  owner named in objects.csv: its created_at minus
+                  summary.json load_started_at, to the latest ready_s of its
+                  pods (+inf when one has none). Cells: the median [min-max]
+                  of the used runs' own values; counts "n" and "k (m pods)"
   harness         at N >= 100 000: the manifest's harness_peak_rss_bytes
                   against 300 MiB, and the largest after_load_core_fraction
                   of summary.json harness_cpu against 0.05 of a core
@@ -381,10 +388,60 @@ def run_figures(run_dir):
     f["api_p99"] = histogram_quantile(0.99, a.bucket_delta("widget_update_latency"))
     f["api_create_p99"] = histogram_quantile(0.99, a.bucket_delta("widget_create_latency"))
     f["fsync_p99"] = histogram_quantile(0.99, e.bucket_delta("wal_fsync"))
+    f["pods"] = pod_figures(run_dir, summary, objs)
     for k, v in list(f.items()):
         if isinstance(v, float) and math.isnan(v):
             f[k] = None
     return f
+
+
+POD_STAGES = [("created → scheduled", "scheduled_s"), ("created → running", "running_s"),
+              ("created → ready", "ready_s")]
+POD_OWNERS = "object created → all its pods ready"
+
+
+def pod_figures(run_dir, summary, objs):
+    """{row name: (count cell, samples)} from pods.csv; None without pods."""
+    path = os.path.join(run_dir, "pods.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as fh:
+        pods = [p for p in csv.DictReader(fh) if p["created_s"]]
+    if not pods:
+        return None
+    out = {}
+    for name, col in POD_STAGES:
+        v = [float(p[col]) - float(p["created_s"]) if p[col] else INF for p in pods]
+        out[name] = (str(len(v)), v)
+    start = summary.get("load_started_at")
+    if start:
+        created = {o["name"]: ts(o["created_at"]) - ts(start) for o in objs if o["created_at"]}
+        last = {}
+        for p in pods:
+            if p["owner"] in created:
+                ready = float(p["ready_s"]) if p["ready_s"] else INF
+                t, n = last.get(p["owner"], (-INF, 0))
+                last[p["owner"]] = (max(t, ready), n + 1)
+        if last:
+            v = [t - created[o] for o, (t, _) in last.items()]
+            out[POD_OWNERS] = (f"{len(v)} ({sum(n for _, n in last.values())} pods)", v)
+    return out
+
+
+def pod_cells(runs, row):
+    """The count and p50/p90/p99/max cells of one Pod start row."""
+    per = [r["pods"][row] for r in used(runs) if r["pods"] and row in r["pods"]]
+    if not per:
+        return None
+    counts = []
+    for c, _ in per:
+        if not counts or counts[-1] != c:
+            counts.append(c)
+    cells = [", ".join(counts)]
+    for q in (0.5, 0.9, 0.99, None):
+        vals = [max(v) if q is None else percentile(v, q) for _, v in per]
+        cells.append(fmt_stat(vals, fmt_duration))
+    return cells
 
 
 def load(results_dir):
@@ -1359,6 +1416,23 @@ def check(runs, report_md, manifest, margin):
             for key in want_rows:
                 if key not in got_rows:
                     failures.append(f"server side: no row {key}")
+        elif head[:3] == ["N", "variant", "from → to"]:
+            want_rows = {(str(k[0]), k[1], row): pod_cells(rs, row)
+                         for k, rs in groups.items()
+                         for row in [n for n, _ in POD_STAGES] + [POD_OWNERS]}
+            want_rows = {k: v for k, v in want_rows.items() if v is not None}
+            got_rows = set()
+            for row in rows:
+                key = (row[0], row[1].split(" ⚠")[0], row[2])
+                got_rows.add(key)
+                if key not in want_rows:
+                    failures.append(f"pod start: report row {key} is not expected")
+                    continue
+                for h, want, got in zip(head[3:], want_rows[key], row[3:]):
+                    compare(f"pod start N={key[0]} {key[1]} {key[2]} {h}", want, got)
+            for key in want_rows:
+                if key not in got_rows:
+                    failures.append(f"pod start: no row {key}")
         elif head[:2] == ["N", "variant"] and "writes/reconcile" not in head:
             # (the attribution table, which has "writes/reconcile", is not checked)
             for row in rows:

@@ -4,7 +4,8 @@
 //! create phase (`phases`), the audit log (`audit`), the harness's own CPU
 //! (`harness_cpu`), what else the machine did (`machine`), who holds a
 //! controller's Lease (`leases`), the apiservers' peak memory
-//! (`apiserver_peak`), the controllers' CPU profiles (`profile`) — implements [`Measurement`]: it is told when the run
+//! (`apiserver_peak`), the controllers' CPU profiles (`profile`), the
+//! pods in the run's namespaces (`pods`) — implements [`Measurement`]: it is told when the run
 //! starts, on every tick of the loop, when the window is over (the
 //! controllers still run) and when the controllers have stopped, where it
 //! writes its files and its part of each summary. [`run`] composes them
@@ -19,6 +20,7 @@ pub mod harness_cpu;
 pub mod leases;
 pub mod machine;
 pub mod phases;
+pub mod pods;
 pub mod profile;
 pub mod sampler;
 pub mod scrapes;
@@ -100,6 +102,7 @@ fn measurements(
 ) -> Vec<Box<dyn Measurement>> {
     vec![
         Box::new(watch),
+        Box::new(pods::PodWatch::default()),
         Box::new(scrapes::Scrapes::new(run)),
         Box::new(faults::Faults::of(run)),
         Box::new(leases::Leases::new()),
