@@ -127,7 +127,9 @@ pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
         audit_log: c.audit_log,
         etcd_members: c.etcd_members,
         apiservers: c.apiservers,
-        controller_manager: c.controller_manager,
+        controller_manager: c.controller_manager || c.nodes > 0,
+        nodes: c.nodes,
+        node_pods: c.node_pods,
         ..PlaneOptions::default()
     };
     Cluster::connect(popts, kubeconfig_path, context).await

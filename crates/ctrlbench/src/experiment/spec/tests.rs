@@ -866,3 +866,46 @@ fn a_fresh_plane_needs_a_plane_of_our_own() {
     let e = err(&format!("{base}fresh_plane = \"hourly\"\n{v}"));
     assert_eq!(e.key, "fresh_plane", "{e}");
 }
+
+#[test]
+fn fake_nodes_are_bounded_local_and_imply_the_controller_manager() {
+    let with = |extra: &str| format!("{GOOD}{extra}");
+    let e = parse(Path::new("exp.toml"), GOOD).unwrap();
+    assert_eq!((e.cluster.nodes, e.cluster.node_pods), (0, 110));
+    assert!(!e.cluster.controller_manager);
+    let e = parse(
+        Path::new("exp.toml"),
+        &with("[cluster]\nnodes = 3\nnode_pods = 500\n"),
+    )
+    .unwrap();
+    assert_eq!((e.cluster.nodes, e.cluster.node_pods), (3, 500));
+    assert!(e.cluster.controller_manager);
+    // (extra text, line of the error, key, part of the message)
+    let cases = [
+        ("[cluster]\nnodes = 1001\n", 9, "nodes", "from 0 to 1000"),
+        (
+            "[cluster]\nnode_pods = 0\n",
+            9,
+            "node_pods",
+            "from 1 to 10000",
+        ),
+        (
+            "[cluster]\nkubeconfig = \"k\"\nnodes = 2\n",
+            9,
+            "cluster",
+            "local-plane setting `nodes`",
+        ),
+        (
+            "[cluster]\ncontext = \"x\"\nnode_pods = 200\n",
+            9,
+            "cluster",
+            "local-plane setting `node_pods`",
+        ),
+    ];
+    for (extra, line, key, msg) in cases {
+        let e = err(&with(extra));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}: {e}");
+        assert!(e.message.contains(msg), "{extra}: {e}");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    }
+}
