@@ -137,6 +137,11 @@ fn sample_controller_reaches_the_rule_with_rbac_from_the_file_only() {
         .map_or(0.0, |b| b.1);
     assert!(creates >= 20.0, "creates of foos seen: {creates}");
     assert!(api.delta("widget_update_writes_total").unwrap_or(0.0) >= 20.0);
+    // Ready means availableReplicas has reached the Foo's replicas, which
+    // the template sets to 1: every Foo's pod ran on the fake nodes.
+    let foo = std::fs::read_to_string(workspace().join("experiments/sample-controller/foo.yaml"))
+        .unwrap();
+    assert!(foo.contains("\n  replicas: 1\n"), "{foo}");
     let rows = objects(&run.join("objects.csv"));
     assert_eq!(rows.len(), 20);
     assert!(rows[0].0.starts_with("foo-0000"), "{rows:?}");
@@ -174,8 +179,10 @@ fn a_workload_of_another_kind_is_audited_like_widgets() {
         let to = tmp.path().join("sample-controller").join(f);
         std::fs::copy(ws.join("sample-controller").join(f), to).unwrap();
     }
-    let text = std::fs::read_to_string(ws.join("sample-controller.toml")).unwrap()
-        + "\n[cluster]\naudit_log = true\n";
+    let text = std::fs::read_to_string(ws.join("sample-controller.toml"))
+        .unwrap()
+        .replacen("[cluster]\n", "[cluster]\naudit_log = true\n", 1);
+    assert!(text.contains("audit_log = true"), "{text}");
     let exp = write(tmp.path(), "sample-controller.toml", &text);
     let out = ctrlbench()
         .args(["run", exp.to_str().unwrap(), "--no-progress"])

@@ -30,6 +30,15 @@ pub async fn check(exp: &Experiment, opts: &RunOptions) -> Result<Notes> {
         notes = tokio::task::spawn_blocking(move || planes(&exp)).await??;
     }
     programs(exp)?;
+    // Without nodes no pod runs, and such a rule would hold for nothing:
+    // say so before the window is sat out.
+    if exp.is_local() && exp.cluster.nodes == 0 && exp.workload.ready_needs_pods() {
+        notes.push(format!(
+            "{}: the readiness rule ({}) waits for pods, but the local plane has no nodes to run them: set [cluster] nodes",
+            exp.file.display(),
+            exp.workload.ready
+        ));
+    }
     Ok(Notes(notes))
 }
 

@@ -202,7 +202,11 @@ impl Cluster {
 
     /// Installs a workload's CRD unless the cluster serves it already (the
     /// Widget CRD is there from the start).
+    /// A kind without a CRD must be one the cluster serves.
     pub async fn ensure_workload(&mut self, w: &Workload) -> Result<()> {
+        if !w.has_crd() {
+            return super::workload::discover_kind(&self.client, w).await;
+        }
         if !w.is_builtin() && super::workload::ensure_crd(&self.client, w).await? {
             eprintln!("installed the CRD {}", w.crd_name());
             self.installed_workloads.push(w.clone());

@@ -360,6 +360,14 @@ fn workload_errors_name_the_file_line_and_key() {
         "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.phase}\", equals = \"Ready\" }\n",
     );
     let e = parse(&file, &ok).unwrap_or_else(|e| panic!("{e}"));
+    // Without a crd the template's kind is one the cluster serves.
+    let served = parse(
+        &file,
+        &text("object = \"other.yaml\"\nready = { jsonpath = \"{.data.a}\", exists = true }\n"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(served.workload.kind_name(), "v1 ConfigMap");
+    assert!(!served.workload.has_crd() && !served.workload.is_builtin());
     assert_eq!(e.workload.crd_name(), "widgets.benchmark.example.com");
     assert!(!e.workload.is_builtin());
     for (workload, line, key, says) in [
@@ -392,6 +400,24 @@ fn workload_errors_name_the_file_line_and_key() {
             6,
             "ready",
             "not a readiness rule",
+        ),
+        (
+            "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.n}\", equals_path = \"{.spec.n\" }\n",
+            6,
+            "ready",
+            "equals_path",
+        ),
+        (
+            "object = \"w.yaml\"\nready = { equals_path = \"{.spec.n}\", equals = 1 }\n",
+            5,
+            "ready",
+            "compares with `jsonpath`",
+        ),
+        (
+            "object = \"missing.yaml\"\nready = { condition = \"Ready\" }\n",
+            4,
+            "object",
+            "cannot read",
         ),
         (
             "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { phase = \"Ready\" }\n",
