@@ -76,20 +76,35 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
         20,
     );
     let results = tmp.path().join("results");
-    let out = ctrlbench()
+    let (out_log, err_log) = (tmp.path().join("stdout"), tmp.path().join("stderr"));
+    let mut child = ctrlbench()
         .args(["run", exp.to_str().unwrap(), "--no-progress", "--results"])
         .arg(&results)
         .env("TMPDIR", &planes)
         .env("XDG_STATE_HOME", tmp.path())
-        .output()
+        .stdout(std::fs::File::create(&out_log).unwrap())
+        .stderr(std::fs::File::create(&err_log).unwrap())
+        .spawn()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    // While it runs, the plane's processes are seen under this TMPDIR: the
+    // check that none is left afterwards looks where they were.
+    let roles = ["kube-scheduler", "kwok", "kube-controller-manager"];
+    let mut seen = [false; 3];
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        let running = processes_mentioning(planes.to_str().unwrap());
+        for (k, role) in roles.iter().enumerate() {
+            seen[k] |= running.iter().any(|c| c.contains(role));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let err = std::fs::read_to_string(&err_log).unwrap();
+    assert!(status.success(), "{err}");
+    assert_eq!(seen, [true; 3], "{roles:?} seen running: {seen:?}");
     // Nodes were there, so no warning about a rule that waits for pods.
-    assert!(
-        !stderr(&out).contains("set [cluster] nodes"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(!err.contains("set [cluster] nodes"), "{err}");
     let dir = only_results_dir(&results);
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
@@ -125,7 +140,7 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
     // Deployments × 2 replicas, every stage time (created_s, scheduled_s,
     // running_s, ready_s) present. The assertion goes here.
     assert!(!dir.join("workload/crd.json").exists(), "no CRD to keep");
-    for role in ["kube-scheduler", "kwok", "kube-controller-manager"] {
+    for role in roles {
         let left: Vec<String> = processes_mentioning(planes.to_str().unwrap())
             .into_iter()
             .filter(|c| c.contains(role))
