@@ -217,4 +217,5 @@ fn a_rule_that_waits_for_pods_without_nodes_is_warned_about() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("set [cluster] nodes"), "{text}");
+    assert!(text.contains("1 fake node(s) of 110 pods each"), "{text}");
 }

@@ -108,19 +108,19 @@ pub async fn discover_kind(client: &kube::Client, w: &Workload) -> Result<()> {
         .await
         .map_err(|e| {
             anyhow!(
-                "{file}: [workload] object is a {}, which the cluster does not serve ({e}): name a kind `kubectl api-resources` lists, or give [workload] crd",
+                "{file}: [workload] object: the cluster does not serve {} ({e}): name a kind `kubectl api-resources` lists, or give [workload] crd",
                 w.kind_name()
             )
         })?;
     if caps.scope != kube::discovery::Scope::Namespaced {
         anyhow::bail!(
-            "{file}: [workload] object is a {}, which is cluster-scoped: ctrlbench creates the objects in a fresh namespace per run, so the kind must be namespaced",
+            "{file}: [workload] object: {} is cluster-scoped, and ctrlbench creates the objects in a fresh namespace per run: the kind must be namespaced",
             w.kind_name()
         );
     }
     if found.plural != r.plural {
         anyhow::bail!(
-            "{file}: [workload] object is a {}, served as {:?}, not the plural {:?} ctrlbench derives from its kind",
+            "{file}: [workload] object: {} is served as {:?}, not as the plural {:?} ctrlbench derives from its kind",
             w.kind_name(),
             found.plural,
             r.plural
