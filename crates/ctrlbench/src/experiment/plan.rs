@@ -275,6 +275,13 @@ fn render_cluster(s: &mut String, exp: &Experiment) {
             }
         );
     }
+    if c.nodes > 0 {
+        let _ = writeln!(
+            s,
+            "  {} fake node(s) of {} pods each (KWOK, kube-scheduler, kube-controller-manager)",
+            c.nodes, c.node_pods
+        );
+    }
 }
 
 /// What a variant runs: our controller's flags, the user's command, or

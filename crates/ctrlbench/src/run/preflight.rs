@@ -32,6 +32,16 @@ pub async fn check(exp: &Experiment, opts: &RunOptions) -> Result<Notes> {
     }
     programs(exp)?;
     cpu_limits(exp)?;
+    // Without nodes no pod runs, and such a rule would hold for nothing:
+    // say so before the window is sat out.
+    let local = kubeconfig.is_none() && context.is_none();
+    if local && exp.cluster.nodes == 0 && exp.workload.ready_needs_pods() {
+        notes.push(format!(
+            "{}: the readiness rule ({}) waits for pods, but the local plane has no nodes to run them: set [cluster] nodes",
+            exp.file.display(),
+            exp.workload.ready
+        ));
+    }
     Ok(Notes(notes))
 }
 

@@ -595,10 +595,12 @@ fn write_workload(exp: &Experiment, results: &ResultsDir) -> Result<()> {
     }
     let dir = results.path.join("workload");
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(
-        dir.join("crd.json"),
-        serde_json::to_string_pretty(&exp.workload.crd)?,
-    )?;
+    if exp.workload.has_crd() {
+        std::fs::write(
+            dir.join("crd.json"),
+            serde_json::to_string_pretty(&exp.workload.crd)?,
+        )?;
+    }
     std::fs::write(dir.join("object-template.yaml"), &exp.workload.template)?;
     Ok(())
 }

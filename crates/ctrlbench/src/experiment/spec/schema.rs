@@ -233,6 +233,11 @@ pub struct ClusterSpec {
     /// kube-controller-manager's namespace and garbage-collector controllers
     /// on the local plane (default off: ctrlbench finalizes namespaces itself).
     pub controller_manager: Option<bool>,
+    /// Fake nodes managed by KWOK, with kube-scheduler, on the local plane
+    /// (default 0; more implies `controller_manager`).
+    pub nodes: Option<Spanned<u32>>,
+    /// Each fake node's pod capacity (default 110).
+    pub node_pods: Option<Spanned<u32>>,
     pub kubeconfig: Option<Spanned<String>>,
     pub context: Option<Spanned<String>>,
     /// Where the plane, the controllers and ctrlbench run: CPU lists.
@@ -260,6 +265,8 @@ impl Default for ClusterSpec {
             etcd_members: None,
             apiservers: None,
             controller_manager: None,
+            nodes: None,
+            node_pods: None,
             kubeconfig: None,
             context: None,
             cpus: None,

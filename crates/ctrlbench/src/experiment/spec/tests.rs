@@ -360,6 +360,14 @@ fn workload_errors_name_the_file_line_and_key() {
         "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.phase}\", equals = \"Ready\" }\n",
     );
     let e = parse(&file, &ok).unwrap_or_else(|e| panic!("{e}"));
+    // Without a crd the template's kind is one the cluster serves.
+    let served = parse(
+        &file,
+        &text("object = \"other.yaml\"\nready = { jsonpath = \"{.data.a}\", exists = true }\n"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(served.workload.kind_name(), "v1 ConfigMap");
+    assert!(!served.workload.has_crd() && !served.workload.is_builtin());
     assert_eq!(e.workload.crd_name(), "widgets.benchmark.example.com");
     assert!(!e.workload.is_builtin());
     for (workload, line, key, says) in [
@@ -392,6 +400,24 @@ fn workload_errors_name_the_file_line_and_key() {
             6,
             "ready",
             "not a readiness rule",
+        ),
+        (
+            "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.n}\", equals_path = \"{.spec.n\" }\n",
+            6,
+            "ready",
+            "equals_path",
+        ),
+        (
+            "object = \"w.yaml\"\nready = { equals_path = \"{.spec.n}\", equals = 1 }\n",
+            5,
+            "ready",
+            "compares with `jsonpath`",
+        ),
+        (
+            "object = \"missing.yaml\"\nready = { condition = \"Ready\" }\n",
+            4,
+            "object",
+            "cannot read",
         ),
         (
             "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { phase = \"Ready\" }\n",
@@ -949,5 +975,48 @@ fn goals_are_recorded_as_written_and_bad_ones_name_line_and_key() {
     ] {
         let e = err(&with(goal));
         assert_eq!((e.line, e.key.as_str()), (line, key), "{goal}: {e}");
+    }
+}
+
+#[test]
+fn fake_nodes_are_bounded_local_and_imply_the_controller_manager() {
+    let with = |extra: &str| format!("{GOOD}{extra}");
+    let e = parse(Path::new("exp.toml"), GOOD).unwrap();
+    assert_eq!((e.cluster.nodes, e.cluster.node_pods), (0, 110));
+    assert!(!e.cluster.controller_manager);
+    let e = parse(
+        Path::new("exp.toml"),
+        &with("[cluster]\nnodes = 3\nnode_pods = 500\n"),
+    )
+    .unwrap();
+    assert_eq!((e.cluster.nodes, e.cluster.node_pods), (3, 500));
+    assert!(e.cluster.controller_manager);
+    // (extra text, line of the error, key, part of the message)
+    let cases = [
+        ("[cluster]\nnodes = 1001\n", 9, "nodes", "from 0 to 1000"),
+        (
+            "[cluster]\nnode_pods = 0\n",
+            9,
+            "node_pods",
+            "from 1 to 10000",
+        ),
+        (
+            "[cluster]\nkubeconfig = \"k\"\nnodes = 2\n",
+            9,
+            "cluster",
+            "local-plane setting `nodes`",
+        ),
+        (
+            "[cluster]\ncontext = \"x\"\nnode_pods = 200\n",
+            9,
+            "cluster",
+            "local-plane setting `node_pods`",
+        ),
+    ];
+    for (extra, line, key, msg) in cases {
+        let e = err(&with(extra));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}: {e}");
+        assert!(e.message.contains(msg), "{extra}: {e}");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
     }
 }

@@ -26,6 +26,10 @@ pub struct Cluster {
     pub etcd_members: usize,
     pub apiservers: usize,
     pub controller_manager: bool,
+    /// Fake nodes (0: none; more runs the controller manager too).
+    pub nodes: usize,
+    /// Each fake node's pod capacity.
+    pub node_pods: usize,
     pub kubeconfig: Option<String>,
     pub context: Option<String>,
     /// `[cluster] cpus`, as sets (None: not given).
