@@ -136,9 +136,43 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
     for (name, ready) in &rows {
         assert!(!ready.is_empty(), "{name} never had 2 available replicas");
     }
-    // pods.csv (written by the pod watch): 40 rows, one per pod of the 20
-    // Deployments × 2 replicas, every stage time (created_s, scheduled_s,
-    // running_s, ready_s) present. The assertion goes here.
+    // pods.csv, from our own pod watch: one row per pod of the 20
+    // Deployments × 2 replicas, each owned by its Deployment (followed up
+    // from the ReplicaSet), every stage present and in order.
+    let mut r = csv::Reader::from_path(run.join("pods.csv")).unwrap();
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        h,
+        [
+            "namespace",
+            "pod",
+            "owner_kind",
+            "owner",
+            "created_s",
+            "scheduled_s",
+            "running_s",
+            "ready_s"
+        ]
+    );
+    let pods: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(pods.len(), 40, "{pods:?}");
+    let mut per_owner = std::collections::BTreeMap::<String, usize>::new();
+    for p in &pods {
+        assert_eq!(&p[2], "Deployment", "{p:?}");
+        *per_owner.entry(p[3].to_string()).or_default() += 1;
+        let t: Vec<f64> = (4..8)
+            .map(|i| {
+                p[i].parse::<f64>()
+                    .unwrap_or_else(|_| panic!("{p:?}: column {i} empty"))
+            })
+            .collect();
+        assert!(
+            t.windows(2).all(|w| w[0] <= w[1] + 1e-6),
+            "stages out of order: {p:?}"
+        );
+    }
+    assert_eq!(per_owner.len(), 20, "{per_owner:?}");
+    assert!(per_owner.values().all(|&n| n == 2), "{per_owner:?}");
     assert!(!dir.join("workload/crd.json").exists(), "no CRD to keep");
     for role in roles {
         let left: Vec<String> = processes_mentioning(planes.to_str().unwrap())
