@@ -88,7 +88,7 @@ pub fn check(src: &Source, spec: &Spec, variants: &[Variant]) -> Result<Vec<Goal
                 "from_scale",
                 n.span(),
                 format!(
-                    "is above every scale of this file ({scales:?}): the goal would never be judged"
+                    "is above every scale of this file ({scales:?}), so the goal would never be judged: lower it"
                 ),
             ));
         }

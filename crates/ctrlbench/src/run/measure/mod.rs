@@ -255,7 +255,7 @@ async fn window(
         .map(|f| Duration::from_secs_f64(f.at_s + f.duration_s) + quiet)
         .max()
         .unwrap_or_default();
-    loop {
+    turns(cancel, async || {
         if run.loaded_at.is_none() && loads.iter().all(|l| l.is_finished()) {
             run.loaded_at = Some((Instant::now(), own_cpu_seconds()));
         }
@@ -276,14 +276,32 @@ async fn window(
                 .all(|c| c.last_change.elapsed() >= quiet),
         };
         if let Some(reason) = ends(&turn) {
-            return Ok(reason);
+            return Ok(Some(reason));
         }
         for m in all.iter_mut() {
             m.tick(run).await?;
         }
+        Ok(None)
+    })
+    .await
+}
+
+/// How often the window's loop turns.
+const TURN: Duration = Duration::from_millis(100);
+
+/// Runs `turn` every `TURN` until it gives a reason to stop; Ctrl-C cuts
+/// the wait short, so that the next turn sees it at once.
+async fn turns(
+    cancel: &CancellationToken,
+    mut turn: impl AsyncFnMut() -> Result<Option<StopReason>>,
+) -> Result<StopReason> {
+    loop {
+        if let Some(reason) = turn().await? {
+            return Ok(reason);
+        }
         tokio::select! {
             _ = cancel.cancelled() => {},
-            _ = tokio::time::sleep(Duration::from_millis(100)) => {},
+            _ = tokio::time::sleep(TURN) => {},
         }
     }
 }
@@ -385,5 +403,91 @@ mod tests {
                  ready {ready}, quiet {quiet}"
             );
         }
+    }
+
+    /// A turn that stops at `window`, or once `ready` says so, on the
+    /// paused clock; it counts the turns it took.
+    fn turn_at(
+        t0: tokio::time::Instant,
+        window: f64,
+        cancel: &CancellationToken,
+        ready: bool,
+    ) -> Turn {
+        Turn {
+            cancelled: cancel.is_cancelled(),
+            since_load: t0.elapsed(),
+            window: Duration::from_secs_f64(window),
+            stop_when_converged: true,
+            faults_over: Duration::ZERO,
+            all_ready: ready,
+            all_quiet: true,
+        }
+    }
+
+    /// The loop turns every 100 ms, the first turn at once, and ends on
+    /// the turn that finds the window over: at 1 s exactly, its 11th.
+    #[tokio::test(start_paused = true)]
+    async fn the_window_ends_on_time_on_the_paused_clock() {
+        let cancel = CancellationToken::new();
+        let t0 = tokio::time::Instant::now();
+        let mut n = 0;
+        let reason = turns(&cancel, async || {
+            n += 1;
+            Ok(ends(&turn_at(t0, 1.0, &cancel, false)))
+        })
+        .await
+        .unwrap();
+        assert_eq!((reason, n), (StopReason::Window, 11));
+        assert_eq!(t0.elapsed(), Duration::from_secs(1));
+    }
+
+    /// Ctrl-C at 350 ms cuts the wait short: the loop ends then, not at
+    /// the next 100 ms turn.
+    #[tokio::test(start_paused = true)]
+    async fn ctrl_c_ends_the_window_at_once() {
+        let cancel = CancellationToken::new();
+        let t0 = tokio::time::Instant::now();
+        let later = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(350)).await;
+            later.cancel();
+        });
+        let mut n = 0;
+        let reason = turns(&cancel, async || {
+            n += 1;
+            Ok(ends(&turn_at(t0, 60.0, &cancel, false)))
+        })
+        .await
+        .unwrap();
+        assert_eq!((reason, n), (StopReason::Interrupted, 5));
+        assert_eq!(t0.elapsed(), Duration::from_millis(350));
+    }
+
+    /// Convergence ends the window on the first turn that sees it (here
+    /// the fifth, at 400 ms); a turn's error ends it with that error.
+    #[tokio::test(start_paused = true)]
+    async fn convergence_or_an_error_ends_the_window_early() {
+        let cancel = CancellationToken::new();
+        let t0 = tokio::time::Instant::now();
+        let mut n = 0;
+        let reason = turns(&cancel, async || {
+            n += 1;
+            Ok(ends(&turn_at(t0, 60.0, &cancel, n >= 5)))
+        })
+        .await
+        .unwrap();
+        assert_eq!((reason, n), (StopReason::Converged, 5));
+        assert_eq!(t0.elapsed(), Duration::from_millis(400));
+        let mut n = 0;
+        let e = turns(&cancel, async || {
+            n += 1;
+            if n == 3 {
+                anyhow::bail!("scrape failed");
+            }
+            Ok(None)
+        })
+        .await
+        .unwrap_err();
+        assert_eq!((e.to_string(), n), ("scrape failed".to_string(), 3));
     }
 }
