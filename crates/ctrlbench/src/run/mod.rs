@@ -7,6 +7,7 @@
 pub mod background;
 pub mod baseline;
 pub mod build;
+pub mod builds;
 mod controller;
 pub mod group;
 pub mod identity;
@@ -162,7 +163,7 @@ pub async fn execute(
         _ => None,
     }
     .map(|v| tokio::spawn(async move { ctrlbench_plane::options::install_blocking(&v).await }));
-    let builds = session::Builds::prepare(exp, &cancel).await;
+    let builds = builds::Builds::prepare(exp, &cancel).await;
     if let Some(plane) = plane {
         let Some(installed) = until_cancelled(&cancel, plane).await else {
             bail!("interrupted while building the plane");
