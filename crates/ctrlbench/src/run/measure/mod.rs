@@ -5,7 +5,8 @@
 //! (`harness_cpu`), what else the machine did (`machine`), who holds a
 //! controller's Lease (`leases`), the apiservers' peak memory
 //! (`apiserver_peak`), the controllers' CPU profiles (`profile`), the
-//! pods in the run's namespaces (`pods`) — implements [`Measurement`]: it is told when the run
+//! pods in the run's namespaces (`pods`), the plane's processes beyond etcd
+//! and the apiservers (`plane_processes`) — implements [`Measurement`]: it is told when the run
 //! starts, on every tick of the loop, when the window is over (the
 //! controllers still run) and when the controllers have stopped, where it
 //! writes its files and its part of each summary. [`run`] composes them
@@ -20,6 +21,7 @@ pub mod harness_cpu;
 pub mod leases;
 pub mod machine;
 pub mod phases;
+pub mod plane_processes;
 pub mod pods;
 pub mod profile;
 pub mod sampler;
@@ -104,6 +106,7 @@ fn measurements(
         Box::new(watch),
         Box::new(pods::PodWatch::default()),
         Box::new(scrapes::Scrapes::new(run)),
+        Box::new(plane_processes::PlaneProcesses::new(run)),
         Box::new(faults::Faults::of(run)),
         Box::new(leases::Leases::new()),
         Box::new(apiserver_peak::ApiserverPeak::new()),
