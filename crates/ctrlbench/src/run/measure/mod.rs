@@ -100,11 +100,12 @@ pub trait Measurement: Send {
 fn measurements(
     run: &Run<'_>,
     watch: watch::ReadyWatch,
+    pods: pods::PodWatch,
     cpu: harness_cpu::HarnessCpu,
 ) -> Vec<Box<dyn Measurement>> {
     vec![
         Box::new(watch),
-        Box::new(pods::PodWatch::default()),
+        Box::new(pods),
         Box::new(scrapes::Scrapes::new(run)),
         Box::new(plane_processes::PlaneProcesses::new(run)),
         Box::new(faults::Faults::of(run)),
@@ -131,6 +132,7 @@ pub async fn run(
     let load_start = Instant::now();
     let mut cpu = harness_cpu::HarnessCpu::starting();
     let mut loads = Vec::new();
+    let pods = pods::PodWatch::start(ctx, members, &stop);
     if after_load {
         // All N objects first, the loader alone; then our watch lists them
         // before the controllers start.
@@ -162,7 +164,7 @@ pub async fn run(
         elapsed: 0.0,
         create_last: None,
     };
-    let mut all = measurements(&run, watch, cpu);
+    let mut all = measurements(&run, watch, pods, cpu);
     for m in all.iter_mut() {
         m.start(&mut run).await?;
     }
