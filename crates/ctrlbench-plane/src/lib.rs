@@ -30,6 +30,7 @@ pub mod options;
 pub mod plane;
 pub mod process;
 pub mod progress;
+pub mod quota;
 pub mod scheduler;
 pub mod state;
 pub mod supervisor;

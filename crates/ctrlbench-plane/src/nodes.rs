@@ -26,9 +26,9 @@ use crate::process::Process;
 use crate::scheduler::SchedulerConfig;
 use crate::tinyca::{self, ClientPem, Pems};
 
-/// Each fake node's capacity: kubelet's default pod limit, and room enough
-/// that requests never decide where a pod goes.
-pub const NODE_PODS: &str = "110";
+/// Each fake node's capacity: pods as the options say (kubelet's default
+/// limit unless asked otherwise), and room enough that requests never decide
+/// where a pod goes.
 pub const NODE_CPU: &str = "32";
 pub const NODE_MEMORY: &str = "256Gi";
 
@@ -108,11 +108,12 @@ pub async fn create_and_wait(
     nodes: &Mutex<Option<FakeNodes>>,
     client: &kube::Client,
     n: usize,
+    pods: usize,
     timeout: Duration,
 ) -> Result<()> {
     let api: Api<Node> = Api::all(client.clone());
     for k in 0..n {
-        let node = fake_node(&node_name(k));
+        let node = fake_node(&node_name(k), pods);
         match api.create(&PostParams::default(), &node).await {
             Ok(_) => {}
             Err(kube::Error::Api(e)) if e.code == 409 => {}
@@ -173,14 +174,14 @@ fn is_ready(n: &Node) -> bool {
 
 /// A Node for KWOK: annotated so it takes it over, with capacity set at
 /// creation (KWOK's node-initialize stage keeps what it finds).
-fn fake_node(name: &str) -> Node {
+fn fake_node(name: &str, pods: usize) -> Node {
     let resources: BTreeMap<String, Quantity> = [
-        ("pods", NODE_PODS),
-        ("cpu", NODE_CPU),
-        ("memory", NODE_MEMORY),
+        ("pods", pods.to_string()),
+        ("cpu", NODE_CPU.to_string()),
+        ("memory", NODE_MEMORY.to_string()),
     ]
     .into_iter()
-    .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+    .map(|(k, v)| (k.to_string(), Quantity(v)))
     .collect();
     Node {
         metadata: ObjectMeta {

@@ -15,6 +15,10 @@ pub const MAX_ETCD_MEMBERS: usize = 7;
 pub const MAX_APISERVERS: usize = 5;
 /// The most fake nodes a plane may have (each is a Node object KWOK heartbeats).
 pub const MAX_NODES: usize = 1000;
+/// Pods each fake node takes by default (kubelet's default limit), and the
+/// most it may be given.
+pub const DEFAULT_NODE_PODS: usize = 110;
+pub const MAX_NODE_PODS: usize = 10_000;
 
 /// What a plane is started with.
 #[derive(Debug, Clone)]
@@ -37,6 +41,8 @@ pub struct PlaneOptions {
     /// Fake nodes managed by KWOK, with kube-scheduler (0: none; more needs
     /// `controller_manager`, whose workload controllers then run too).
     pub nodes: usize,
+    /// Each fake node's pod capacity.
+    pub node_pods: usize,
     pub install_crd: bool,
     pub startup_timeout: Duration,
 }
@@ -54,6 +60,7 @@ impl Default for PlaneOptions {
             audit_log: false,
             controller_manager: false,
             nodes: 0,
+            node_pods: DEFAULT_NODE_PODS,
             install_crd: true,
             startup_timeout: Duration::from_secs(90),
         }
@@ -82,6 +89,12 @@ impl PlaneOptions {
         }
         if self.nodes > MAX_NODES {
             bail!("nodes must be at most {MAX_NODES}, not {}", self.nodes);
+        }
+        if !(1..=MAX_NODE_PODS).contains(&self.node_pods) {
+            bail!(
+                "pods per node must be from 1 to {MAX_NODE_PODS}, not {}",
+                self.node_pods
+            );
         }
         if self.nodes > 0 && !self.controller_manager {
             bail!(

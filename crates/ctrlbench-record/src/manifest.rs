@@ -104,6 +104,11 @@ pub struct Manifest {
     /// The experiment file's `[[compare]]` questions, in its order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<CompareQuestion>,
+    /// The experiment file's `[[goal]]` targets, in its order; absent (older
+    /// results, and every file that declares none): no goals, and the
+    /// report has no goals section.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub goals: Vec<Goal>,
     /// How many repeats ran and why the runner stopped there; absent in
     /// older results (the repeat count is then read off the run directories).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,6 +166,11 @@ pub struct Evidence {
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub spread: std::collections::BTreeMap<String, Spread>,
     pub default: Spread,
+    /// The default instead for figures that time the controller (rates,
+    /// latencies, CPU per reconcile), whose short runs spread most; absent
+    /// in older results (`default` then stands for every figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Spread>,
     /// Planned looks: 1 for a fixed repeat count, max − min + 1 for "auto".
     pub looks: u32,
 }
@@ -181,6 +191,24 @@ pub struct CompareQuestion {
     pub a: String,
     pub b: String,
     pub figure: String,
+}
+
+/// One `[[goal]]`: at every scale, each pair of variants `<b>-X` / `<a>-X`
+/// should have B/A on `figure` at least or at most `bound`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Goal {
+    /// A label of the report's metric catalogue ("Ready/s", "peak RSS", …).
+    pub figure: String,
+    /// The variant-name prefixes of the two sides: "go" and "rust" pair
+    /// `rust-good` with `go-good`.
+    pub a: String,
+    pub b: String,
+    /// True: B/A ≥ `bound`; false: B/A ≤ `bound`.
+    pub at_least: bool,
+    pub bound: f64,
+    /// Judged only at scales N ≥ this; absent: at every scale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_scale: Option<u64>,
 }
 
 /// The repeats an experiment ran: a fixed count, or repeats added until
@@ -210,6 +238,10 @@ pub struct Placement {
     /// Anything a reader should know about it (e.g. "isolcpus not set").
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// The CPU quota of each variant that has one (`cpu_limit`), in
+    /// millicores: how much, where the sets above say where.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub cpu_limits: std::collections::BTreeMap<String, u32>,
 }
 
 pub const FILE_NAME: &str = "manifest.json";

@@ -4,10 +4,11 @@
 //! two runs of one controller land apart on this machine (or, without one,
 //! a conservative default stands in). That spread enters as prior
 //! information: the variance of a pair's log ratio is the calibration's
-//! s² (worth its degrees of freedom) pooled with the repeats' own sample
-//! variance, and the interval is Student's t on the pooled degrees of
-//! freedom. One repeat can then decide an effect far beyond the machine's
-//! noise (an eightfold write rate), never one within it (5 %).
+//! s² (worth its degrees of freedom, fewer when the repeats spread more
+//! than it says) pooled with the repeats' own sample variance, and the
+//! interval is Student's t on the pooled degrees of freedom. One repeat can
+//! then decide an effect far beyond the machine's noise (an eightfold write
+//! rate), never one within it (5 %).
 //!
 //! "Repeats until decided" looks after every repeat, and each look is a
 //! chance to be wrong. Each look's interval is therefore at Pocock's
@@ -24,7 +25,7 @@
 //! decision code by simulation.
 
 use ctrlbench_record::manifest::{Evidence, Spread};
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{ChiSquared, ContinuousCDF, Normal, StudentsT};
 
 /// The error the whole sequence of looks may make.
 pub const ALPHA: f64 = 0.05;
@@ -36,19 +37,43 @@ pub const ALPHA: f64 = 0.05;
 /// seconds, where the repeats' own spread, pooled in, soon outweighs it.
 pub const DEFAULT_SPREAD: Spread = Spread { s: 0.30, df: 4.0 };
 
-/// The evidence rule with the default spread and `looks` planned looks.
+/// The default for figures that time the controller (Ready/s, latencies,
+/// CPU per reconcile): a pair 65 % apart at one standard deviation, the
+/// 45 % per run (64 % per pair) that three identical controllers showed on
+/// runs of a few seconds. Counts per object hardly move with the machine;
+/// timings do, and under DEFAULT_SPREAD an A/A sequence of such runs would
+/// be decided apart about 10 % of the time (tests/sequential.rs).
+pub const DEFAULT_TIMING_SPREAD: Spread = Spread { s: 0.65, df: 4.0 };
+
+/// The evidence rule with the default spreads and `looks` planned looks.
 pub fn default_evidence(looks: u32) -> Evidence {
     Evidence {
         source: "default".into(),
         spread: Default::default(),
         default: DEFAULT_SPREAD,
+        timing: Some(DEFAULT_TIMING_SPREAD),
         looks: looks.max(1),
     }
 }
 
-/// The spread a figure is judged with.
+/// Whether `figure` times the controller (a rate, a duration, seconds)
+/// rather than counting what it did.
+pub fn times(figure: &str) -> bool {
+    use crate::metrics::{Metric, Unit};
+    Metric::named(figure)
+        .is_some_and(|m| matches!(m.def().unit, Unit::Rate | Unit::Duration | Unit::Seconds))
+}
+
+/// The spread a figure is judged with: its calibration, else the default
+/// for its kind.
 pub fn spread_for(e: &Evidence, figure: &str) -> Spread {
-    e.spread.get(figure).copied().unwrap_or(e.default)
+    if let Some(s) = e.spread.get(figure) {
+        return *s;
+    }
+    match e.timing {
+        Some(t) if times(figure) => t,
+        _ => e.default,
+    }
 }
 
 /// Pocock's nominal two-sided level per look for 1 … 10 equally spaced
@@ -86,24 +111,49 @@ pub fn pooled_interval(logs: &[f64], prior: Spread, looks: u32) -> Option<((f64,
     let kf = k as f64;
     let mean = logs.iter().sum::<f64>() / kf;
     let sample_ss = logs.iter().map(|d| (d - mean).powi(2)).sum::<f64>();
-    let df = prior.df + (kf - 1.0);
+    let worth = prior_worth(prior, sample_ss, k);
+    let df = worth + (kf - 1.0);
     if df <= 0.0 {
         return None;
     }
-    let var = (prior.df * prior.s * prior.s + sample_ss) / df;
+    let var = (worth * prior.s * prior.s + sample_ss) / df;
     let half = critical(df, looks) * (var / kf).sqrt();
     Some((((mean - half).exp(), (mean + half).exp()), df))
+}
+
+/// The degrees of freedom the prior is worth beside `k` repeats whose log
+/// ratios scatter by `sample_ss` about their mean: all of its own while the
+/// repeats spread no more than it says, and less in proportion as they
+/// spread more (a prior s² a quarter of the repeats' is worth a quarter of
+/// its degrees of freedom). A default or a calibration from a quieter day
+/// understates a busy machine's spread, and pooled at full worth it would
+/// narrow the interval the repeats themselves widen; discounted, the
+/// repeats' own t interval takes over as they contradict it.
+fn prior_worth(prior: Spread, sample_ss: f64, k: usize) -> f64 {
+    let prior_var = prior.s * prior.s;
+    if k < 2 || prior_var <= 0.0 {
+        return prior.df;
+    }
+    let sample_var = sample_ss / (k as f64 - 1.0);
+    if sample_var <= prior_var {
+        prior.df
+    } else {
+        prior.df * prior_var / sample_var
+    }
 }
 
 /// The chance that `repeats` paired repeats decide a true change `effect`
 /// (a ratio: 1.10 for 10 % higher, 0.90 for 10 % lower) beyond `margin`,
 /// each pair's log ratio spreading as `spread` says and each look at the
-/// level of `looks`. The mean log ratio is taken as normal around the
-/// effect, against the interval's expected half-width.
+/// level of `looks`. The mean log ratio is normal around the effect and,
+/// independent of it, the pairs' own sum of squares is s² times a χ² on
+/// K − 1 degrees of freedom; the interval's half-width follows from that
+/// sum (the prior's worth included), so the chance is averaged over the
+/// χ²'s quantiles.
 pub fn power(spread: Spread, effect: f64, margin: f64, repeats: u32, looks: u32) -> f64 {
-    let k = f64::from(repeats.max(1));
-    let se = spread.s / k.sqrt();
-    let half = critical(spread.df + k - 1.0, looks) * se;
+    let k = repeats.max(1) as usize;
+    let kf = k as f64;
+    let se = spread.s / kf.sqrt();
     let (d, edge) = if effect >= 1.0 {
         (effect.ln(), (1.0 + margin).ln())
     } else {
@@ -112,7 +162,24 @@ pub fn power(spread: Spread, effect: f64, margin: f64, repeats: u32, looks: u32)
     if se <= 0.0 {
         return if d > edge { 1.0 } else { 0.0 };
     }
-    Normal::standard().cdf((d - edge - half) / se)
+    let given = |ss: f64| {
+        let worth = prior_worth(spread, ss, k);
+        let df = worth + kf - 1.0;
+        let var = (worth * spread.s * spread.s + ss) / df;
+        let half = critical(df, looks) * (var / kf).sqrt();
+        Normal::standard().cdf((d - edge - half) / se)
+    };
+    let Some(chi2) = (k > 1).then(|| ChiSquared::new(kf - 1.0).ok()).flatten() else {
+        return given(0.0);
+    };
+    const POINTS: usize = 64;
+    (0..POINTS)
+        .map(|i| {
+            let q = chi2.inverse_cdf((i as f64 + 0.5) / POINTS as f64);
+            given(spread.s * spread.s * q)
+        })
+        .sum::<f64>()
+        / POINTS as f64
 }
 
 /// The fewest repeats, up to `max`, whose power for `effect` reaches `want`.
@@ -128,13 +195,22 @@ pub fn repeats_for(
 }
 
 /// The smallest change (as a fraction: 0.10 for ±10 %) that `repeats`
-/// repeats decide with probability `want`.
+/// repeats decide with probability `want`: `power` inverted by bisection.
 pub fn detectable(spread: Spread, margin: f64, want: f64, repeats: u32, looks: u32) -> f64 {
-    let k = f64::from(repeats.max(1));
-    let se = spread.s / k.sqrt();
-    let half = critical(spread.df + k - 1.0, looks) * se;
-    let z = Normal::standard().inverse_cdf(want);
-    ((1.0 + margin).ln() + half + z * se).exp() - 1.0
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while power(spread, 1.0 + hi, margin, repeats, looks) < want && hi < 1e6 {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if power(spread, 1.0 + mid, margin, repeats, looks) < want {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
 }
 
 /// One line per figure of what a run with at most `max` repeats can decide
@@ -219,5 +295,28 @@ mod tests {
         let sd = (0.005f64 / 2.0).sqrt();
         let half = 4.303 * sd / 3f64.sqrt();
         assert!((lo.ln() - (0.15 - half)).abs() < 1e-3 && (hi.ln() - (0.15 + half)).abs() < 1e-3);
+    }
+
+    /// Three A/A pairs 2.47× apart on average and 0.69 apart from each
+    /// other (a log-ratio sample variance of 0.476, five times the default
+    /// prior's 0.09), looked at as the 3rd of 3 looks. At its full 4
+    /// degrees of freedom the prior would narrow this to [1.09–5.60]
+    /// ("higher"); worth 4 × 0.09 / 0.476 = 0.756 of them it leaves the
+    /// interval across 1. Repeats that agree with the prior pool with it
+    /// at full worth.
+    #[test]
+    fn a_prior_the_repeats_contradict_counts_less() {
+        let logs = [0.904 - 0.69, 0.904, 0.904 + 0.69];
+        let ((lo, hi), df) = pooled_interval(&logs, DEFAULT_SPREAD, 3).unwrap();
+        let worth = 4.0 * 0.09 / 0.4761;
+        assert!((df - (worth + 2.0)).abs() < 1e-3, "{df}");
+        assert!(lo < 1.0 && hi > 6.0, "[{lo}–{hi}]");
+        // The same mean with a spread inside the prior's: full worth.
+        let quiet = [0.904 - 0.2, 0.904, 0.904 + 0.2];
+        let ((lo, _), df) = pooled_interval(&quiet, DEFAULT_SPREAD, 3).unwrap();
+        assert_eq!(df, 6.0);
+        let var: f64 = (4.0 * 0.09 + 0.08) / 6.0;
+        let half = critical(6.0, 3) * (var / 3.0).sqrt();
+        assert!((lo.ln() - (0.904 - half)).abs() < 1e-9, "{lo}");
     }
 }

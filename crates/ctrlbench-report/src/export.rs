@@ -91,7 +91,8 @@ fn question(a: &Answer) -> Value {
         "question": a.label,
         "source": match a.source {
             Source::Counterpart => "counterpart",
-            Source::Goal => "rust-vs-go",
+            Source::RustGo => "rust-vs-go",
+            Source::Goal => "goal",
             Source::Compare => "compare",
         },
         "figure": a.figure,

@@ -1,13 +1,14 @@
-//! The goals of our Rust (kube-rs) controller against our
-//! controller-runtime one, and what judging them takes: each goal's figure,
-//! target and where it applies; the `rust-X` / `go-X` pairs of one run (the
-//! goals' own: both variants with `work_ms = 0`); whether an interval meets
-//! a target; and matching each run to the `ctrlbench probe` figures of its
-//! repeat. Computed here, below the sections, because the report's
+//! The goals an experiment file declares (`[[goal]]`, recorded in the
+//! manifest: none in older results and in every file but the lab's) and
+//! what judging them takes: each goal's pairs of variants; whether an
+//! interval meets a bound; the `rust-X` / `go-X` pairs of one run and the
+//! figures they are compared on (ordinary paired comparisons, asked with or
+//! without goals); and matching each run to the `ctrlbench probe` figures
+//! of its repeat. Computed here, below the sections, because the report's
 //! questions (`questions`), the goals section (`sections/goals.rs`) and the
 //! probe normalisation of `compare` (`normalise`) all read it.
 
-use ctrlbench_record::manifest::ProbeRow;
+use ctrlbench_record::manifest::{Goal, ProbeRow};
 use ctrlbench_record::summary::{StartMode, StatusWrite};
 
 use crate::figures::Group;
@@ -15,80 +16,71 @@ use crate::interval::Ratio;
 use crate::load::Results;
 use crate::metrics::Metric;
 
-/// One goal on a Rust/Go ratio.
-pub struct Goal {
-    pub name: &'static str,
-    pub metric: Metric,
-    /// The target: Rust/Go ≥ target (true) or ≤ target (false).
-    pub at_least: bool,
-    pub target: f64,
-    /// The target at N ≥ `SCALE_N` when the Rust side keeps whole objects
-    /// (managedFields not stripped), where it differs.
-    pub at_scale_whole: Option<f64>,
-    /// Judged only at N ≥ `SCALE_N` on controllers started after the load.
-    pub at_scale_after_load_only: bool,
+/// The figures a `rust-X` / `go-X` pair whose variants both ran with
+/// `work_ms = 0` is compared on, each with whether higher is better.
+pub const RUST_GO_FIGURES: &[(Metric, bool)] = &[
+    (Metric::ReadyPerS, true),
+    (Metric::PeakRss, false),
+    (Metric::CpuPerReconcile, false),
+    (Metric::StartInitialList, false),
+];
+
+/// Whether the pair `rust` / `go` is compared on `metric`: the start-up's
+/// initial list only at N ≥ `SCALE_N` on controllers started after the
+/// load, where a start-up is the whole cache's list.
+pub fn rust_go_asks(metric: Metric, rust: &Group, go: &Group) -> bool {
+    let after_load = |g: &Group| {
+        g.runs
+            .iter()
+            .all(|f| f.start_mode == Some(StartMode::AfterLoad))
+    };
+    metric != Metric::StartInitialList
+        || (rust.scale >= SCALE_N && after_load(rust) && after_load(go))
 }
 
-impl Goal {
-    /// The target for the pair `rust` / go.
-    pub fn target_for(&self, rust: &Group) -> f64 {
-        let whole = rust
-            .settings()
-            .is_some_and(|(_, s)| !s.strip_managed_fields);
-        match self.at_scale_whole {
-            Some(t) if rust.scale >= SCALE_N && whole => t,
-            _ => self.target,
+/// One declared goal at one scale: B/A on `metric` for the pair `b` / `a`.
+pub struct GoalPair<'a> {
+    pub goal: &'a Goal,
+    pub metric: Metric,
+    pub a: &'a Group,
+    pub b: &'a Group,
+}
+
+/// Every pair `<b>-X` / `<a>-X` of a scale a goal speaks of (N at least its
+/// `from_scale`), goal by goal in the file's order; a goal whose figure the
+/// metric catalogue does not name has none (the experiment file's check
+/// refuses it).
+pub fn declared<'a>(goals: &'a [Goal], groups: &'a [Group]) -> Vec<GoalPair<'a>> {
+    let mut out = Vec::new();
+    for goal in goals {
+        let Some(metric) = Metric::named(&goal.figure) else {
+            continue;
+        };
+        for b in groups {
+            let Some(rest) = b
+                .variant
+                .strip_prefix(goal.b.as_str())
+                .and_then(|r| r.strip_prefix('-'))
+            else {
+                continue;
+            };
+            let other = format!("{}-{rest}", goal.a);
+            if goal.from_scale.is_some_and(|n| b.scale < n) {
+                continue;
+            }
+            if let Some(a) = groups
+                .iter()
+                .find(|g| g.scale == b.scale && g.variant == other)
+            {
+                out.push(GoalPair { goal, metric, a, b });
+            }
         }
     }
-
-    /// Whether the goal speaks of the pair `rust` / `go` at all.
-    pub fn applies(&self, rust: &Group, go: &Group) -> bool {
-        let after_load = |g: &Group| {
-            g.runs
-                .iter()
-                .all(|f| f.start_mode == Some(StartMode::AfterLoad))
-        };
-        !self.at_scale_after_load_only
-            || (rust.scale >= SCALE_N && after_load(rust) && after_load(go))
-    }
+    out
 }
 
-pub const GOALS: &[Goal] = &[
-    Goal {
-        name: "throughput (Ready/s)",
-        metric: Metric::ReadyPerS,
-        at_least: true,
-        target: 1.1,
-        at_scale_whole: None,
-        at_scale_after_load_only: false,
-    },
-    Goal {
-        name: "memory (peak RSS)",
-        metric: Metric::PeakRss,
-        at_least: false,
-        target: 0.5,
-        // 100 000 whole objects: no more than Go; stripped, half.
-        at_scale_whole: Some(1.0),
-        at_scale_after_load_only: false,
-    },
-    Goal {
-        name: "CPU per reconcile",
-        metric: Metric::CpuPerReconcile,
-        at_least: false,
-        target: 0.5,
-        at_scale_whole: None,
-        at_scale_after_load_only: false,
-    },
-    Goal {
-        name: "start-up (initial list)",
-        metric: Metric::StartInitialList,
-        at_least: false,
-        // No slower than Go's.
-        target: 1.0,
-        at_scale_whole: None,
-        at_scale_after_load_only: true,
-    },
-];
+// The lab's targets on the probe and on the harness itself: shown in the
+// goals section, which only a report whose experiment declares goals has.
 
 /// Status-patch overhead: the rate at 1 worker ≥ 85 % of the probe's 1-writer rate.
 pub const OVERHEAD_TARGET: f64 = 0.85;
@@ -127,7 +119,8 @@ fn zero_work(g: &Group) -> bool {
         .all(|r| r.settings.as_ref().is_some_and(|s| s.work_ms == 0))
 }
 
-/// The rust-X / go-X pairs (per scale) the goals apply to.
+/// The rust-X / go-X pairs (per scale) of zero work per reconcile, compared
+/// on `RUST_GO_FIGURES`.
 pub fn pairs(groups: &[Group]) -> Vec<(&Group, &Group)> {
     rust_go(groups)
         .into_iter()

@@ -230,6 +230,45 @@ fn row(a: &Group, b: &Group, m: Metric, margin: f64) -> Option<NoiseRow> {
     })
 }
 
+/// What running second does to a figure: each repeat's later run of the
+/// pair over its earlier one (by load start), whichever variant that was.
+/// Both variants are the same controller, so a ratio away from 1 is the
+/// position itself (a warmer cache, a plane that drifts, a namespace
+/// deleted just before): the bias a fixed order would put into B/A, which
+/// counterbalancing cancels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Position {
+    /// later / earlier, its geometric mean and paired 95 % interval.
+    pub ratio: Ratio,
+    /// Repeats in which B ran second, of `ratio`'s pairs.
+    pub b_second: usize,
+}
+
+/// The position effect of an A/A pair on `m`; None without a pair.
+pub fn position(a: &Group, b: &Group, m: Metric) -> Option<Position> {
+    let bs = b.used();
+    let mut pairs = Vec::new();
+    let mut b_second = 0;
+    for x in a.used() {
+        let Some(y) = bs.iter().find(|y| y.repeat == x.repeat) else {
+            continue;
+        };
+        let (Some(vx), Some(vy)) = (x.get(m), y.get(m)) else {
+            continue;
+        };
+        if y.origin > x.origin {
+            b_second += 1;
+            pairs.push((vx, vy));
+        } else {
+            pairs.push((vy, vx));
+        }
+    }
+    Some(Position {
+        ratio: Ratio::paired(&pairs)?,
+        b_second,
+    })
+}
+
 /// s: the sample standard deviation (K − 1 in the denominator) of the
 /// ratios' logarithms; None with fewer than two or a ratio not positive.
 pub fn log_sd(ratios: &[f64]) -> Option<f64> {

@@ -1,9 +1,11 @@
 //! The experiment's questions and their answers, which the report opens
 //! with and a runner can ask after every repeat to decide whether another
 //! is needed. The questions are every variant beside its counterpart preset
-//! (on its question's headline figure), every rust-X / go-X pair of the
-//! goals on its three figures, and the manifest's `[[compare]]` pairs, per
-//! scale. Each answer is B/A paired over the repeats (the variants of one
+//! (on its question's headline figure), every rust-X / go-X pair (on
+//! throughput, memory and CPU per reconcile when both ran with zero work,
+//! else throughput), the pairs of the manifest's `[[goal]]`s on their
+//! figures where no question above asks the same, and its `[[compare]]`
+//! pairs, per scale. Each answer is B/A paired over the repeats (the variants of one
 //! results directory ran interleaved) with its 95 % interval, the verdict
 //! against the margin and the minimum detectable effect. How the report
 //! shows them is `sections/answers.rs` and `forest.rs`.
@@ -16,7 +18,7 @@ use ctrlbench_record::manifest::Evidence;
 use crate::counterparts::{self, Zero};
 use crate::evidence;
 use crate::figures::{self, Group, RunFigures, interleaved};
-use crate::goals::{self, GOALS};
+use crate::goals::{self, RUST_GO_FIGURES};
 use crate::interval::{Method, Ratio};
 use crate::load::Results;
 use crate::metrics::Metric;
@@ -28,6 +30,8 @@ pub enum Source {
     /// A preset against its counterpart (deploy/presets.toml).
     Counterpart,
     /// Our Rust controller against our controller-runtime one (`rust-X` / `go-X`).
+    RustGo,
+    /// A pair the experiment file's `[[goal]]` speaks of.
     Goal,
     /// The experiment file's `[[compare]]`.
     Compare,
@@ -189,41 +193,60 @@ pub(crate) fn answers(
 ) -> (Vec<Answer>, Vec<String>) {
     let ev = results.manifest.evidence.as_ref();
     let mut out = counterpart_answers(groups, margin, ev);
-    // A rust-X / go-X pair outside the goals (simulated work per reconcile)
-    // still asks the throughput question.
-    let goal_pairs = goals::pairs(groups);
+    // A rust-X / go-X pair with simulated work per reconcile asks the
+    // throughput question only: its memory and CPU are the work's.
+    let zero_work = goals::pairs(groups);
     for (rust, go) in goals::rust_go(groups) {
-        if goal_pairs
+        let zero = zero_work
             .iter()
-            .any(|(r, _)| r.variant == rust.variant && r.scale == rust.scale)
+            .any(|(r, _)| r.variant == rust.variant && r.scale == rust.scale);
+        let figures = if zero {
+            RUST_GO_FIGURES
+        } else {
+            &RUST_GO_FIGURES[..1]
+        };
+        for &(m, higher) in figures
+            .iter()
+            .filter(|(m, _)| goals::rust_go_asks(*m, rust, go))
         {
-            continue;
-        }
-        let m = Metric::ReadyPerS;
-        let r = judge(ev, m.label(), go, rust, |f| f.get(m));
-        out.push(Answer::of(
-            Source::Goal,
-            (go, rust),
-            m.label(),
-            r,
-            Some(true),
-            margin,
-        ));
-    }
-    for (rust, go) in goal_pairs {
-        for g in GOALS.iter().filter(|g| g.applies(rust, go)) {
-            let r = judge(ev, g.metric.label(), go, rust, |f| f.get(g.metric));
+            let r = judge(ev, m.label(), go, rust, |f| f.get(m));
             out.push(Answer::of(
-                Source::Goal,
+                Source::RustGo,
                 (go, rust),
-                g.metric.label(),
+                m.label(),
                 r,
-                Some(g.at_least),
+                Some(higher),
                 margin,
             ));
         }
     }
     let mut problems = Vec::new();
+    for g in &results.manifest.goals {
+        if Metric::named(&g.figure).is_none() {
+            problems.push(format!(
+                "[[goal]] {} vs {}: no figure named {:?} (use a label of the metric catalogue)",
+                g.b, g.a, g.figure
+            ));
+        }
+    }
+    for p in goals::declared(&results.manifest.goals, groups) {
+        let label = p.metric.label();
+        let asked = out.iter().any(|x| {
+            (x.scale, x.a.as_str(), x.b.as_str(), x.figure.as_str())
+                == (p.b.scale, p.a.variant.as_str(), p.b.variant.as_str(), label)
+        });
+        if !asked {
+            let r = judge(ev, label, p.a, p.b, |f| f.get(p.metric));
+            out.push(Answer::of(
+                Source::Goal,
+                (p.a, p.b),
+                label,
+                r,
+                Some(p.goal.at_least),
+                margin,
+            ));
+        }
+    }
     let mut scales: Vec<u64> = groups.iter().map(|g| g.scale).collect();
     scales.dedup();
     for q in &results.manifest.compare {

@@ -7,7 +7,9 @@
 //! expected spreads and projections are worked out here from the factors
 //! and the formula, with t from a table in this file.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{data, edit_json, scratch};
 
 use ctrlbench_report::figures::groups;
 use ctrlbench_report::load::Results;
@@ -16,38 +18,6 @@ use ctrlbench_report::noise::{NoiseRow, noise};
 use ctrlbench_report::questions::questions;
 use ctrlbench_report::{Options, render, render_with};
 use serde_json::Value;
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-/// Copies a fixture into a temp dir so a test can alter it.
-fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let p = e.unwrap().path();
-            let t = to.join(p.file_name().unwrap());
-            if p.is_dir() {
-                copy(&p, &t);
-            } else {
-                std::fs::copy(&p, &t).unwrap();
-            }
-        }
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join(name);
-    copy(&data(name), &dir);
-    (tmp, dir)
-}
-
-fn edit_json(path: &Path, f: impl FnOnce(&mut Value)) {
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    f(&mut v);
-    std::fs::write(path, v.to_string()).unwrap();
-}
 
 /// t(0.975, K − 1) for K = 2 … 10, as printed in any statistics table.
 fn t975(k: usize) -> f64 {

@@ -7,20 +7,17 @@
 //! fewer. The change `evidence::detectable` names is decided about 80 % of
 //! the time too.
 
+mod common;
+
+use common::normal;
 use ctrlbench_record::manifest::Spread;
 use ctrlbench_report::evidence;
 use ctrlbench_report::verdict::{Verdict, decide};
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 const SIMULATIONS: usize = 4000;
 const MARGIN: f64 = 0.05;
-
-fn normal(rng: &mut StdRng) -> f64 {
-    // Box–Muller.
-    let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
-    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-}
 
 /// The share of `repeats`-pair runs decided in the direction of `effect`.
 fn decided(spread: Spread, effect: f64, repeats: u32, looks: u32, seed: u64) -> f64 {

@@ -8,19 +8,17 @@
 //! (writes/s: tests/data/expected/writes_per_s.py; every figure of the report
 //! tables: tests/data/expected/independent.py).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
+
+use common::{data, edit_json, scratch};
 
 use ctrlbench_report::compare::{HEADLINE, compare, ratio, regressions};
 use ctrlbench_report::figures::{Group, groups};
 use ctrlbench_report::load::Results;
 use ctrlbench_report::metrics::Metric;
 use ctrlbench_report::{render, write};
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
 
 fn close(what: &str, got: Option<f64>, want: f64) {
     let got = got.unwrap_or_else(|| panic!("{what}: no value, want {want}"));
@@ -30,26 +28,6 @@ fn close(what: &str, got: Option<f64>, want: f64) {
 
 fn group<'a>(gs: &'a [Group], variant: &str) -> &'a Group {
     gs.iter().find(|g| g.variant == variant).expect("variant")
-}
-
-/// Copies a fixture into a temp dir so a test can write or alter it.
-fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let p = e.unwrap().path();
-            let t = to.join(p.file_name().unwrap());
-            if p.is_dir() {
-                copy(&p, &t);
-            } else {
-                std::fs::copy(&p, &t).unwrap();
-            }
-        }
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join(name);
-    copy(&data(name), &dir);
-    (tmp, dir)
 }
 
 #[test]
@@ -399,17 +377,11 @@ fn add_failed_scrape(path: &Path) {
 fn flagged_runs_are_marked_and_kept_out_of_medians() {
     let (_tmp, dir) = scratch("results-small");
     add_failed_scrape(&dir.join("N20/rust-bad-fix/rep2/metrics-rust-bad-fix.csv"));
-    let s = dir.join("N20/rust-good/rep1/summary.json");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
-    v["incomplete"] = true.into();
-    v["stop_reason"] = "interrupted".into();
-    std::fs::write(&s, v.to_string()).unwrap();
-    let m = dir.join("manifest.json");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
-    v["complete"] = false.into();
-    std::fs::write(&m, v.to_string()).unwrap();
+    edit_json(&dir.join("N20/rust-good/rep1/summary.json"), |v| {
+        v["incomplete"] = true.into();
+        v["stop_reason"] = "interrupted".into();
+    });
+    edit_json(&dir.join("manifest.json"), |v| v["complete"] = false.into());
 
     let r = Results::load(&dir).unwrap();
     let gs = groups(&r);
@@ -478,18 +450,22 @@ fn compare_gives_ratios_b_over_a() {
             .ok()
     };
     // Hand-computed: medians of A's two repeats against B's single run.
-    close("good convergence", r("rust-good", "convergence"), 1.85);
-    close("good Ready/s", r("rust-good", "Ready/s"), 0.13);
-    close("good writes/s", r("rust-good", "writes/s"), 1.51);
-    close("good mean", r("rust-good", "mean reconcile"), 1.11);
-    close("good p99", r("rust-good", "reconcile p99"), 1.59);
-    close("good cpu", r("rust-good", "CPU"), 1.50);
-    close("bad mean", r("rust-bad-fix", "mean reconcile"), 1.13);
-    close("bad p50", r("rust-bad-fix", "reconcile p50"), 1.24);
-    close("bad Ready", r("rust-bad-fix", "Ready at window end"), 0.96);
-    close("bad ok", r("rust-bad-fix", "reconciles ok"), 0.93);
-    close("bad writes/s", r("rust-bad-fix", "writes/s"), 0.90);
-    close("bad fsync p99", r("rust-bad-fix", "etcd fsync p99"), 1.76);
+    for (variant, figure, want) in [
+        ("rust-good", "convergence", 1.85),
+        ("rust-good", "Ready/s", 0.13),
+        ("rust-good", "writes/s", 1.51),
+        ("rust-good", "mean reconcile", 1.11),
+        ("rust-good", "reconcile p99", 1.59),
+        ("rust-good", "CPU", 1.50),
+        ("rust-bad-fix", "mean reconcile", 1.13),
+        ("rust-bad-fix", "reconcile p50", 1.24),
+        ("rust-bad-fix", "Ready at window end", 0.96),
+        ("rust-bad-fix", "reconciles ok", 0.93),
+        ("rust-bad-fix", "writes/s", 0.90),
+        ("rust-bad-fix", "etcd fsync p99", 1.76),
+    ] {
+        close(&format!("{variant} {figure}"), r(variant, figure), want);
+    }
     // Undefined ratios: 0 errors on both sides, and no convergence.
     assert_eq!(cell("rust-good", "reconcile errors")[5], "—");
     assert_eq!(cell("rust-bad-fix", "convergence")[3], "not converged");
@@ -555,13 +531,11 @@ fn a_torn_summary_flags_its_run_instead_of_failing_the_report() {
 #[test]
 fn loader_errors_flag_the_run() {
     let (_tmp, dir) = scratch("results-small");
-    let s = dir.join("N20/rust-good/rep2/summary.json");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
-    v["load"]["errors"] = 3.into();
-    v["load"]["created"] = 17.into();
-    v["load"]["first_error"] = "forbidden".into();
-    std::fs::write(&s, v.to_string()).unwrap();
+    edit_json(&dir.join("N20/rust-good/rep2/summary.json"), |v| {
+        v["load"]["errors"] = 3.into();
+        v["load"]["created"] = 17.into();
+        v["load"]["first_error"] = "forbidden".into();
+    });
     let r = Results::load(&dir).unwrap();
     let gs = groups(&r);
     let good = group(&gs, "rust-good");

@@ -6,7 +6,11 @@
 //! factor (a machine that slowed: no regression once normalised by a
 //! reference variant or the probe), or one variant alone (a regression).
 
+mod common;
+
 use std::path::{Path, PathBuf};
+
+use common::{data, edit_json, scratch};
 
 use ctrlbench_record::objects;
 use ctrlbench_report::compare::{self, gate};
@@ -18,38 +22,6 @@ use ctrlbench_report::questions::{Source, all_decided, questions};
 use ctrlbench_report::verdict::Verdict;
 use ctrlbench_report::{Options, render, render_with};
 use serde_json::Value;
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-/// Copies a fixture into a temp dir so a test can alter it.
-fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let p = e.unwrap().path();
-            let t = to.join(p.file_name().unwrap());
-            if p.is_dir() {
-                copy(&p, &t);
-            } else {
-                std::fs::copy(&p, &t).unwrap();
-            }
-        }
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join(name);
-    copy(&data(name), &dir);
-    (tmp, dir)
-}
-
-fn edit_json(path: &Path, f: impl FnOnce(&mut Value)) {
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    f(&mut v);
-    std::fs::write(path, v.to_string()).unwrap();
-}
 
 const PERF: &str = "results-perf-small";
 const VARIANTS: [&str; 4] = [
@@ -253,7 +225,7 @@ fn questions_answer_goals_and_compare_pairs_per_scale() {
     let answers = questions(&data(PERF), 0.05).unwrap();
     // Two rust-X / go-X pairs, three goal figures each.
     assert_eq!(answers.len(), 6);
-    assert!(answers.iter().all(|a| a.source == Source::Goal));
+    assert!(answers.iter().all(|a| a.source == Source::RustGo));
     // Paired, except where a run's 0.00 ms CPU per reconcile leaves a log
     // ratio undefined.
     let paired: Vec<bool> = answers.iter().map(|a| a.paired).collect();

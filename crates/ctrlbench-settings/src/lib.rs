@@ -134,6 +134,11 @@ pub struct Settings {
     /// never prints it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_page_size: Option<u32>,
+    /// With --watch-timeout-s: the server-side timeout, in seconds, of each
+    /// of the Rust controller's watch requests; absent: kube-rs's 290. Go's
+    /// controller never prints it (client-go picks a random one per watch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watch_timeout_s: Option<u32>,
     /// `--pprof`: a CPU profile is served on the metrics address; printed
     /// only when on, so that defaults print alike.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

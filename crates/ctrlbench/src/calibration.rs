@@ -56,6 +56,7 @@ pub fn calibrate(dir: &Path) -> Result<String> {
         ),
         spread,
         default: evidence::DEFAULT_SPREAD,
+        timing: Some(evidence::DEFAULT_TIMING_SPREAD),
         looks: 1,
     };
     let f = file()?;

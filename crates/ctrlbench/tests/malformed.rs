@@ -332,6 +332,18 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
             "duplicate variant",
             vec![s("run"), exp_with(d, "dup", "", GOOD_VARIANT)],
         ),
+        (
+            "goal without a pair",
+            vec![
+                s("run"),
+                exp_with(
+                    d,
+                    "goal",
+                    "",
+                    "[[goal]]\nfigure = \"Ready/s\"\na = \"go\"\nb = \"rust\"\nat_least = 1.1\n",
+                ),
+            ],
+        ),
         ("not TOML", vec![s("run"), experiment(d, "garbage", "{{{")]),
         (
             "no such experiment",

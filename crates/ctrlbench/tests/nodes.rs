@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use ctrlbench_plane::{ControlPlane, PlaneOptions};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
 
@@ -18,6 +18,7 @@ async fn fake_nodes_run_a_deployment() {
         etcd_fsync: false,
         controller_manager: true,
         nodes: 2,
+        node_pods: 7,
         ..PlaneOptions::default()
     };
     let plane = ControlPlane::start(&opts).await.unwrap();
@@ -32,6 +33,19 @@ async fn fake_nodes_run_a_deployment() {
         .map(|p| p.pid)
         .collect();
     let c = plane.client().await.unwrap();
+    // Each node takes the pods the options give it.
+    let nodes = Api::<Node>::all(c.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(nodes.items.len(), 2);
+    for node in nodes {
+        let st = node.status.unwrap_or_default();
+        for m in [st.capacity, st.allocatable] {
+            let pods = m.and_then(|m| m.get("pods").map(|q| q.0.clone()));
+            assert_eq!(pods.as_deref(), Some("7"));
+        }
+    }
     let ns: Api<Namespace> = Api::all(c.clone());
     ns.create(
         &PostParams::default(),

@@ -17,7 +17,8 @@
 //! controller's alone (client-go negotiates HTTP/2 by itself): only then
 //! does it print `http_version`, checked below; --list-any-version likewise
 //! (client-go's reflector always lists at resourceVersion 0): only then does
-//! it print `list_semantic`; and --list-page-size, `list_page_size`.
+//! it print `list_semantic`; --list-page-size, `list_page_size`; and
+//! --watch-timeout-s, `watch_timeout_s`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -240,6 +241,28 @@ fn list_page_size_is_the_rust_controllers_value() {
         out.status.code(),
         Some(2),
         "Go has no --list-page-size: its reflector lists at resourceVersion 0, whole"
+    );
+}
+
+#[test]
+fn watch_timeout_is_the_rust_controllers_value() {
+    let (rust, go) = binaries();
+    assert!(
+        settings("rust", &rust, &[])
+            .get("watch_timeout_s")
+            .is_none()
+    );
+    let s = settings("rust", &rust, &["--watch-timeout-s", "60"]);
+    assert_eq!(s["watch_timeout_s"], 60);
+    for bad in ["0", "-1", "4294967296"] {
+        let out = run(&rust, &["--watch-timeout-s", bad]);
+        assert_eq!(out.status.code(), Some(2), "--watch-timeout-s {bad}");
+    }
+    let out = run(&go, &["--watch-timeout-s", "60"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "Go has no --watch-timeout-s: client-go picks each watch's timeout itself"
     );
 }
 

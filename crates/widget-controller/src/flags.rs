@@ -104,6 +104,10 @@ pub struct Flags {
     /// `page_size`), at least 1. Without it: kube-rs's 500.
     #[arg(long)]
     pub list_page_size: Option<i64>,
+    /// The server-side timeout of each watch request, in seconds (kube-runtime's
+    /// watcher `timeout`), at least 1. Without it: kube-rs's 290.
+    #[arg(long)]
+    pub watch_timeout_s: Option<i64>,
     /// Serve a CPU profile of this process at /debug/pprof/profile?seconds=N
     /// on the metrics address (pprof's protobuf format, as Go's
     /// net/http/pprof serves it).
@@ -139,6 +143,7 @@ impl Flags {
             http2: self.http2,
             list_any_version: self.list_any_version,
             list_page_size: self.list_page_size,
+            watch_timeout_s: self.watch_timeout_s,
             pprof: self.pprof,
         })
     }
@@ -273,9 +278,31 @@ mod tests {
             (&["--preset", "great"][..], "--preset"),
             (&["--status-write", "put"][..], "--status-write"),
             (&["--work-ms", "-1"][..], "--work-ms"),
+            (&["--watch-timeout-s", "0"][..], "--watch-timeout-s"),
+            (&["--watch-timeout-s=-5"][..], "--watch-timeout-s"),
+            (
+                &["--watch-timeout-s", "4294967296"][..],
+                "--watch-timeout-s",
+            ),
         ] {
             let e = parse(args).unwrap_err();
             assert!(e.contains(flag), "{args:?}: {e}");
         }
+    }
+
+    #[test]
+    fn the_watch_timeout_reaches_the_printed_settings() {
+        // Unset, kube-rs keeps its own 290 s and nothing is printed, so
+        // that the default prints as Go's does.
+        let s = parse(&[]).unwrap();
+        assert_eq!(s.watch_timeout_s, None);
+        assert!(!s.to_json().contains("watch_timeout_s"));
+        let s = parse(&["--watch-timeout-s", "60"]).unwrap();
+        assert_eq!(s.watch_timeout_s, Some(60));
+        assert!(
+            s.to_json().contains(r#""watch_timeout_s":60"#),
+            "{}",
+            s.to_json()
+        );
     }
 }

@@ -39,13 +39,20 @@ impl Section for Answers {
         if let Some(e) = &ctx.results.manifest.evidence {
             let s = crate::evidence::spread_for(e, "Ready/s");
             out.push(Block::Para(format!(
-                "This run recorded the machine's between-run spread ({}; a pair's log-ratio                  standard deviation of {:.0} % on Ready/s, worth {} degrees of freedom): it is                  pooled with the repeats' own, so one repeat has an interval and decides an                  effect far beyond the machine's noise. {}",
+                "This run recorded the machine's between-run spread ({}; a pair's log-ratio \
+                 standard deviation of {:.0} % on Ready/s and {:.0} % on counts per object, worth {} \
+                 degrees of freedom, fewer where the repeats spread more): \
+                 it is pooled with the repeats' own, so one repeat has an interval and decides an \
+                 effect far beyond the machine's noise. {}",
                 e.source,
                 s.s * 100.0,
+                crate::evidence::spread_for(e, "writes per object").s * 100.0,
                 s.df,
                 if e.looks > 1 {
                     format!(
-                        "The runner looked after every repeat ({} looks planned), so each                          interval is at Pocock's level for that many looks ({:.2} % two-sided),                          which keeps the whole sequence's false decisions at or below 5 %.",
+                        "The runner looked after every repeat ({} looks planned), so each \
+                         interval is at Pocock's level for that many looks ({:.2} % two-sided), \
+                         which keeps the whole sequence's false decisions at or below 5 %.",
                         e.looks,
                         crate::evidence::level_per_look(e.looks) * 100.0
                     )

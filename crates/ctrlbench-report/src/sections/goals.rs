@@ -1,20 +1,18 @@
-//! Rust vs controller-runtime: for every `rust-X`/`go-X` pair of one run
-//! whose variants both ran with `work_ms = 0` (our kube-rs controller against
-//! our controller-runtime one), the Rust/Go ratios the goals name —
-//! throughput, peak RSS, CPU per reconcile, and at N ≥ 100 000 after the
-//! load the start-up's initial list — each paired over the repeats
-//! with its 95 % interval, the verdict against the margin (Rust higher or
-//! lower, better or worse; equivalent; undecided) and whether the goal's
-//! target is met, not met or undecided; then, when the run recorded
-//! `ctrlbench probe`'s figures, the Rust controller's status patch rate at
-//! one worker (first writes/s, timed by our watch: one patch per object in
-//! these presets) against the probe's one-writer patch rate, and the loader's
-//! create rate alone (start = "after-load") against the probe's create rate
-//! at the loader's concurrency, both paired by repeat; at N ≥ 100 000 the
-//! harness's own peak RSS and share of a core.
-//! The goals, their pairs and the probe matching are computed below the
-//! sections (`crate::goals`), since the report's questions ask the same;
-//! this file only lays them out.
+//! The goals section: only in a report whose manifest declares goals (an
+//! experiment file's `[[goal]]`, the lab's files on our own controllers),
+//! never in a user's. For every pair `<b>-X` / `<a>-X` a goal speaks of,
+//! B/A on its figure paired over the repeats with its 95 % interval, the
+//! verdict against the margin (B higher or lower, better or worse;
+//! equivalent; undecided) and whether the goal's bound is met, not met or
+//! undecided; then, when the run recorded `ctrlbench probe`'s figures, the
+//! Rust controller's status patch rate at one worker (first writes/s, timed
+//! by our watch: one patch per object in these presets) against the probe's
+//! one-writer patch rate, and the loader's create rate alone (start =
+//! "after-load") against the probe's create rate at the loader's
+//! concurrency, both paired by repeat; at N ≥ 100 000 the harness's own
+//! peak RSS and share of a core. The goals' pairs and the probe matching
+//! are computed below the sections (`crate::goals`), since the report's
+//! questions ask the same; this file only lays them out.
 
 use ctrlbench_record::manifest::ProbeRow;
 
@@ -22,9 +20,9 @@ use super::Section;
 use crate::context::ReportCtx;
 use crate::figures::{Group, interleaved};
 use crate::goals::{
-    GOALS, Goal, HARNESS_CPU_TARGET, HARNESS_RSS_TARGET_MIB, LOADER_TARGET, OVERHEAD_TARGET,
-    ProbeFigure, SCALE_N, against_probe, concurrency, loader_alone, overhead_groups, pairs, target,
-    to_probe,
+    GoalPair, HARNESS_CPU_TARGET, HARNESS_RSS_TARGET_MIB, LOADER_TARGET, OVERHEAD_TARGET,
+    ProbeFigure, SCALE_N, against_probe, concurrency, declared, loader_alone, overhead_groups,
+    target, to_probe,
 };
 use crate::interval::Ratio;
 use crate::load::Results;
@@ -35,14 +33,14 @@ use crate::{Block, Table};
 
 pub struct PerformanceGoals;
 
-/// "Rust higher (better); target met": the verdict on Rust/Go against the
-/// margin (the goals' figures all have a better side), then the target's.
-/// `target_value` is the goal's target at the pair's scale.
-pub fn verdict(r: &Ratio, goal: &Goal, target_value: f64, margin: f64) -> String {
+/// "rust higher (better); target met": the verdict on B/A against the
+/// margin, named by B's prefix (a goal's figure has the better side its
+/// bound says), then the bound's.
+pub fn verdict(r: &Ratio, side: &str, at_least: bool, bound: f64, margin: f64) -> String {
     format!(
         "{}; {}",
-        named(r, margin, "Rust", Some(goal.at_least)),
-        target(r, goal.at_least, target_value)
+        named(r, margin, side, Some(at_least)),
+        target(r, at_least, bound)
     )
 }
 
@@ -56,7 +54,10 @@ fn probe_cell(v: &[f64]) -> String {
 impl Section for PerformanceGoals {
     fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
         let r = &ctx.results;
-        let rows = pair_rows(&ctx.groups, ctx.margin);
+        if r.manifest.goals.is_empty() {
+            return;
+        }
+        let rows = pair_rows(&declared(&r.manifest.goals, &ctx.groups), ctx.margin);
         // The probe's figures, when the run recorded them (probe = true).
         let probe = r.manifest.probe.as_deref().unwrap_or_default();
         let mut probe_rows = overhead_rows(&ctx.groups, probe);
@@ -75,9 +76,9 @@ impl Section for PerformanceGoals {
                     "pair",
                     "goal",
                     "target",
-                    "Rust",
-                    "Go",
-                    "Rust/Go [95 %]",
+                    "B",
+                    "A",
+                    "B/A [95 %]",
                     "verdict",
                 ]
                 .map(String::from)
@@ -98,24 +99,21 @@ impl Section for PerformanceGoals {
     }
 }
 
-const HEADING: &str =
-    "Rust vs controller-runtime: throughput, CPU and memory; overhead against the probe";
+const HEADING: &str = "Goals: the experiment's targets; overhead against the probe";
 
 /// The section's reading guide; `margin` is the equivalence margin.
 fn intro(margin: f64) -> String {
     format!(
-        "Our Rust (kube-rs) controller against our Go (controller-runtime) one, for \
-         every rust-X / go-X pair of this run whose variants both ran with work_ms = 0, on \
-         throughput, memory and CPU per reconcile (at N ≥ 100 000 with whole objects the \
-         memory target is 1.0; for controllers started after the load there, also the \
-         start-up's initial list): Rust/Go paired over the repeats (each \
-         repeat's Rust run against the Go run beside it), the geometric mean of the per-repeat \
-         ratios with a 95 % t interval. The verdict reads the interval against the margin \
-         (±{m}): Rust higher or lower, and whether that is better or worse, only when the \
-         whole interval lies beyond it; equivalent when it lies within it; otherwise \
-         undecided, with the smallest difference this many repeats can detect. The target is \
-         met when the whole interval is on its side, not met when wholly on the other, \
-         undecided when it straddles it; one pair gives no interval. {PROBE}",
+        "The targets this experiment's file declares ([[goal]]): for every pair B / A of a \
+         scale a goal names (variants <b>-X and <a>-X), B/A on the goal's figure paired over \
+         the repeats (each repeat's B run against the A run beside it), the geometric mean of \
+         the per-repeat ratios with a 95 % t interval. The verdict reads the interval against \
+         the margin (±{m}): B higher or lower, and whether that is better or worse (the side \
+         the bound favours), only when the whole interval lies beyond it; equivalent when it \
+         lies within it; otherwise undecided, with the smallest difference this many repeats \
+         can detect. The target is met when the whole interval is on its side, not met when \
+         wholly on the other, undecided when it straddles it; one pair gives no interval. \
+         {PROBE}",
         m = percent(margin)
     )
 }
@@ -134,28 +132,27 @@ const PROBE: &str = "Probe rows compare with \
      one patch per object at one worker), exact where the scraped writes/s is bounded by the \
      scrape interval at both ends of a short burst.";
 
-/// Per pair and goal: the Rust and Go cells, Rust/Go with its interval, the verdict.
-fn pair_rows(groups: &[Group], margin: f64) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    for (rust, go) in pairs(groups) {
-        for g in GOALS.iter().filter(|g| g.applies(rust, go)) {
-            let ratio = interleaved(go, rust, |r| r.get(g.metric));
-            let t = g.target_for(rust);
-            rows.push(vec![
-                rust.scale.to_string(),
-                format!("{} / {}", rust.variant, go.variant),
-                g.name.to_string(),
-                format!("{} {t}", if g.at_least { "≥" } else { "≤" }),
-                rust.cell(g.metric),
-                go.cell(g.metric),
+/// Per goal and pair: the B and A cells, B/A with its interval, the verdict.
+fn pair_rows(pairs: &[GoalPair], margin: f64) -> Vec<Vec<String>> {
+    pairs
+        .iter()
+        .map(|p| {
+            let (g, m) = (p.goal, p.metric);
+            let ratio = interleaved(p.a, p.b, |r| r.get(m));
+            vec![
+                p.b.scale.to_string(),
+                format!("{} / {}", p.b.variant, p.a.variant),
+                m.label().to_string(),
+                format!("{} {}", if g.at_least { "≥" } else { "≤" }, g.bound),
+                p.b.cell(m),
+                p.a.cell(m),
                 ratio.map(|x| x.cell()).unwrap_or("—".into()),
                 ratio
-                    .map(|x| verdict(&x, g, t, margin))
+                    .map(|x| verdict(&x, &g.b, g.at_least, g.bound, margin))
                     .unwrap_or("—".into()),
-            ]);
-        }
-    }
-    rows
+            ]
+        })
+        .collect()
 }
 
 /// The status-patch overhead against the probe, on the groups
@@ -291,18 +288,17 @@ mod tests {
             interval: Some((lo, hi)),
             method: Method::Paired { pairs: 3 },
         };
-        let [throughput, memory, _] = [&GOALS[0], &GOALS[1], &GOALS[2]];
         assert_eq!(
-            verdict(&r(1.3, 1.2, 1.4), throughput, throughput.target, 0.05),
-            "Rust higher (better); target met"
+            verdict(&r(1.3, 1.2, 1.4), "rust", true, 1.1, 0.05),
+            "rust higher (better); target met"
         );
         assert_eq!(
-            verdict(&r(1.03, 1.01, 1.04), throughput, throughput.target, 0.05),
+            verdict(&r(1.03, 1.01, 1.04), "rust", true, 1.1, 0.05),
             "equivalent within ±5 %; target not met"
         );
         assert_eq!(
-            verdict(&r(0.7, 0.6, 0.8), memory, memory.target, 0.05),
-            "Rust lower (better); target not met"
+            verdict(&r(0.7, 0.6, 0.8), "rust", false, 0.5, 0.05),
+            "rust lower (better); target not met"
         );
         let one = Ratio {
             ratio: 0.4,
@@ -310,8 +306,58 @@ mod tests {
             method: Method::Paired { pairs: 1 },
         };
         assert_eq!(
-            verdict(&one, memory, memory.target, 0.05),
+            verdict(&one, "rust", false, 0.5, 0.05),
             "undecided (one pair); target undecided"
+        );
+    }
+
+    /// The section only where the manifest declares goals, one row per goal
+    /// and pair it names.
+    #[test]
+    fn only_declared_goals_make_the_section() {
+        use ctrlbench_record::manifest::Goal;
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/results-perf-small");
+        let render = |goals: Vec<Goal>| {
+            let mut ctx =
+                ReportCtx::load(std::path::Path::new(dir), &crate::Options::default()).unwrap();
+            ctx.results.manifest.goals = goals;
+            let mut out = Vec::new();
+            PerformanceGoals.render(&ctx, &mut out);
+            out
+        };
+        assert!(render(Vec::new()).is_empty());
+        let goal = |figure: &str, from_scale| Goal {
+            figure: figure.into(),
+            a: "go".into(),
+            b: "rust".into(),
+            at_least: false,
+            bound: 0.5,
+            from_scale,
+        };
+        let out = render(vec![goal("peak RSS", None), goal("CPU", Some(1000))]);
+        let rows: Vec<&Vec<String>> = out
+            .iter()
+            .filter_map(|b| match b {
+                Block::Table(t) if t.head[1] == "pair" => Some(&t.rows),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        // The fixture's two rust-X / go-X pairs at N=30; the CPU goal starts
+        // above its one scale.
+        let pairs: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r[1].as_str(), r[2].as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("rust-good-single-patch / go-good-single-patch", "peak RSS"),
+                (
+                    "rust-good-single-patch-al / go-good-single-patch-al",
+                    "peak RSS"
+                ),
+            ]
         );
     }
 

@@ -50,6 +50,14 @@ fn placement(p: Option<&Placement>, m: &Manifest) -> String {
     if !p.note.is_empty() {
         s.push_str(&format!(" ({})", p.note));
     }
+    if !p.cpu_limits.is_empty() {
+        let limits: Vec<String> = p
+            .cpu_limits
+            .iter()
+            .map(|(v, m)| format!("{v} {m}m"))
+            .collect();
+        s.push_str(&format!("; CPU quota (cpu_limit): {}", limits.join(", ")));
+    }
     s
 }
 
@@ -185,10 +193,17 @@ mod tests {
             controller: Some("1".into()),
             harness: None,
             note: "shared with the loader".into(),
+            cpu_limits: Default::default(),
         };
         assert_eq!(
             placement(Some(&p), &m),
             "plane 0, controller 1, harness unpinned (shared with the loader)"
+        );
+        let mut q = p.clone();
+        q.cpu_limits.insert("rust-lim".into(), 500);
+        assert_eq!(
+            placement(Some(&q), &m),
+            "plane 0, controller 1, harness unpinned (shared with the loader); CPU quota (cpu_limit): rust-lim 500m"
         );
     }
 }

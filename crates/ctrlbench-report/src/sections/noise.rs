@@ -58,9 +58,44 @@ impl Section for MachineNoise {
                 .as_ref()
                 .map_or(1, |e| e.looks);
             pair(&rows[start..end], ctx.margin, looks, out);
+            let a = ctx
+                .groups
+                .iter()
+                .find(|g| g.scale == first.scale && g.variant == first.a);
+            let b = ctx
+                .groups
+                .iter()
+                .find(|g| g.scale == first.scale && g.variant == first.b);
+            if let Some(p) = a
+                .zip(b)
+                .and_then(|(a, b)| noise::position(a, b, Metric::ReadyPerS))
+            {
+                out.push(Block::Para(position_sentence(&p, first)));
+            }
             start = end;
         }
     }
+}
+
+/// "Running second: …" — the later run over the earlier one on Ready/s.
+fn position_sentence(p: &noise::Position, r: &NoiseRow) -> String {
+    let k = match p.ratio.method {
+        crate::interval::Method::Paired { pairs } => pairs,
+        _ => 0,
+    };
+    let cell = match p.ratio.interval {
+        Some((lo, hi)) => format!("{:.2} [{lo:.2}–{hi:.2}]", p.ratio.ratio),
+        None => format!("{:.2} (one pair)", p.ratio.ratio),
+    };
+    format!(
+        "Running second: the later run of each repeat over the earlier one, on Ready/s, is {cell} \
+         over {k} repeat{} ({} ran second in {} of them). The two are one controller, so this is \
+         the position's own effect (a drifting plane, a warmer cache, the previous run's \
+         clean-up); B/A above carries it only as far as the order was unbalanced.",
+        if k == 1 { "" } else { "s" },
+        r.b,
+        p.b_second,
+    )
 }
 
 /// One pair at one scale: its heading, its table and the Ready/s

@@ -7,6 +7,7 @@ pub mod from_project;
 pub mod init;
 pub mod jsonpath;
 pub mod overrides;
+pub mod pads;
 pub mod phase;
 pub mod plan;
 pub mod spec;
@@ -111,6 +112,7 @@ mod tests {
             "allocators",
             "http2",
             "log-level",
+            "pods-scale",
         ] {
             assert!(get_lab(name), "{name} is not a lab experiment");
             assert!(!user.lines().any(|l| l.starts_with(&format!("{name} "))));
@@ -118,7 +120,7 @@ mod tests {
         assert!(user.lines().any(|l| l.starts_with("quick ")), "{user}");
         assert!(!user.contains("[lab]"), "{user}");
         let lab: Vec<_> = lab.lines().filter(|l| !l.is_empty()).collect();
-        assert_eq!(lab.len(), 6, "{lab:?}");
+        assert_eq!(lab.len(), 7, "{lab:?}");
         assert!(lab.iter().all(|l| l.contains("[lab]")), "{lab:?}");
         assert!(
             lab.iter().any(|l| l.starts_with("perf ")),

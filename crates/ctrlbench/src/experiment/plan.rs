@@ -275,6 +275,13 @@ fn render_cluster(s: &mut String, exp: &Experiment) {
             }
         );
     }
+    if c.nodes > 0 {
+        let _ = writeln!(
+            s,
+            "  {} fake node(s) of {} pods each (KWOK, kube-scheduler, kube-controller-manager)",
+            c.nodes, c.node_pods
+        );
+    }
 }
 
 /// What a variant runs: our controller's flags, the user's command, or
@@ -358,5 +365,44 @@ mod tests {
             assert_eq!(b, [vec![0, 1], vec![1, 0]]);
         }
         assert_eq!(expand(&exp).len(), 8);
+    }
+
+    /// The plan's order: scale by scale, repeat by repeat (the warm-up,
+    /// repeat 0, first when asked for), each isolated repeat every variant
+    /// once, a concurrent repeat one run of them all.
+    #[test]
+    fn runs_go_scale_by_repeat_by_variant_warm_up_first() {
+        let vars = "[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\n[[variant]]\nname = \"c\"\npreset = \"good\"\n";
+        for (top, warmup, concurrent) in [
+            ("", false, false),
+            ("warmup = true\n", true, false),
+            ("schedule = \"concurrent\"\n", false, true),
+            ("warmup = true\nschedule = \"concurrent\"\n", true, true),
+        ] {
+            let text = format!("name = \"t\"\nscales = [5, 50]\nrepeats = 2\n{top}{vars}");
+            let exp =
+                crate::experiment::spec::parse(std::path::Path::new("t.toml"), &text).unwrap();
+            let runs = expand(&exp);
+            // (scale, repeat) of each block, in the order they run.
+            let repeats: Vec<u32> = if warmup { vec![0, 1, 2] } else { vec![1, 2] };
+            let want: Vec<(u64, u32)> = [5, 50]
+                .iter()
+                .flat_map(|&n| repeats.iter().map(move |&k| (n, k)))
+                .collect();
+            let per = if concurrent { 1 } else { 3 };
+            assert_eq!(runs.len(), want.len() * per, "{top}");
+            for (block, &(n, k)) in runs.chunks(per).zip(&want) {
+                assert!(
+                    block.iter().all(|r| (r.scale, r.repeat) == (n, k)),
+                    "{top}: {block:?}"
+                );
+                let mut seen: Vec<usize> = block.iter().flat_map(|r| r.variants.clone()).collect();
+                seen.sort();
+                assert_eq!(seen, [0, 1, 2], "{top}: N={n} repeat {k}");
+                if concurrent {
+                    assert_eq!(block[0].variants.len(), 3);
+                }
+            }
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! Workloads: what a run creates and when an object counts as ready. An
-//! experiment's `[workload]` names a CRD file, an object template and a
-//! readiness rule; without one, the built-in Widget workload (the Widget CRD,
+//! experiment's `[workload]` names a CRD file (or none: the template's kind
+//! is one the cluster serves already, such as apps/v1 Deployment, found by
+//! discovery before the first run), an object template and a readiness
+//! rule; without one, the built-in Widget workload (the Widget CRD,
 //! `widget-000001` …, ready when `{.status.phase}` is "Ready"). This file
 //! owns the spec as written ([`WorkloadSpec`], [`ReadySpec`]), its validated
 //! form ([`Workload`], [`ReadyRule`]) and the pure parts every phase reuses:
@@ -18,13 +20,15 @@ use toml::Spanned;
 
 pub use super::jsonpath::JsonPath;
 use super::jsonpath::as_text;
+pub use super::pads::{MAX_OBJECT_BYTES, expand_pads};
 use super::spec::errors::{Checked, Source, SpecError};
 
 /// `[workload]` as written; paths are relative to the experiment file.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
-    pub crd: Spanned<String>,
+    /// None: the template names a kind the cluster serves without a CRD.
+    pub crd: Option<Spanned<String>>,
     pub object: Spanned<String>,
     pub ready: Spanned<ReadySpec>,
 }
@@ -36,6 +40,7 @@ pub struct ReadySpec {
     pub condition: Option<String>,
     pub jsonpath: Option<String>,
     pub equals: Option<toml::Value>,
+    pub equals_path: Option<String>,
     pub exists: Option<bool>,
     pub observed_generation: Option<bool>,
 }
@@ -50,6 +55,9 @@ pub enum ReadyRule {
     /// booleans as JSON writes them), equals this — as `kubectl wait
     /// --for=jsonpath=…=value` compares.
     Equals(JsonPath, String),
+    /// The values at both paths are present and equal as text: e.g.
+    /// status.availableReplicas has reached spec.replicas.
+    EqualsPath(JsonPath, JsonPath),
     /// The path leads to a value (null counts as absent).
     Exists(JsonPath),
     /// `status.observedGeneration` ≥ `metadata.generation`.
@@ -70,6 +78,10 @@ impl ReadyRule {
                     })
                 }),
             ReadyRule::Equals(p, want) => p.get(obj).and_then(as_text).as_deref() == Some(want),
+            ReadyRule::EqualsPath(a, b) => {
+                let text = |p: &JsonPath| p.get(obj).filter(|v| !v.is_null()).and_then(as_text);
+                matches!((text(a), text(b)), (Some(x), Some(y)) if x == y)
+            }
             ReadyRule::Exists(p) => p.get(obj).is_some_and(|v| !v.is_null()),
             ReadyRule::ObservedGeneration => {
                 let gen_ = obj.pointer("/metadata/generation").and_then(Value::as_i64);
@@ -96,6 +108,9 @@ impl ReadyRule {
             ReadyRule::Condition(_) => vec!["status"],
             // A path that starts with an index reads nothing of an object.
             ReadyRule::Equals(p, _) | ReadyRule::Exists(p) => p.first_field().into_iter().collect(),
+            ReadyRule::EqualsPath(a, b) => {
+                a.first_field().into_iter().chain(b.first_field()).collect()
+            }
             ReadyRule::ObservedGeneration => vec!["metadata", "status"],
         };
         let whole_metadata = fields.contains(&"metadata") && self != &ReadyRule::ObservedGeneration;
@@ -105,7 +120,24 @@ impl ReadyRule {
 
     /// From `ready = { … }`; the message says what is wrong.
     pub fn from_spec(s: &ReadySpec) -> Result<ReadyRule, String> {
-        const SHAPES: &str = "use one of { condition = \"Ready\" }, { jsonpath = \"{.status.phase}\", equals = \"Ready\" }, { jsonpath = \"…\", exists = true }, { observed_generation = true }";
+        const SHAPES: &str = "use one of { condition = \"Ready\" }, { jsonpath = \"{.status.phase}\", equals = \"Ready\" }, { jsonpath = \"{.status.availableReplicas}\", equals_path = \"{.spec.replicas}\" }, { jsonpath = \"…\", exists = true }, { observed_generation = true }";
+        if let Some(other) = &s.equals_path {
+            return match (
+                &s.condition,
+                &s.jsonpath,
+                &s.equals,
+                s.exists,
+                s.observed_generation,
+            ) {
+                (None, Some(p), None, None, None) => Ok(ReadyRule::EqualsPath(
+                    JsonPath::parse(p)?,
+                    JsonPath::parse(other).map_err(|m| format!("equals_path: {m}"))?,
+                )),
+                _ => Err(format!(
+                    "`equals_path` compares with `jsonpath` and takes nothing else: {SHAPES}"
+                )),
+            };
+        }
         let rule = match (
             &s.condition,
             &s.jsonpath,
@@ -170,6 +202,7 @@ impl fmt::Display for ReadyRule {
         match self {
             ReadyRule::Condition(t) => write!(f, "condition {t}=True"),
             ReadyRule::Equals(p, v) => write!(f, "{p} = {v:?}"),
+            ReadyRule::EqualsPath(a, b) => write!(f, "{a} = {b}"),
             ReadyRule::Exists(p) => write!(f, "{p} exists"),
             ReadyRule::ObservedGeneration => {
                 write!(f, "status.observedGeneration ≥ metadata.generation")
@@ -181,39 +214,6 @@ impl fmt::Display for ReadyRule {
 /// The placeholders a template may use (and `{{pad N}}`: N letters `x`,
 /// to give objects a size).
 pub const PLACEHOLDERS: [&str; 4] = ["{{name}}", "{{index}}", "{{namespace}}", "{{run}}"];
-
-/// The largest object a run creates: the apiserver takes up to 3 MiB per
-/// request, etcd 1.5 MiB; 1 MiB leaves room for metadata and status.
-pub const MAX_OBJECT_BYTES: u64 = 1 << 20;
-
-/// `text` with every `{{pad N}}` replaced by N letters `x`; an error names
-/// a helper whose N is not a whole number up to [`MAX_OBJECT_BYTES`].
-pub fn expand_pads(text: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("{{pad ") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + "{{pad ".len()..];
-        let end = after
-            .find("}}")
-            .ok_or_else(|| "{{pad N}} is not closed with }}".to_string())?;
-        let n: u64 = after[..end].trim().parse().map_err(|_| {
-            format!(
-                "{{{{pad {}}}}}: N must be a whole number of bytes",
-                &after[..end]
-            )
-        })?;
-        if n > MAX_OBJECT_BYTES {
-            return Err(format!(
-                "{{{{pad {n}}}}}: at most {MAX_OBJECT_BYTES} bytes per object"
-            ));
-        }
-        out.extend(std::iter::repeat_n('x', n as usize));
-        rest = &after[end + 2..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
 
 /// A validated workload: the CRD (as JSON), the object template and the rule.
 #[derive(Debug, Clone)]
@@ -360,6 +360,69 @@ impl Workload {
         Ok(Workload { resource, ..w })
     }
 
+    /// A kind the cluster serves without a CRD (apps/v1 Deployment …), as
+    /// the template names it; the plural is kube's, checked by discovery.
+    pub fn of_kind(
+        object_file: Option<PathBuf>,
+        template: String,
+        ready: ReadyRule,
+    ) -> Result<Workload, WorkloadError> {
+        let probe = Workload {
+            crd_file: None,
+            crd: Value::Null,
+            object_file,
+            template,
+            ready,
+            resource: ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Unknown")),
+            name_prefix: String::new(),
+        };
+        let sample = probe
+            .render(1, "ns", "run")
+            .map_err(|e| WorkloadError::Template(e.to_string()))?;
+        let field = |k: &str| sample.get(k).and_then(Value::as_str).unwrap_or_default();
+        let (api_version, kind) = (field("apiVersion"), field("kind"));
+        if api_version.is_empty() || kind.is_empty() {
+            return Err(WorkloadError::Template(
+                "needs apiVersion and kind (without a crd, a kind the cluster serves, e.g. apps/v1 Deployment)".into(),
+            ));
+        }
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+        Ok(Workload {
+            name_prefix: kind.to_ascii_lowercase(),
+            resource,
+            ..probe
+        })
+    }
+
+    /// Whether the kind comes with the workload's own CRD (the Widget's or a file's).
+    pub fn has_crd(&self) -> bool {
+        !self.crd.is_null()
+    }
+
+    /// The template's apiVersion and kind, as written (`apps/v1 Deployment`).
+    pub fn kind_name(&self) -> String {
+        format!("{} {}", self.resource.api_version, self.resource.kind)
+    }
+
+    /// Whether the rule waits for pods (replicas available or ready, a Job's
+    /// succeeded, an Available or Complete condition): no node, no pod.
+    pub fn ready_needs_pods(&self) -> bool {
+        const POD_FIELDS: [&str; 4] = [
+            "availableReplicas",
+            "readyReplicas",
+            "updatedReplicas",
+            "succeeded",
+        ];
+        let reads_pods = |p: &JsonPath| POD_FIELDS.iter().any(|f| p.to_string().contains(f));
+        match &self.ready {
+            ReadyRule::Condition(c) => c == "Available" || c == "Complete",
+            ReadyRule::Equals(p, _) | ReadyRule::Exists(p) => reads_pods(p),
+            ReadyRule::EqualsPath(a, b) => reads_pods(a) || reads_pods(b),
+            ReadyRule::ObservedGeneration => false,
+        }
+    }
+
     /// The CRD's name (`<plural>.<group>`).
     pub fn crd_name(&self) -> String {
         format!("{}.{}", self.resource.plural, self.resource.group)
@@ -381,7 +444,7 @@ impl Workload {
 
     /// Whether this is the built-in Widget workload.
     pub fn is_builtin(&self) -> bool {
-        self.crd_file.is_none()
+        self.object_file.is_none()
     }
 
     /// Name of the i-th object (`widget-000001` for widgets, as the write-up's scripts).
@@ -427,7 +490,8 @@ impl Workload {
             self.resource.version,
             match &self.crd_file {
                 Some(f) => format!(", CRD {}", f.display()),
-                None => ", built in".to_string(),
+                None if self.is_builtin() => ", built in".to_string(),
+                None => ", served by the cluster".to_string(),
             },
             self.ready
         )
@@ -464,9 +528,24 @@ pub fn check(
         })?;
         Ok::<_, SpecError>((path, text))
     };
-    let (crd_path, crd_text) = load("crd", &w.crd)?;
-    let crd = read_crd(&crd_text)
-        .map_err(|m| src.at("crd", w.crd.span(), format!("{}: {m}", crd_path.display())))?;
+    let Some(crd_spec) = &w.crd else {
+        let (obj_path, template) = load("object", &w.object)?;
+        return Workload::of_kind(Some(obj_path.clone()), template, ready).map_err(|e| {
+            src.at(
+                "object",
+                w.object.span(),
+                format!("{}: {e}", obj_path.display()),
+            )
+        });
+    };
+    let (crd_path, crd_text) = load("crd", crd_spec)?;
+    let crd = read_crd(&crd_text).map_err(|m| {
+        src.at(
+            "crd",
+            crd_spec.span(),
+            format!("{}: {m}", crd_path.display()),
+        )
+    })?;
     let (obj_path, template) = load("object", &w.object)?;
     Workload::new(
         Some(crd_path.clone()),
@@ -477,7 +556,7 @@ pub fn check(
     )
     .map_err(|e| {
         let (key, span, path) = match e {
-            WorkloadError::Crd(_) => ("crd", w.crd.span(), &crd_path),
+            WorkloadError::Crd(_) => ("crd", crd_spec.span(), &crd_path),
             WorkloadError::Template(_) => ("object", w.object.span(), &obj_path),
         };
         src.at(key, span, format!("{}: {e}", path.display()))
@@ -552,6 +631,76 @@ mod tests {
             json!({"metadata": {"generation": 3}, "status": {"observedGeneration": 2}})
         ));
         assert!(!ready(&og, json!({"metadata": {"generation": 1}})));
+    }
+
+    #[test]
+    fn a_rule_comparing_two_paths_needs_both_present_and_equal() {
+        let spec: ReadySpec = toml::from_str(
+            "jsonpath = \"{.status.availableReplicas}\"\nequals_path = \"{.spec.replicas}\"",
+        )
+        .unwrap();
+        let rule = ReadyRule::from_spec(&spec).unwrap();
+        assert_eq!(
+            rule,
+            ReadyRule::EqualsPath(
+                path("{.status.availableReplicas}"),
+                path("{.spec.replicas}")
+            )
+        );
+        let holds = |v: Value| rule.holds(&v);
+        assert!(holds(
+            json!({"spec": {"replicas": 3}, "status": {"availableReplicas": 3}})
+        ));
+        assert!(!holds(
+            json!({"spec": {"replicas": 3}, "status": {"availableReplicas": 2}})
+        ));
+        assert!(!holds(json!({"spec": {"replicas": 3}, "status": {}})));
+        assert!(!holds(
+            json!({"spec": {}, "status": {"availableReplicas": null}})
+        ));
+        assert!(!holds(json!({"status": {"availableReplicas": 0}})));
+        // Text comparison: a string "1" equals the number 1, as kubectl wait reads it.
+        assert!(holds(
+            json!({"spec": {"replicas": 1}, "status": {"availableReplicas": "1"}})
+        ));
+        for bad in [
+            "equals_path = \"{.spec.replicas}\"",
+            "jsonpath = \"{.a}\"\nequals_path = \"{.b}\"\nequals = 1",
+            "jsonpath = \"{.a}\"\nequals_path = \"{.b}\"\nexists = true",
+            "jsonpath = \"{.a}\"\nequals_path = \"no braces\"",
+        ] {
+            let spec: ReadySpec = toml::from_str(bad).unwrap();
+            assert!(ReadyRule::from_spec(&spec).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_kind_without_a_crd_comes_from_the_template() {
+        let t =
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: 2\n";
+        let ready = ReadyRule::Condition("Available".into());
+        let w = Workload::of_kind(Some("d.yaml".into()), t.into(), ready).unwrap();
+        assert_eq!(
+            (w.resource.group.as_str(), w.resource.version.as_str()),
+            ("apps", "v1")
+        );
+        assert_eq!(
+            (w.resource.kind.as_str(), w.resource.plural.as_str()),
+            ("Deployment", "deployments")
+        );
+        assert_eq!(w.object_name(3), "deployment-000003");
+        assert!(!w.has_crd() && !w.is_builtin() && w.ready_needs_pods());
+        let core = "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n";
+        let w = Workload::of_kind(None, core.into(), ReadyRule::Exists(path("{.data.a}"))).unwrap();
+        assert_eq!(
+            (w.resource.group.as_str(), w.resource.plural.as_str()),
+            ("", "configmaps")
+        );
+        assert!(!w.ready_needs_pods());
+        assert!(
+            Workload::of_kind(None, "spec: {}\n".into(), ReadyRule::ObservedGeneration).is_err()
+        );
+        assert!(Workload::widgets().has_crd() && !Workload::widgets().ready_needs_pods());
     }
 
     /// The watch's view gives the answer the whole object's JSON gives, for

@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
 use ctrlbench_plane::process::{Lifetime, Signal, own, signal_group};
+use ctrlbench_plane::quota::Quota;
 
 /// How long a command without a metrics URL must stay up to count as started.
 pub const SETTLE: Duration = Duration::from_secs(2);
@@ -22,6 +23,8 @@ pub struct ControllerProcess {
     child: Child,
     pub pid: u32,
     pub metrics_addr: String,
+    /// Its cgroup, removed after the child (fields drop in order).
+    _quota: Option<Quota>,
 }
 
 /// A controller's log: new, or appended to (a restart keeps one log).
@@ -40,11 +43,14 @@ pub struct Program<'a> {
     pub env: &'a [(String, String)],
     /// The CPUs it runs on (None: any).
     pub cpus: Option<&'a [usize]>,
+    /// Its CPU quota in millicores (None: unlimited).
+    pub cpu_limit: Option<u32>,
 }
 
 impl Program<'_> {
-    /// The command: its own process group, dying with us, on its CPUs.
-    fn command(&self) -> Command {
+    /// The command: its own process group, dying with us, on its CPUs,
+    /// in its quota's cgroup.
+    fn command(&self) -> Result<(Command, Option<Quota>)> {
         let mut cmd = Command::new(self.bin);
         cmd.args(self.args)
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -53,8 +59,16 @@ impl Program<'_> {
         if let Some(c) = self.cpus {
             ctrlbench_plane::cpus::pin_command(cmd.as_std_mut(), c);
         }
+        let quota = self
+            .cpu_limit
+            .map(|m| -> Result<Quota> {
+                let q = Quota::create(m)?;
+                q.apply(cmd.as_std_mut())?;
+                Ok(q)
+            })
+            .transpose()?;
         own(cmd.as_std_mut(), Lifetime::Attached);
-        cmd
+        Ok((cmd, quota))
     }
 }
 
@@ -78,7 +92,7 @@ impl ControllerProcess {
         timeout: Duration,
     ) -> Result<ControllerProcess> {
         let bin = p.bin;
-        let mut cmd = p.command();
+        let (mut cmd, quota) = p.command()?;
         cmd.stdout(std::process::Stdio::piped())
             .stderr(log_file.try_clone()?);
         let mut child = cmd
@@ -121,6 +135,7 @@ impl ControllerProcess {
             }
         });
         Ok(ControllerProcess {
+            _quota: quota,
             child,
             pid,
             metrics_addr,
@@ -141,7 +156,7 @@ impl ControllerProcess {
     ) -> Result<ControllerProcess> {
         let program = p.bin;
         let log_file = open_log(log, append)?;
-        let mut cmd = p.command();
+        let (mut cmd, quota) = p.command()?;
         cmd.stdout(log_file.try_clone()?).stderr(log_file);
         let mut child = cmd
             .spawn()
@@ -198,6 +213,7 @@ impl ControllerProcess {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         Ok(ControllerProcess {
+            _quota: quota,
             child,
             pid,
             metrics_addr: String::new(),

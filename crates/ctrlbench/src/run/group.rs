@@ -241,6 +241,7 @@ async fn start_own(ctx: &Ctx<'_>, v: &Variant, m: &mut Member) -> Result<()> {
         args,
         env,
         cpus: ctx.placement.controller_cpus(v)?,
+        cpu_limit: v.cpu_limit(),
         kind: LaunchKind::Own,
     };
     m.replicas = (0..v.replicas())
@@ -301,6 +302,7 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
                 args,
                 env,
                 cpus: cpus.clone(),
+                cpu_limit: v.cpu_limit(),
                 kind: LaunchKind::Command {
                     metrics_url: metrics_url.clone(),
                     pprof_url,

@@ -54,6 +54,7 @@ pub fn new(exp: &Experiment) -> Manifest {
                 figure: c.figure.clone(),
             })
             .collect(),
+        goals: exp.goals.clone(),
         repeats: None,
         placement: None,
         evidence: Some(crate::calibration::for_run(exp)),

@@ -60,6 +60,8 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// The CPUs it runs on (placement, controller_cpus); None: all.
     pub cpus: Option<Vec<usize>>,
+    /// Its CPU quota in millicores (cpu_limit); None: unlimited.
+    pub cpu_limit: Option<u32>,
     pub kind: LaunchKind,
 }
 
@@ -109,6 +111,7 @@ impl Launch {
             args: &self.args,
             env: &self.env,
             cpus: self.cpus.as_deref(),
+            cpu_limit: self.cpu_limit,
         };
         match &self.kind {
             LaunchKind::Own => {

@@ -7,6 +7,7 @@
 pub mod background;
 pub mod baseline;
 pub mod build;
+pub mod builds;
 mod controller;
 pub mod group;
 pub mod identity;
@@ -148,7 +149,28 @@ pub async fn execute(
     cancel: CancellationToken,
 ) -> Result<Outcome> {
     let runs = plan::expand(exp);
-    let builds = session::Builds::prepare(exp, &cancel).await?;
+    // A local plane's binaries build beside the controllers: a cold Go
+    // build of kube-apiserver fills the core a Rust link or a module
+    // download leaves idle. Both are awaited before either's error counts,
+    // so no build outlives the command.
+    let plane = match target::named(exp, opts) {
+        (None, None) => Some(ctrlbench_plane::binaries::normalize_version(
+            exp.cluster
+                .k8s_version
+                .as_deref()
+                .unwrap_or(ctrlbench_plane::binaries::DEFAULT_K8S_VERSION),
+        )?),
+        _ => None,
+    }
+    .map(|v| tokio::spawn(async move { ctrlbench_plane::options::install_blocking(&v).await }));
+    let builds = builds::Builds::prepare(exp, &cancel).await;
+    if let Some(plane) = plane {
+        let Some(installed) = until_cancelled(&cancel, plane).await else {
+            bail!("interrupted while building the plane");
+        };
+        installed??;
+    }
+    let builds = builds?;
     let mut s = match session::Session::open(exp, opts, &cancel, &runs).await? {
         session::Opened::Ready(s) => s,
         session::Opened::Interrupted(outcome) => return Ok(outcome),

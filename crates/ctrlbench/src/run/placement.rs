@@ -99,6 +99,7 @@ impl Placement {
             controller: f(&self.controller),
             harness: f(&self.harness),
             note: self.note.clone(),
+            cpu_limits: Default::default(),
         })
     }
 }

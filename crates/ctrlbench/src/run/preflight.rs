@@ -3,7 +3,8 @@
 //! names (read, parsed, its context there, its apiserver answering), or for
 //! a local plane each Kubernetes version (at hand, committed, or served by
 //! the Go module proxy) and its feature gates (against the table read from
-//! the built kube-apiserver), and the programs of command variants. A typo
+//! the built kube-apiserver), the programs of command variants, and a
+//! cgroup for a CPU quota. A typo
 //! then costs a second instead of a build. `--dry-run` runs the same checks.
 
 use std::os::unix::fs::PermissionsExt;
@@ -30,7 +31,29 @@ pub async fn check(exp: &Experiment, opts: &RunOptions) -> Result<Notes> {
         notes = tokio::task::spawn_blocking(move || planes(&exp)).await??;
     }
     programs(exp)?;
+    cpu_limits(exp)?;
+    // Without nodes no pod runs, and such a rule would hold for nothing:
+    // say so before the window is sat out.
+    let local = kubeconfig.is_none() && context.is_none();
+    if local && exp.cluster.nodes == 0 && exp.workload.ready_needs_pods() {
+        notes.push(format!(
+            "{}: the readiness rule ({}) waits for pods, but the local plane has no nodes to run them: set [cluster] nodes",
+            exp.file.display(),
+            exp.workload.ready
+        ));
+    }
     Ok(Notes(notes))
+}
+
+/// A variant with `cpu_limit` needs a cgroup this process can make: one is
+/// made and removed now, so a machine without one fails before any build.
+fn cpu_limits(exp: &Experiment) -> Result<()> {
+    if let Some(v) = exp.variants.iter().find(|v| v.cpu_limit().is_some()) {
+        ctrlbench_plane::quota::sweep();
+        ctrlbench_plane::quota::Quota::create(1000)
+            .with_context(|| format!("{}: variant {} cpu_limit", exp.file.display(), v.name))?;
+    }
+    Ok(())
 }
 
 /// The results root, or the nearest directory above it that exists, must

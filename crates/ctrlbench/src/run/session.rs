@@ -1,13 +1,11 @@
 //! One experiment's session, in the order it happens: the controllers are
-//! built first (a failed build costs no cluster time), then the cluster,
+//! built first (`super::builds`: a failed build costs no cluster time), then the cluster,
 //! the results directory and its manifest, the workload's CRD and a warm-up,
 //! the background objects; then every run of the plan — the probe before a
 //! repeat, a plane of another Kubernetes version where a variant needs one,
 //! a quiet cluster — and last the clean-up. The manifest is rewritten after
 //! every step, so an interruption keeps what was measured.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
@@ -17,78 +15,12 @@ use ctrlbench_record::{Manifest, ResultsDir};
 use tokio_util::sync::CancellationToken;
 
 use super::background::{self, Background};
+use super::builds::Builds;
 use super::placement::Placement;
 use super::{Ctx, Outcome, RunOptions, group, manifest, plane_grace, probe, quiet, target};
-use super::{command_program, etcd_versions, until_cancelled};
+use super::{etcd_versions, until_cancelled};
 use crate::experiment::spec::{FreshPlane, PlaneOf};
-use crate::experiment::{Experiment, Impl, plan};
-
-/// The controller binaries, by implementation, and each command variant's program.
-pub struct Builds {
-    /// The command variants' `build` steps, run first.
-    pub user: Vec<ctrlbench_record::manifest::Build>,
-    pub binaries: HashMap<Impl, PathBuf>,
-    /// By variant index: a command's program, or the `binary` one of our
-    /// controllers runs instead of ctrlbench's build.
-    pub programs: HashMap<usize, PathBuf>,
-}
-
-impl Builds {
-    pub async fn prepare(exp: &Experiment, cancel: &CancellationToken) -> Result<Builds> {
-        let user = {
-            let exp = exp.clone();
-            let run = tokio::task::spawn_blocking(move || super::build::run_all(&exp));
-            let Some(done) = until_cancelled(cancel, run).await else {
-                bail!("interrupted while building the controllers");
-            };
-            done??
-        };
-        let mut b = Builds {
-            user,
-            binaries: HashMap::new(),
-            programs: HashMap::new(),
-        };
-        for (i, v) in exp.variants.iter().enumerate() {
-            if v.implementation == Impl::Command {
-                let first = v.command().first().cloned().unwrap_or_default();
-                let exp_file = exp.file.clone();
-                let resolve =
-                    tokio::task::spawn_blocking(move || command_program(&exp_file, &first));
-                let Some(program) = until_cancelled(cancel, resolve).await else {
-                    bail!("interrupted while building the controllers");
-                };
-                b.programs.insert(i, program??);
-            } else if let Some(bin) = v.keys.binary.as_deref().filter(|_| v.is_own()) {
-                let p = crate::experiment::workload::relative_to(&exp.file, bin);
-                if !p.is_file() {
-                    bail!(
-                        "{}: binary {} (from {bin:?}, relative to {}) does not exist",
-                        v.name,
-                        p.display(),
-                        exp.file.display()
-                    );
-                }
-                b.programs.insert(i, p);
-            } else if let Some(a) = v.keys.allocator.clone().filter(|a| a != "system") {
-                let build = tokio::task::spawn_blocking(move || {
-                    crate::controllers::rust_binary_with_allocator(&a)
-                });
-                let Some(bin) = until_cancelled(cancel, build).await else {
-                    bail!("interrupted while building the controllers");
-                };
-                b.programs.insert(i, bin??);
-            } else if v.is_own() && !b.binaries.contains_key(&v.implementation) {
-                let imp = v.implementation.clone();
-                let build = tokio::task::spawn_blocking(move || crate::controllers::binary(&imp));
-                let Some(bin) = until_cancelled(cancel, build).await else {
-                    bail!("interrupted while building the controllers");
-                };
-                b.binaries.insert(v.implementation.clone(), bin??);
-            }
-        }
-        Ok(b)
-    }
-}
+use crate::experiment::{Experiment, plan};
 
 /// An experiment under way.
 pub struct Session<'a> {
@@ -174,6 +106,13 @@ impl<'a> Session<'a> {
         manifest.kubernetes_version = cluster.version.clone();
         manifest.local_plane = cluster.plane.is_some();
         manifest.placement = placement.record();
+        if let Some(p) = manifest.placement.as_mut() {
+            p.cpu_limits = exp
+                .variants
+                .iter()
+                .filter_map(|v| Some((v.name.clone(), v.cpu_limit()?)))
+                .collect();
+        }
         manifest.write(&results.manifest())?;
         write_workload(exp, &results)?;
         let mut s = Session {
@@ -566,10 +505,12 @@ fn write_workload(exp: &Experiment, results: &ResultsDir) -> Result<()> {
     }
     let dir = results.path.join("workload");
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(
-        dir.join("crd.json"),
-        serde_json::to_string_pretty(&exp.workload.crd)?,
-    )?;
+    if exp.workload.has_crd() {
+        std::fs::write(
+            dir.join("crd.json"),
+            serde_json::to_string_pretty(&exp.workload.crd)?,
+        )?;
+    }
     std::fs::write(dir.join("object-template.yaml"), &exp.workload.template)?;
     Ok(())
 }

@@ -127,7 +127,9 @@ pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
         audit_log: c.audit_log,
         etcd_members: c.etcd_members,
         apiservers: c.apiservers,
-        controller_manager: c.controller_manager,
+        controller_manager: c.controller_manager || c.nodes > 0,
+        nodes: c.nodes,
+        node_pods: c.node_pods,
         ..PlaneOptions::default()
     };
     Cluster::connect(popts, kubeconfig_path, context).await
@@ -200,7 +202,11 @@ impl Cluster {
 
     /// Installs a workload's CRD unless the cluster serves it already (the
     /// Widget CRD is there from the start).
+    /// A kind without a CRD must be one the cluster serves.
     pub async fn ensure_workload(&mut self, w: &Workload) -> Result<()> {
+        if !w.has_crd() {
+            return super::workload::discover_kind(&self.client, w).await;
+        }
         if !w.is_builtin() && super::workload::ensure_crd(&self.client, w).await? {
             eprintln!("installed the CRD {}", w.crd_name());
             self.installed_workloads.push(w.clone());

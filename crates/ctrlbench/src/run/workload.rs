@@ -92,6 +92,43 @@ pub async fn ensure_crd(client: &kube::Client, w: &Workload) -> Result<bool> {
     Ok(true)
 }
 
+/// Checks by discovery that the cluster serves a CRD-less workload's kind,
+/// namespaced and under the plural its API is built with; the error names
+/// the template file, its `object` key and the apiVersion/kind.
+pub async fn discover_kind(client: &kube::Client, w: &Workload) -> Result<()> {
+    let r = &w.resource;
+    let gvk = kube::core::GroupVersionKind::gvk(&r.group, &r.version, &r.kind);
+    let file = w
+        .object_file
+        .as_ref()
+        .map_or("the built-in template".to_string(), |f| {
+            f.display().to_string()
+        });
+    let (found, caps) = kube::discovery::pinned_kind(client, &gvk)
+        .await
+        .map_err(|e| {
+            anyhow!(
+                "{file}: [workload] object: the cluster does not serve {} ({e}): name a kind `kubectl api-resources` lists, or give [workload] crd",
+                w.kind_name()
+            )
+        })?;
+    if caps.scope != kube::discovery::Scope::Namespaced {
+        anyhow::bail!(
+            "{file}: [workload] object: {} is cluster-scoped, and ctrlbench creates the objects in a fresh namespace per run: the kind must be namespaced",
+            w.kind_name()
+        );
+    }
+    if found.plural != r.plural {
+        anyhow::bail!(
+            "{file}: [workload] object: {} is served as {:?}, not as the plural {:?} ctrlbench derives from its kind",
+            w.kind_name(),
+            found.plural,
+            r.plural
+        );
+    }
+    Ok(())
+}
+
 /// Removes the CRD this run installed, unless objects of its kind remain
 /// anywhere (this run's namespaces are gone by now: what remains is someone
 /// else's, and deleting the CRD would delete it too). Says why it keeps it.

@@ -45,6 +45,9 @@ pub struct Flags {
     /// Objects per page of the Rust controller's initial list (kube-rs
     /// `page_size`); None: kube-rs's 500.
     pub list_page_size: Option<i64>,
+    /// `--watch-timeout-s`: the server-side timeout of each watch request
+    /// (kube-runtime's watcher `timeout`); None: kube-rs's 290 s.
+    pub watch_timeout_s: Option<i64>,
 }
 
 /// Applies the rules of `deploy/presets.toml` to a command line's flags.
@@ -129,6 +132,15 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
             )
         })?),
     };
+    let watch_timeout_s = match f.watch_timeout_s {
+        None => None,
+        Some(n) => Some(u32::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
+            flag_err(
+                "--watch-timeout-s",
+                format!("must be between 1 and {}, got {n}", u32::MAX),
+            )
+        })?),
+    };
     let metrics_bind_address = f
         .metrics_bind_address
         .clone()
@@ -180,6 +192,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         http_version: f.http2.then(|| "h2".to_string()),
         list_semantic: f.list_any_version.then(|| "any".to_string()),
         list_page_size,
+        watch_timeout_s,
         pprof: f.pprof,
         allocator: None,
         leader_election: (f.leader_elect || p.leader_elect).then(|| LeaderElection {

@@ -126,6 +126,9 @@ pub async fn run(
     if let Some(n) = settings.list_page_size {
         wc = wc.page_size(n);
     }
+    if let Some(s) = settings.watch_timeout_s {
+        wc = wc.timeout(s);
+    }
     let (reader, writer) = reflector::store();
     let watch_list = settings.watch_list;
     type Events = std::pin::Pin<

@@ -94,8 +94,11 @@ Ratios and verdicts (margin M: manifest.json margin, else 0.05, or --margin):
                   (one decimal below 10 %); "undecided (one pair)" without one
   answers         the "Questions, answered" lines "N=<n> <figure>: <b> / <a> =
                   <cell> — <verdict>, <paired over K repeats | unpaired (x and
-                  y runs)>": every goal pair on its three figures (b = rust-X,
-                  a = go-X, better side as the goal's) and every manifest
+                  y runs)>": every rust-X / go-X pair (b = rust-X, a = go-X;
+                  with work_ms = 0 on Ready/s, peak RSS, CPU per reconcile and,
+                  at N >= 100 000 after the load, the initial list; else
+                  Ready/s), every manifest goal's pair on its figure not
+                  asked already (better side the bound's), and every manifest
                   [[compare]] pair per scale (no better side); counterpart
                   questions are not recomputed
 
@@ -120,17 +123,19 @@ its absence when there is no A/A pair:
                   power sentence: the fewest repeats (1..10) at which a true
                   10 % change clears the margin with 80 % probability
                   (power_sentence says how), or the change 10 repeats reach
+  position        "Running second: …": Ready/s of each repeat's later run (by
+                  time zero) over its earlier one, whichever variant that was,
+                  with the paired interval as for B/A, and how often B ran
+                  second
   t precision     a cell that rounds the other way with t moved by 2e-4
                   relatively (a report's t may come from a three-decimal
                   table) is a rounding tie: accepted and listed as a note
 
-Rust vs controller-runtime (the goals section), both tables checked row by
-row, every row expected present once and no other:
-  pairs           every rust-X / go-X of a scale whose runs all recorded
-                  work_ms = 0; per goal (Ready/s >= 1.1, peak RSS <= 0.5 or,
-                  at N >= 100 000 with the Rust side keeping managedFields,
-                  <= 1.0, CPU per reconcile <= 0.5, and at N >= 100 000 after
-                  the load the initial list <= 1.0) the Rust and Go cells, Rust/Go paired
+The goals section, only when manifest.json declares goals (and then
+required), both tables checked row by row, every row expected present once
+and no other:
+  pairs           per manifest goal, every pair <b>-X / <a>-X of a scale at
+                  least its from_scale: the B and A cells, B/A paired
                   as above, and the verdict "<verdict>; target met | not met |
                   undecided": met when the whole interval is on the target's
                   side, not met when wholly on the other, undecided otherwise
@@ -304,6 +309,7 @@ def run_figures(run_dir):
         if (summary.get("machine") or {}).get("busy"):
             f["problems"].append("machine busy")
     t0 = max(created) - summary["load"]["seconds"]
+    f["t0"] = t0
     f["schedule"] = summary.get("schedule")
     f["impl"] = summary.get("impl")
     f["settings"] = summary.get("settings")
@@ -595,26 +601,25 @@ def run_cells(r):
 
 # ---------------------------------------------------------------- performance goals
 
-GOALS = (
-    # (goal, figure, Rust/Go at least (True) or at most (False) the target, target, format)
-    ("throughput (Ready/s)", "ready_per_s", True, 1.1, fmt_rate),
-    ("memory (peak RSS)", "peak_rss", False, 0.5, fmt_mib),
-    ("CPU per reconcile", "cpu_per_reconcile", False, 0.5, fmt_duration),
-    ("start-up (initial list)", "initial_list", False, 1.0, fmt_duration),
+RUST_GO = (
+    # (figure key, higher is better): a zero-work rust-X / go-X pair's questions
+    ("ready_per_s", True),
+    ("peak_rss", False),
+    ("cpu_per_reconcile", False),
+    ("initial_list", False),
 )
 SCALE_N = 100000
+# The figures a [[goal]] may name that this script computes: label -> (key, format).
+GOAL_FIGURES = {
+    "ready/s": ("ready_per_s", fmt_rate), "peak rss": ("peak_rss", fmt_mib),
+    "cpu per reconcile": ("cpu_per_reconcile", fmt_duration),
+    "start → initial list": ("initial_list", fmt_duration),
+}
 
 
-def goal_target(goal, target, scale, rust_runs):
-    """The issue's targets by size: peak RSS with whole objects (the Rust side
-    not stripping managedFields) at most Go's at N >= 100 000."""
-    whole = not any((r["settings"] or {}).get("strip_managed_fields") for r in rust_runs)
-    return 1.0 if goal == "memory (peak RSS)" and int(scale) >= SCALE_N and whole else target
-
-
-def goal_applies(goal, scale, rust_runs, go_runs):
-    """Start-up is judged at N >= 100 000 on controllers started after the load."""
-    if goal != "start-up (initial list)":
+def rust_go_asks(key, scale, rust_runs, go_runs):
+    """Start-up is asked at N >= 100 000 on controllers started after the load."""
+    if key != "initial_list":
         return True
     return int(scale) >= SCALE_N and all(r["start_mode"] == "after-load" for r in rust_runs + go_runs)
 
@@ -768,31 +773,46 @@ def goal_pairs(groups):
             if zero(groups[(s, r)]) and zero(groups[(s, g)])]
 
 
-def pair_rows(groups, margin):
-    """{(N, "rust-X / go-X", goal): cells} for every goal pair: Rust/Go paired
-    over the repeats, the verdict against the margin and the target's."""
+def declared_pairs(groups, goal):
+    """(scale, "<b>-X", "<a>-X") for every pair of a scale a manifest goal names."""
+    out = []
+    for scale, name in groups:
+        rest = name[len(goal["b"]) + 1:] if name.startswith(goal["b"] + "-") else None
+        if rest is None or int(scale) < int(goal.get("from_scale") or 0):
+            continue
+        if (scale, f"{goal['a']}-{rest}") in groups:
+            out.append((scale, name, f"{goal['a']}-{rest}"))
+    return out
+
+
+def pair_rows(groups, margin, manifest):
+    """{(N, "b-X / a-X", figure): cells} for every pair of every goal the
+    manifest declares (none: no rows): B/A paired over the repeats, the
+    verdict against the margin and the bound's."""
     rows = {}
-    for scale, variant, go_name in goal_pairs(groups):
-        rust, go = groups[(scale, variant)], groups[(scale, go_name)]
-        for goal, key, at_least, target, fmt in GOALS:
-            if not goal_applies(goal, scale, rust, go):
-                continue
-            target = goal_target(goal, target, scale, rust)
-            rv = [r[key] for r in used(rust) if r[key] is not None]
-            gv = [r[key] for r in used(go) if r[key] is not None]
-            got = interleaved(go, rust, key)
+    for goal in manifest.get("goals") or []:
+        if goal["figure"].lower() not in GOAL_FIGURES:
+            continue
+        key, fmt = GOAL_FIGURES[goal["figure"].lower()]
+        at_least, bound = goal["at_least"], goal["bound"]
+        for scale, b_name, a_name in declared_pairs(groups, goal):
+            b, a = groups[(scale, b_name)], groups[(scale, a_name)]
+            bv = [r[key] for r in used(b) if r[key] is not None]
+            av = [r[key] for r in used(a) if r[key] is not None]
+            got = interleaved(a, b, key)
             if got is None or got == "unknown":
                 cell = v = None
             else:
                 ratio, iv, _, paired = got
                 cell = ratio_cell(ratio, iv, paired)
-                v = (verdict_words(iv, margin, "Rust", at_least, paired) + "; "
-                     + target_words(iv, at_least, target))
-            rows[(scale, f"{variant} / {go_name}", goal)] = {
-                "target": f"{'≥' if at_least else '≤'} {target}",
-                "Rust": fmt_stat(rv, fmt),
-                "Go": fmt_stat(gv, fmt),
-                "Rust/Go [95 %]": cell,
+                v = (verdict_words(iv, margin, goal["b"], at_least, paired) + "; "
+                     + target_words(iv, at_least, bound))
+            bound_s = f"{bound:g}"  # as Rust prints an f64: 1.1, 0.5, 1
+            rows[(scale, f"{b_name} / {a_name}", goal["figure"])] = {
+                "target": f"{'≥' if at_least else '≤'} {bound_s}",
+                "B": fmt_stat(bv, fmt),
+                "A": fmt_stat(av, fmt),
+                "B/A [95 %]": cell,
                 "verdict": v,
             }
     return rows
@@ -829,18 +849,28 @@ def expected_answers(groups, manifest, margin):
     and every [[compare]] pair of the manifest (None: a figure it does not
     compute, or an interval it cannot know)."""
     out = {}
-    goals = goal_pairs(groups)
+    zero = goal_pairs(groups)
     for scale, rust, go in rust_go_pairs(groups):
-        if (scale, rust, go) not in goals:
-            # Outside the goals (work per reconcile): the throughput question only.
+        if (scale, rust, go) not in zero:
+            # Work per reconcile: the throughput question only.
             out[(scale, "Ready/s", rust, go)] = answer_cells(
                 groups[(scale, go)], groups[(scale, rust)], "ready_per_s", margin, rust, True)
-    for scale, rust, go in goals:
-        for goal, key, at_least, _, _ in GOALS:
-            if not goal_applies(goal, scale, groups[(scale, rust)], groups[(scale, go)]):
+    for scale, rust, go in zero:
+        for key, higher in RUST_GO:
+            if not rust_go_asks(key, scale, groups[(scale, rust)], groups[(scale, go)]):
                 continue
             out[(scale, GOAL_LABELS[key], rust, go)] = answer_cells(
-                groups[(scale, go)], groups[(scale, rust)], key, margin, rust, at_least)
+                groups[(scale, go)], groups[(scale, rust)], key, margin, rust, higher)
+    # A declared goal asks its figure of its pairs where no question above does.
+    for goal in manifest.get("goals") or []:
+        if goal["figure"].lower() not in GOAL_FIGURES:
+            continue
+        key, _ = GOAL_FIGURES[goal["figure"].lower()]
+        for scale, b_name, a_name in declared_pairs(groups, goal):
+            k = (scale, GOAL_LABELS[key], b_name, a_name)
+            if k not in out:
+                out[k] = answer_cells(groups[(scale, a_name)], groups[(scale, b_name)], key,
+                                      margin, b_name, goal["at_least"])
     scales = sorted({k[0] for k in groups}, key=int)
     for q in manifest.get("compare") or []:
         fig = COMPARE_FIGURES.get(q["figure"].strip().lower())
@@ -1179,13 +1209,15 @@ def check_noise(report_md, groups, manifest, margin, compare, failures):
             cur = (m.group(1), m.group(3), m.group(2))
             if cur in got:
                 failures.append(f"noise: pair {cur} twice")
-            got[cur] = {"head": None, "rows": [], "sentence": None}
+            got[cur] = {"head": None, "rows": [], "sentence": None, "position": None}
         elif cur and line.startswith("|"):
             cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
             if got[cur]["head"] is None:
                 got[cur]["head"] = cells
             elif not set("".join(cells)) <= set("-|"):
                 got[cur]["rows"].append(cells)
+        elif cur and line.startswith("Running second: "):
+            got[cur]["position"] = line.strip()
         elif cur and line.strip() and got[cur]["head"] is not None:
             got[cur]["sentence"] = got[cur]["sentence"] or line.strip()
     if [k for k in got] != want:
@@ -1220,6 +1252,34 @@ def check_noise(report_md, groups, manifest, margin, compare, failures):
         tied(f"noise {key} sentence", noise_sentence(ready_s, margin, 1.0, pairs, looks),
              [noise_sentence(r, margin, x, pairs, looks) for (_, r), x in zip(ties, scales[1:])],
              g["sentence"] or "")
+        compare(f"noise {key} position", position_sentence(groups[(scale, a)], groups[(scale, b)], b),
+                g["position"] or "")
+
+
+def position_sentence(a_runs, b_runs, b):
+    """Ready/s of each repeat's later run (by time zero) over its earlier one,
+    whichever variant ran first; the paired interval as for B/A."""
+    bs = {repeat_of(r): r for r in used(b_runs)}
+    pairs, b_second = [], 0
+    for r in used(a_runs):
+        y = bs.get(repeat_of(r))
+        if not y or r["ready_per_s"] is None or y["ready_per_s"] is None:
+            continue
+        if y["t0"] > r["t0"]:
+            b_second += 1
+            pairs.append((r["ready_per_s"], y["ready_per_s"]))
+        else:
+            pairs.append((y["ready_per_s"], r["ready_per_s"]))
+    got = paired_ratio(pairs)
+    if got is None:
+        return None
+    ratio, iv = got
+    cell = f"{ratio:.2f} [{iv[0]:.2f}–{iv[1]:.2f}]" if iv else f"{ratio:.2f} (one pair)"
+    k = len(pairs)
+    return (f"Running second: the later run of each repeat over the earlier one, on Ready/s, is {cell} "
+            f"over {k} repeat{'' if k == 1 else 's'} ({b} ran second in {b_second} of them). The two are "
+            "one controller, so this is the position's own effect (a drifting plane, a warmer cache, the "
+            "previous run's clean-up); B/A above carries it only as far as the order was unbalanced.")
 
 
 # ---------------------------------------------------------------- the report's tables
@@ -1360,7 +1420,7 @@ def check(runs, report_md, manifest, margin):
     for head, rows in report_tables(report_md):
         if head[:3] == ["N", "pair", "goal"]:
             goal_tables += 1
-            check_goal_table("goals", head, rows, pair_rows(groups, margin), compare, failures)
+            check_goal_table("goals", head, rows, pair_rows(groups, margin, manifest), compare, failures)
         elif head[:3] == ["N", "variant", "goal"]:
             goal_tables += 1
             check_goal_table("probe goals", head, rows, probe_rows(runs, groups, manifest), compare, failures)
@@ -1482,9 +1542,13 @@ def check(runs, report_md, manifest, margin):
             if abs(sum(parts) - r["reconciles_total"]) > 1e-6:
                 failures.append(f"{r['run']}: ok + error + requeue = {sum(parts)}, "
                                 f"summary.json reconciles.total = {r['reconciles_total']}")
-    if not goal_tables and (pair_rows(groups, margin) or probe_rows(runs, groups, manifest)):
-        failures.append("no goals table (Rust vs controller-runtime), but this run has "
-                        "rust-X/go-X pairs or probe rows")
+    goals = bool(manifest.get("goals"))
+    if goals and not goal_tables and (pair_rows(groups, margin, manifest)
+                                      or probe_rows(runs, groups, manifest)):
+        failures.append("no goals table, but the manifest declares goals and this run has "
+                        "their pairs or probe rows")
+    if goal_tables and not goals:
+        failures.append("a goals table, but the manifest declares no goals")
     for key in groups:
         if key not in seen_groups:
             failures.append(f"N={key[0]} {key[1]}: not in the report's tables")

@@ -35,38 +35,54 @@ fn cpus(src: &Source, s: &toml::Spanned<super::schema::CpusSpec>, local: bool) -
 }
 
 pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
-    if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref())
-        && (c.k8s_version.is_some()
-            || !c.feature_gates.is_empty()
-            || !c.apiserver_args.get_ref().is_empty()
-            || c.etcd_fsync.is_some()
-            || c.audit_log.is_some()
-            || c.etcd_members.is_some()
-            || c.apiservers.is_some()
-            || c.controller_manager.is_some())
-    {
-        return Err(src.at(
-            "cluster",
-            kc.span(),
-            "an existing cluster (kubeconfig/context) cannot take local-plane settings (k8s_version, feature_gates, apiserver_args, etcd_fsync, audit_log, etcd_members, apiservers, controller_manager)",
-        ));
+    if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref()) {
+        let local = [
+            ("k8s_version", c.k8s_version.is_some()),
+            ("feature_gates", !c.feature_gates.is_empty()),
+            ("apiserver_args", !c.apiserver_args.get_ref().is_empty()),
+            ("etcd_fsync", c.etcd_fsync.is_some()),
+            ("audit_log", c.audit_log.is_some()),
+            ("etcd_members", c.etcd_members.is_some()),
+            ("apiservers", c.apiservers.is_some()),
+            ("controller_manager", c.controller_manager.is_some()),
+            ("nodes", c.nodes.is_some()),
+            ("node_pods", c.node_pods.is_some()),
+        ];
+        if let Some((key, _)) = local.iter().find(|(_, set)| *set) {
+            return Err(src.at(
+                "cluster",
+                kc.span(),
+                format!(
+                    "an existing cluster (kubeconfig/context) cannot take the local-plane setting `{key}`: remove it, or remove kubeconfig/context"
+                ),
+            ));
+        }
     }
-    for (key, v, max) in [
+    for (key, v, min, max) in [
+        ("nodes", &c.nodes, 0, ctrlbench_plane::options::MAX_NODES),
+        (
+            "node_pods",
+            &c.node_pods,
+            1,
+            ctrlbench_plane::options::MAX_NODE_PODS,
+        ),
         (
             "etcd_members",
             &c.etcd_members,
+            1,
             ctrlbench_plane::options::MAX_ETCD_MEMBERS,
         ),
         (
             "apiservers",
             &c.apiservers,
+            1,
             ctrlbench_plane::options::MAX_APISERVERS,
         ),
     ] {
         if let Some(v) = v
-            && !(1..=max as u32).contains(v.get_ref())
+            && !(min..=max as u32).contains(v.get_ref())
         {
-            return Err(src.at(key, v.span(), format!("must be from 1 to {max}")));
+            return Err(src.at(key, v.span(), format!("must be from {min} to {max}")));
         }
     }
     if let Some(a) = &c.apiservers
@@ -98,6 +114,7 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
         None => None,
         Some(s) => Some(cpus(src, s, c.kubeconfig.is_none() && c.context.is_none())?),
     };
+    let nodes = c.nodes.as_ref().map_or(0, |v| *v.get_ref() as usize);
     Ok(Cluster {
         cpus,
         k8s_version: c.k8s_version.as_ref().map(|v| v.get_ref().clone()),
@@ -108,7 +125,16 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
         audit_log: c.audit_log.unwrap_or(false),
         etcd_members: c.etcd_members.as_ref().map_or(1, |v| *v.get_ref() as usize),
         apiservers: c.apiservers.as_ref().map_or(1, |v| *v.get_ref() as usize),
-        controller_manager: c.controller_manager.unwrap_or(false),
+        // Fake nodes' pods come from the controller manager's workload
+        // controllers.
+        controller_manager: c.controller_manager.unwrap_or(false) || nodes > 0,
+        nodes,
+        node_pods: c
+            .node_pods
+            .as_ref()
+            .map_or(ctrlbench_plane::options::DEFAULT_NODE_PODS, |v| {
+                *v.get_ref() as usize
+            }),
         kubeconfig: c.kubeconfig.as_ref().map(|v| v.get_ref().clone()),
         context: c.context.as_ref().map(|v| v.get_ref().clone()),
     })

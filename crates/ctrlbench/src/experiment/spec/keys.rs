@@ -285,6 +285,11 @@ variant_keys! {
     /// 500.
     list_page_size: u32, accepts Rust, flag "--list-page-size",
         resolve |f, v| f.list_page_size = Some(i64::from(*v));
+    /// The server-side timeout of each of the Rust controller's watch requests, in seconds
+    /// (kube-runtime's watcher `timeout`), ≥ 1: when it ends the watch is reopened from the last
+    /// resourceVersion seen. Default: kube-rs's 290.
+    watch_timeout_s: u32, accepts Rust, flag "--watch-timeout-s",
+        resolve |f, v| f.watch_timeout_s = Some(i64::from(*v));
     /// The Rust controller's global allocator: `system` (default), `mimalloc` or `jemalloc` (a build
     /// feature: ctrlbench builds that controller once, in `target/allocator-<name>`). The settings
     /// table names it.
@@ -331,6 +336,11 @@ variant_keys! {
     /// machine): the CPU limit an operator is deployed with. Both sides of a compared pair must
     /// match.
     controller_cpus: u32, accepts Started;
+    /// Limits the controller to this much CPU time, as a Pod's CPU limit does (`"500m"`, `"1.5"`):
+    /// a cgroup of its own with a CFS quota per 100 ms period, throttled when it asks for more
+    /// (each replica its own). Refused where no cgroup cpu controller is writable. Both sides of a
+    /// compared pair must match.
+    cpu_limit: String, accepts Started;
     /// How many processes of this controller run, 1 to 32 (default 1): the same identity and
     /// flags, each with its own metrics port (a command's `{port}` differs per replica). Counts and
     /// CPU are summed over the replicas; each replica's peak RSS and CPU are kept too.

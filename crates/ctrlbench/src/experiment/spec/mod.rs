@@ -10,6 +10,7 @@
 pub mod cluster;
 pub mod errors;
 pub mod faults;
+pub mod goals;
 pub mod keys;
 pub mod policy;
 pub mod schema;
@@ -184,6 +185,21 @@ fn pairs_alike(
                 ),
             ));
         }
+        if a.cpu_limit() != b.cpu_limit() {
+            let span = spec.variants.get_ref()[j]
+                .cpu_limit
+                .as_ref()
+                .or(spec.variants.get_ref()[i].cpu_limit.as_ref())
+                .map_or(spec.variants.span(), |s| s.span());
+            return Err(src.at(
+                "cpu_limit",
+                span,
+                format!(
+                    "{:?} and {:?} are compared, so they need the same cpu_limit ({:?} vs {:?})",
+                    a.name, b.name, a.keys.cpu_limit, b.keys.cpu_limit
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -270,6 +286,7 @@ pub fn parse_with(
         crate::doctor::BUSY_THRESHOLD,
     )?;
     let compare = compare(&src, &spec, &variants)?;
+    let goals = goals::check(&src, &spec, &variants)?;
     if let Some(f) = spec
         .fresh_plane
         .as_ref()
@@ -302,6 +319,7 @@ pub fn parse_with(
         margin,
         busy_threshold,
         compare,
+        goals,
         warmup: spec.warmup,
         fresh_plane: spec
             .fresh_plane

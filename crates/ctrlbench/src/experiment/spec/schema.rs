@@ -64,6 +64,10 @@ pub struct Spec {
     /// as a on this figure?", answered first in the report.
     #[serde(rename = "compare", default)]
     pub compare: Vec<CompareSpec>,
+    /// `[[goal]]`: targets on a ratio between paired variants, for the
+    /// lab's files that study our own controllers (`goals.rs`).
+    #[serde(rename = "goal", default)]
+    pub goals: Vec<GoalSpec>,
     #[serde(default)]
     pub schedule: Schedule,
     /// Loader: widgets created at once.
@@ -194,6 +198,19 @@ fn default_figure() -> Spanned<String> {
     Spanned::new(0..0, "Ready/s".to_string())
 }
 
+/// `[[goal]]` as written: B/A on `figure` for every pair `<b>-X` / `<a>-X`,
+/// at least or at most a bound.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoalSpec {
+    pub figure: Spanned<String>,
+    pub a: Spanned<String>,
+    pub b: Spanned<String>,
+    pub at_least: Option<Spanned<f64>>,
+    pub at_most: Option<Spanned<f64>>,
+    pub from_scale: Option<Spanned<u64>>,
+}
+
 /// `[cluster]`: a local plane (default) or an existing cluster.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -216,6 +233,11 @@ pub struct ClusterSpec {
     /// kube-controller-manager's namespace and garbage-collector controllers
     /// on the local plane (default off: ctrlbench finalizes namespaces itself).
     pub controller_manager: Option<bool>,
+    /// Fake nodes managed by KWOK, with kube-scheduler, on the local plane
+    /// (default 0; more implies `controller_manager`).
+    pub nodes: Option<Spanned<u32>>,
+    /// Each fake node's pod capacity (default 110).
+    pub node_pods: Option<Spanned<u32>>,
     pub kubeconfig: Option<Spanned<String>>,
     pub context: Option<Spanned<String>>,
     /// Where the plane, the controllers and ctrlbench run: CPU lists.
@@ -243,6 +265,8 @@ impl Default for ClusterSpec {
             etcd_members: None,
             apiservers: None,
             controller_manager: None,
+            nodes: None,
+            node_pods: None,
             kubeconfig: None,
             context: None,
             cpus: None,

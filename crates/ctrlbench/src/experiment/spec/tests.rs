@@ -360,6 +360,14 @@ fn workload_errors_name_the_file_line_and_key() {
         "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.phase}\", equals = \"Ready\" }\n",
     );
     let e = parse(&file, &ok).unwrap_or_else(|e| panic!("{e}"));
+    // Without a crd the template's kind is one the cluster serves.
+    let served = parse(
+        &file,
+        &text("object = \"other.yaml\"\nready = { jsonpath = \"{.data.a}\", exists = true }\n"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(served.workload.kind_name(), "v1 ConfigMap");
+    assert!(!served.workload.has_crd() && !served.workload.is_builtin());
     assert_eq!(e.workload.crd_name(), "widgets.benchmark.example.com");
     assert!(!e.workload.is_builtin());
     for (workload, line, key, says) in [
@@ -392,6 +400,24 @@ fn workload_errors_name_the_file_line_and_key() {
             6,
             "ready",
             "not a readiness rule",
+        ),
+        (
+            "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { jsonpath = \"{.status.n}\", equals_path = \"{.spec.n\" }\n",
+            6,
+            "ready",
+            "equals_path",
+        ),
+        (
+            "object = \"w.yaml\"\nready = { equals_path = \"{.spec.n}\", equals = 1 }\n",
+            5,
+            "ready",
+            "compares with `jsonpath`",
+        ),
+        (
+            "object = \"missing.yaml\"\nready = { condition = \"Ready\" }\n",
+            4,
+            "object",
+            "cannot read",
         ),
         (
             "crd = \"crd.yaml\"\nobject = \"w.yaml\"\nready = { phase = \"Ready\" }\n",
@@ -837,6 +863,23 @@ fn compared_variants_need_the_same_cpu_limit_and_cpu_sets_must_not_overlap() {
     assert_eq!((e.line, e.key.as_str()), (7, "controller_cpus"), "{e}");
     let e = err(&text("controller_cpus = 0\n", "controller_cpus = 0\n"));
     assert_eq!(e.key, "controller_cpus", "{e}");
+    // A CPU quota: Kubernetes' quantities, matched across a compared pair.
+    let e = parse(
+        Path::new("exp.toml"),
+        &text("cpu_limit = \"500m\"\n", "cpu_limit = \"0.5\"\n"),
+    )
+    .unwrap();
+    assert_eq!(e.variants[1].cpu_limit(), Some(500));
+    let e = parse(
+        Path::new("exp.toml"),
+        &text("cpu_limit = \"1.5\"\n", "cpu_limit = \"1.5\"\n"),
+    )
+    .unwrap();
+    assert_eq!(e.variants[0].cpu_limit(), Some(1500));
+    let e = err(&text("cpu_limit = \"half\"\n", "cpu_limit = \"half\"\n"));
+    assert_eq!((e.line, e.key.as_str()), (7, "cpu_limit"), "{e}");
+    let e = err(&text("cpu_limit = \"500m\"\n", ""));
+    assert_eq!((e.line, e.key.as_str()), (7, "cpu_limit"), "{e}");
     let e = err(&format!(
         "name = \"t\"\nscales = [5]\n[cluster]\ncpus = {{ plane = \"0-1\", controller = \"1\" }}\n{}",
         v("a", "")
@@ -865,4 +908,115 @@ fn a_fresh_plane_needs_a_plane_of_our_own() {
     assert_eq!((e.line, e.key.as_str()), (3, "fresh_plane"), "{e}");
     let e = err(&format!("{base}fresh_plane = \"hourly\"\n{v}"));
     assert_eq!(e.key, "fresh_plane", "{e}");
+}
+
+#[test]
+fn goals_are_recorded_as_written_and_bad_ones_name_line_and_key() {
+    let v = |name: &str| {
+        let imp = if name.starts_with("go") {
+            "go@v0.22"
+        } else {
+            "rust"
+        };
+        format!("[[variant]]\nname = \"{name}\"\nimpl = \"{imp}\"\npreset = \"good\"\n")
+    };
+    // Lines 1–2 the top, 3–14 the variants, the goal from line 15.
+    let with = |goal: &str| {
+        format!(
+            "name = \"t\"\nscales = [5, 50]\n{}{}{}[[goal]]\n{goal}",
+            v("rust-good"),
+            v("go-good"),
+            v("rust-other")
+        )
+    };
+    let e = parse(
+        Path::new("exp.toml"),
+        &with("figure = \"peak RSS\"\na = \"go\"\nb = \"rust\"\nat_most = 0.5\nfrom_scale = 50\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        e.goals,
+        [ctrlbench_record::manifest::Goal {
+            figure: "peak RSS".into(),
+            a: "go".into(),
+            b: "rust".into(),
+            at_least: false,
+            bound: 0.5,
+            from_scale: Some(50),
+        }]
+    );
+    let ok = "figure = \"Ready/s\"\na = \"go\"\nb = \"rust\"\n";
+    for (goal, line, key) in [
+        (
+            "figure = \"speed\"\na = \"go\"\nb = \"rust\"\nat_least = 1.1\n",
+            16,
+            "figure",
+        ),
+        (
+            "figure = \"Ready/s\"\na = \"go\"\nb = \"go\"\nat_least = 1.1\n",
+            18,
+            "b",
+        ),
+        (
+            "figure = \"Ready/s\"\na = \"go\"\nb = \"java\"\nat_least = 1.1\n",
+            18,
+            "b",
+        ),
+        (ok, 16, "figure"),
+        (&format!("{ok}at_least = 1.1\nat_most = 2\n"), 20, "at_most"),
+        (&format!("{ok}at_least = 0\n"), 19, "at_least"),
+        (&format!("{ok}at_most = -1\n"), 19, "at_most"),
+        (
+            &format!("{ok}at_least = 1.1\nfrom_scale = 500\n"),
+            20,
+            "from_scale",
+        ),
+        (&format!("{ok}at_least = 1.1\nabove = 2\n"), 20, "above"),
+    ] {
+        let e = err(&with(goal));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{goal}: {e}");
+    }
+}
+
+#[test]
+fn fake_nodes_are_bounded_local_and_imply_the_controller_manager() {
+    let with = |extra: &str| format!("{GOOD}{extra}");
+    let e = parse(Path::new("exp.toml"), GOOD).unwrap();
+    assert_eq!((e.cluster.nodes, e.cluster.node_pods), (0, 110));
+    assert!(!e.cluster.controller_manager);
+    let e = parse(
+        Path::new("exp.toml"),
+        &with("[cluster]\nnodes = 3\nnode_pods = 500\n"),
+    )
+    .unwrap();
+    assert_eq!((e.cluster.nodes, e.cluster.node_pods), (3, 500));
+    assert!(e.cluster.controller_manager);
+    // (extra text, line of the error, key, part of the message)
+    let cases = [
+        ("[cluster]\nnodes = 1001\n", 9, "nodes", "from 0 to 1000"),
+        (
+            "[cluster]\nnode_pods = 0\n",
+            9,
+            "node_pods",
+            "from 1 to 10000",
+        ),
+        (
+            "[cluster]\nkubeconfig = \"k\"\nnodes = 2\n",
+            9,
+            "cluster",
+            "local-plane setting `nodes`",
+        ),
+        (
+            "[cluster]\ncontext = \"x\"\nnode_pods = 200\n",
+            9,
+            "cluster",
+            "local-plane setting `node_pods`",
+        ),
+    ];
+    for (extra, line, key, msg) in cases {
+        let e = err(&with(extra));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}: {e}");
+        assert!(e.message.contains(msg), "{extra}: {e}");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    }
 }

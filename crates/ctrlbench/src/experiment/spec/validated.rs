@@ -26,6 +26,10 @@ pub struct Cluster {
     pub etcd_members: usize,
     pub apiservers: usize,
     pub controller_manager: bool,
+    /// Fake nodes (0: none; more runs the controller manager too).
+    pub nodes: usize,
+    /// Each fake node's pod capacity.
+    pub node_pods: usize,
     pub kubeconfig: Option<String>,
     pub context: Option<String>,
     /// `[cluster] cpus`, as sets (None: not given).
@@ -103,6 +107,8 @@ pub struct Experiment {
     pub warmup: bool,
     /// `[[compare]]` questions: (a, b, figure).
     pub compare: Vec<Compare>,
+    /// `[[goal]]` targets, as the manifest records them.
+    pub goals: Vec<ctrlbench_record::manifest::Goal>,
     pub schedule: Schedule,
     pub concurrency: u32,
     pub scrape_interval_s: f64,
@@ -142,6 +148,14 @@ impl Variant {
 
     /// How many processes of the controller run (≥ 1): the `replicas` key,
     /// else the preset's.
+    /// Its CPU quota in millicores (`cpu_limit`; checked when parsed).
+    pub fn cpu_limit(&self) -> Option<u32> {
+        self.keys
+            .cpu_limit
+            .as_deref()
+            .and_then(|l| ctrlbench_plane::quota::parse_millicores(l).ok())
+    }
+
     pub fn replicas(&self) -> usize {
         let preset = self.preset_row().map_or(1, |p| u32::from(p.replicas));
         self.keys.replicas.unwrap_or(preset) as usize

@@ -357,6 +357,11 @@ fn in_context(
             "must be at least 1",
         ));
     }
+    if let Some(l) = &values.cpu_limit
+        && let Err(m) = ctrlbench_plane::quota::parse_millicores(l)
+    {
+        return Err(src.at("cpu_limit", span_of("cpu_limit"), m));
+    }
     // Variants that run together share one loader phase: they start alike.
     let start = values.start.unwrap_or_default();
     if around.schedule == Schedule::Concurrent

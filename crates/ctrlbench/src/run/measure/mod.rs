@@ -211,6 +211,35 @@ pub async fn run(
     Ok(summaries)
 }
 
+/// Where the window stands on one turn of its loop.
+struct Turn {
+    cancelled: bool,
+    /// Since the loader started: the window counts from there.
+    since_load: Duration,
+    window: Duration,
+    stop_when_converged: bool,
+    /// When the last fault and the quiet spell after it are over.
+    faults_over: Duration,
+    /// Every member's objects Ready.
+    all_ready: bool,
+    /// Every controller's counters unchanged for the quiet spell.
+    all_quiet: bool,
+}
+
+/// Why the window ends on this turn, if it does: Ctrl-C before anything,
+/// then the window's end, then convergence, which waits for the faults.
+fn ends(t: &Turn) -> Option<StopReason> {
+    if t.cancelled {
+        Some(StopReason::Interrupted)
+    } else if t.since_load >= t.window {
+        Some(StopReason::Window)
+    } else if t.stop_when_converged && t.since_load >= t.faults_over && t.all_ready && t.all_quiet {
+        Some(StopReason::Converged)
+    } else {
+        None
+    }
+}
+
 /// The window: ticks every measurement until it ends, everything has
 /// converged (stop_when_converged) or Ctrl-C.
 async fn window(
@@ -231,36 +260,53 @@ async fn window(
         .map(|f| Duration::from_secs_f64(f.at_s + f.duration_s) + quiet)
         .max()
         .unwrap_or_default();
-    loop {
-        if cancel.is_cancelled() {
-            return Ok(StopReason::Interrupted);
-        }
+    turns(cancel, async || {
         if run.loaded_at.is_none() && loads.iter().all(|l| l.is_finished()) {
             run.loaded_at = Some((Instant::now(), own_cpu_seconds()));
         }
-        if run.load_start.elapsed() >= window {
-            return Ok(StopReason::Window);
-        }
-        if exp.stop_when_converged
-            && run.load_start.elapsed() >= faults_over
-            && run
+        let turn = Turn {
+            cancelled: cancel.is_cancelled(),
+            since_load: run.load_start.elapsed(),
+            window,
+            stop_when_converged: exp.stop_when_converged,
+            faults_over,
+            all_ready: run
                 .members
                 .iter()
-                .all(|m| m.objects.ready() >= run.plan.scale)
-            && run
+                .all(|m| m.objects.ready() >= run.plan.scale),
+            all_quiet: run
                 .sampler
                 .controllers
                 .iter()
-                .all(|c| c.last_change.elapsed() >= quiet)
-        {
-            return Ok(StopReason::Converged);
+                .all(|c| c.last_change.elapsed() >= quiet),
+        };
+        if let Some(reason) = ends(&turn) {
+            return Ok(Some(reason));
         }
         for m in all.iter_mut() {
             m.tick(run).await?;
         }
+        Ok(None)
+    })
+    .await
+}
+
+/// How often the window's loop turns.
+const TURN: Duration = Duration::from_millis(100);
+
+/// Runs `turn` every `TURN` until it gives a reason to stop; Ctrl-C cuts
+/// the wait short, so that the next turn sees it at once.
+async fn turns(
+    cancel: &CancellationToken,
+    mut turn: impl AsyncFnMut() -> Result<Option<StopReason>>,
+) -> Result<StopReason> {
+    loop {
+        if let Some(reason) = turn().await? {
+            return Ok(reason);
+        }
         tokio::select! {
             _ = cancel.cancelled() => {},
-            _ = tokio::time::sleep(Duration::from_millis(100)) => {},
+            _ = tokio::time::sleep(TURN) => {},
         }
     }
 }
@@ -317,4 +363,136 @@ fn base_summaries(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each case is one turn: (cancelled, seconds since the load, converge
+    /// on, faults over at s, all Ready, all quiet) with a 60 s window, and
+    /// the reason the window ends there, if any.
+    #[test]
+    fn the_window_ends_on_ctrl_c_on_time_or_on_convergence() {
+        use StopReason::*;
+        let s = Duration::from_secs_f64;
+        for (cancelled, at, converge, faults, ready, quiet, want) in [
+            (false, 1.0, true, 0.0, false, true, None),
+            (false, 1.0, true, 0.0, true, false, None),
+            (false, 1.0, true, 0.0, true, true, Some(Converged)),
+            // Convergence is not asked for: the window runs out.
+            (false, 1.0, false, 0.0, true, true, None),
+            (false, 60.0, false, 0.0, false, false, Some(Window)),
+            (false, 59.9, false, 0.0, false, false, None),
+            // A converged run waits for its faults and their quiet spell.
+            (false, 10.0, true, 30.0, true, true, None),
+            (false, 30.0, true, 30.0, true, true, Some(Converged)),
+            // The window's end wins over convergence, Ctrl-C over both.
+            (false, 61.0, true, 0.0, true, true, Some(Window)),
+            (true, 61.0, true, 0.0, true, true, Some(Interrupted)),
+            (true, 0.0, false, 0.0, false, false, Some(Interrupted)),
+        ] {
+            let turn = Turn {
+                cancelled,
+                since_load: s(at),
+                window: s(60.0),
+                stop_when_converged: converge,
+                faults_over: s(faults),
+                all_ready: ready,
+                all_quiet: quiet,
+            };
+            assert_eq!(
+                ends(&turn),
+                want,
+                "cancelled {cancelled}, at {at} s, converge {converge}, faults over {faults} s, \
+                 ready {ready}, quiet {quiet}"
+            );
+        }
+    }
+
+    /// A turn that stops at `window`, or once `ready` says so, on the
+    /// paused clock; it counts the turns it took.
+    fn turn_at(
+        t0: tokio::time::Instant,
+        window: f64,
+        cancel: &CancellationToken,
+        ready: bool,
+    ) -> Turn {
+        Turn {
+            cancelled: cancel.is_cancelled(),
+            since_load: t0.elapsed(),
+            window: Duration::from_secs_f64(window),
+            stop_when_converged: true,
+            faults_over: Duration::ZERO,
+            all_ready: ready,
+            all_quiet: true,
+        }
+    }
+
+    /// The loop turns every 100 ms, the first turn at once, and ends on
+    /// the turn that finds the window over: at 1 s exactly, its 11th.
+    #[tokio::test(start_paused = true)]
+    async fn the_window_ends_on_time_on_the_paused_clock() {
+        let cancel = CancellationToken::new();
+        let t0 = tokio::time::Instant::now();
+        let mut n = 0;
+        let reason = turns(&cancel, async || {
+            n += 1;
+            Ok(ends(&turn_at(t0, 1.0, &cancel, false)))
+        })
+        .await
+        .unwrap();
+        assert_eq!((reason, n), (StopReason::Window, 11));
+        assert_eq!(t0.elapsed(), Duration::from_secs(1));
+    }
+
+    /// Ctrl-C at 350 ms cuts the wait short: the loop ends then, not at
+    /// the next 100 ms turn.
+    #[tokio::test(start_paused = true)]
+    async fn ctrl_c_ends_the_window_at_once() {
+        let cancel = CancellationToken::new();
+        let t0 = tokio::time::Instant::now();
+        let later = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(350)).await;
+            later.cancel();
+        });
+        let mut n = 0;
+        let reason = turns(&cancel, async || {
+            n += 1;
+            Ok(ends(&turn_at(t0, 60.0, &cancel, false)))
+        })
+        .await
+        .unwrap();
+        assert_eq!((reason, n), (StopReason::Interrupted, 5));
+        assert_eq!(t0.elapsed(), Duration::from_millis(350));
+    }
+
+    /// Convergence ends the window on the first turn that sees it (here
+    /// the fifth, at 400 ms); a turn's error ends it with that error.
+    #[tokio::test(start_paused = true)]
+    async fn convergence_or_an_error_ends_the_window_early() {
+        let cancel = CancellationToken::new();
+        let t0 = tokio::time::Instant::now();
+        let mut n = 0;
+        let reason = turns(&cancel, async || {
+            n += 1;
+            Ok(ends(&turn_at(t0, 60.0, &cancel, n >= 5)))
+        })
+        .await
+        .unwrap();
+        assert_eq!((reason, n), (StopReason::Converged, 5));
+        assert_eq!(t0.elapsed(), Duration::from_millis(400));
+        let mut n = 0;
+        let e = turns(&cancel, async || {
+            n += 1;
+            if n == 3 {
+                anyhow::bail!("scrape failed");
+            }
+            Ok(None)
+        })
+        .await
+        .unwrap_err();
+        assert_eq!((e.to_string(), n), ("scrape failed".to_string(), 3));
+    }
 }
