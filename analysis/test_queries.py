@@ -110,8 +110,9 @@ def report(results_dir):
             # "cluster-wide: <a> + <b> together", not scale × variant groups);
             # expected/independent.py checks them.
             continue
-        if head[:3] == ["N", "variant", "from → to"]:
-            # Pod start (pods.csv): no query computes it; expected/independent.py checks it.
+        if head[:3] in (["N", "variant", "from → to"], ["N", "variant", "plane process"]):
+            # Pod start (pods.csv), the plane's processes (plane.csv): no query
+            # computes them; expected/independent.py checks them.
             continue
         if "goal" in head:
             # The Performance goals tables: ratios of figures, not query

@@ -110,6 +110,26 @@ impl ControlPlane {
         kc
     }
 
+    /// The plane's processes beyond etcd and the apiservers, by name:
+    /// kube-controller-manager, kube-scheduler and kwok, those it runs.
+    pub fn extra_processes(&self) -> Vec<(&'static str, u32)> {
+        let mut out = Vec::new();
+        let cm = self
+            .controller_manager
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(cm) = cm.as_ref() {
+            out.push(("kube-controller-manager", cm.process.pid));
+        }
+        drop(cm);
+        let nodes = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = nodes.as_ref() {
+            out.push(("kube-scheduler", n.scheduler.pid));
+            out.push(("kwok", n.kwok.pid));
+        }
+        out
+    }
+
     /// The process of `m`: (pid, running).
     pub fn pid(&self, m: Member) -> Option<(u32, bool)> {
         let f = |p: &mut Process| (p.pid, p.is_running());

@@ -170,6 +170,11 @@ impl RunDir {
         self.path.join(crate::objects::FILE_NAME)
     }
 
+    /// The plane's own processes beyond etcd and the apiservers, per scrape.
+    pub fn plane(&self) -> PathBuf {
+        self.path.join(crate::plane::FILE_NAME)
+    }
+
     /// Every pod seen in the run's namespace (only when there was one).
     pub fn pods(&self) -> PathBuf {
         self.path.join(crate::pods::FILE_NAME)

@@ -18,6 +18,7 @@ pub mod layout;
 pub mod manifest;
 pub mod objects;
 pub mod phases;
+pub mod plane;
 pub mod pods;
 pub mod profile;
 pub mod prom;

@@ -49,6 +49,10 @@ pub struct RunFigures {
     pub concurrent: bool,
     /// When the controller started (summary.json; None in older results).
     pub start_mode: Option<StartMode>,
+    /// The plane's processes (name, CPU seconds, peak RSS bytes) when the
+    /// run recorded plane.csv: etcd and kube-apiserver from their own
+    /// files, then the others.
+    pub plane_processes: Vec<(String, Option<f64>, Option<f64>)>,
     /// Pod start times (pods.csv; None: no pod in the run's namespace).
     pub pods: Option<crate::pods::PodFigures>,
 }
@@ -80,6 +84,7 @@ impl RunFigures {
             workload: None,
             concurrent: false,
             start_mode: None,
+            plane_processes: Vec::new(),
             pods: None,
         }
     }
@@ -118,12 +123,43 @@ pub fn run_figures(run: &Run) -> RunFigures {
         workload: summary.and_then(|s| s.workload.clone()),
         concurrent: summary.is_some_and(|s| s.schedule == Schedule::Concurrent),
         start_mode: summary.and_then(|s| s.start.as_ref()).map(|s| s.mode),
+        plane_processes: plane_processes(run),
         pods: crate::pods::of(run),
     };
     for &m in Metric::ALL {
         f.set(m, m.of(&inputs));
     }
     f
+}
+
+/// The plane's processes' CPU (counter delta) and peak RSS, when the run
+/// recorded plane.csv.
+fn plane_processes(run: &Run) -> Vec<(String, Option<f64>, Option<f64>)> {
+    let Some(plane) = run.plane.as_ref() else {
+        return Vec::new();
+    };
+    let of = |s: Option<&Series>, cpu: &str, rss: &str| {
+        (s.and_then(|s| s.delta(cpu)), s.and_then(|s| s.max(rss)))
+    };
+    let mut out = Vec::new();
+    for (name, s) in [
+        ("etcd", run.etcd.as_ref()),
+        ("kube-apiserver", run.apiserver.as_ref()),
+    ] {
+        let (cpu, rss) = of(s, "cpu_seconds", "rss_bytes");
+        out.push((name.to_string(), cpu, rss));
+    }
+    for name in ctrlbench_record::plane::PROCESSES {
+        let (cpu_col, rss_col) = (
+            ctrlbench_record::plane::cpu_column(name),
+            ctrlbench_record::plane::rss_column(name),
+        );
+        let (cpu, rss) = of(Some(plane), &cpu_col, &rss_col);
+        if cpu.is_some() || rss.is_some() {
+            out.push((name.to_string(), cpu, rss));
+        }
+    }
+    out
 }
 
 /// Why a run must not be averaged in: incomplete, failed scrapes, missing files.

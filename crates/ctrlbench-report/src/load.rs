@@ -47,6 +47,8 @@ pub struct Run {
     pub apiserver_all: Option<Series>,
     /// faults.csv (empty: no faults in this run).
     pub faults: Vec<FaultRecord>,
+    /// plane.csv: the plane's processes beyond etcd and the apiservers.
+    pub plane: Option<Series>,
     /// pods.csv (empty: no pod in the run's namespace).
     pub pods: Vec<PodRecord>,
     /// Each object's name and creation (epoch seconds), kept only for a
@@ -186,6 +188,7 @@ impl Run {
             records_first_writes,
             audit,
             faults,
+            plane: Series::read(&dir.plane())?,
             pods,
             created_by_name,
             dir,

@@ -670,3 +670,31 @@ fn pod_start_quantiles_match_hand_computed_values() {
     let (md, _) = render(&data("results-small-b")).unwrap();
     assert!(!md.contains("## Pod start"));
 }
+
+/// results-pods' hand-written plane.csv: each process's CPU is its last
+/// row's seconds less its first's, its peak RSS the largest row.
+#[test]
+fn the_planes_processes_are_rows_of_their_own() {
+    let (md, _) = render(&data("results-pods")).unwrap();
+    let section = md
+        .split("## The plane's processes")
+        .nth(1)
+        .expect("a plane section");
+    let table = section.split("\n## ").next().unwrap();
+    for row in [
+        // 1.95 − 1.2 s; 62914560 B = 60 MiB.
+        "| 20 | rust-good | kube-controller-manager | 0.75 s | 60.0 MiB |",
+        // 1.3 − 0.8 s; 46137344 B = 44 MiB.
+        "| 20 | rust-good | kube-scheduler | 0.50 s | 44.0 MiB |",
+        // 1.2 − 0.5 s; 33554432 B = 32 MiB.
+        "| 20 | rust-good | kwok | 0.70 s | 32.0 MiB |",
+    ] {
+        assert!(table.contains(row), "missing {row} in:\n{table}");
+    }
+    for p in ["| etcd |", "| kube-apiserver |"] {
+        assert!(table.contains(p), "no {p} row in:\n{table}");
+    }
+    assert!(!table.contains("rust-bad-fix"), "{table}");
+    let (md, _) = render(&data("results-small-b")).unwrap();
+    assert!(!md.contains("## The plane's processes"));
+}

@@ -2,7 +2,7 @@
 //! recorded with the Deployment as their owner (followed up from the
 //! ReplicaSet) and every stage in order; a watch started again over the
 //! same records lists them without adding or moving any; deleted pods keep
-//! their rows.
+//! their rows. The plane names the processes plane.csv samples.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,6 +45,16 @@ async fn a_deployments_pods_are_timed_from_our_watch() {
         ..PlaneOptions::default()
     };
     let plane = ControlPlane::start(&opts).await.unwrap();
+    // What plane.csv samples: the three processes beyond etcd and the apiserver, running.
+    let extra = plane.extra_processes();
+    let names: Vec<&str> = extra.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["kube-controller-manager", "kube-scheduler", "kwok"]);
+    for (n, pid) in &extra {
+        assert!(
+            std::path::Path::new(&format!("/proc/{pid}/stat")).exists(),
+            "{n}"
+        );
+    }
     let c = plane.client().await.unwrap();
     let ns: Api<Namespace> = Api::all(c.clone());
     ns.create(

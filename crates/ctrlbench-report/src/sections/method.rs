@@ -1,6 +1,6 @@
 //! "How the numbers are computed": the definitions behind every table, in
 //! the reader's words, plus the notes that apply only to these results (the
-//! concurrent schedule, an audit log, repeats).
+//! concurrent schedule, an audit log, pods, the plane's processes, repeats).
 
 use ctrlbench_record::summary::Schedule;
 
@@ -77,6 +77,27 @@ fn notes(r: &Results) -> Vec<String> {
          namespace, whose caller is the variant's own ServiceAccount; latency is the event's \
          stageTimestamp − requestReceivedTimestamp (percentiles with linear interpolation). \
          Without an audit log there is no per-variant server-side figure."
+                .into(),
+        );
+    }
+    if r.runs.iter().any(|x| !x.pods.is_empty()) {
+        v.push(
+            "Pod start comes from pods.csv (our own watch of the run's namespace, not Events): \
+             per pod, scheduled_s, running_s and ready_s minus created_s (the watch's first \
+             sighting; creationTimestamp has whole seconds only), p50/p90/p99 with linear \
+             interpolation and the max; a stage that never came is censored, so a quantile that \
+             reaches it reads \"> window\". Per owner named in objects.csv: the latest ready_s \
+             of its pods minus the object's created_at, both on one clock through summary.json's \
+             load_started_at."
+                .into(),
+        );
+    }
+    if r.runs.iter().any(|x| x.plane.is_some()) {
+        v.push(
+            "The plane's processes: CPU is the delta of cpu_seconds from the first to the last \
+             good row and peak RSS the largest rss_bytes, of etcd.csv and apiserver.csv (from \
+             their metrics pages) and of plane.csv (kube-controller-manager, kube-scheduler and \
+             kwok, from /proc)."
                 .into(),
         );
     }

@@ -17,6 +17,7 @@ mod noise;
 mod per_run;
 mod percentiles;
 mod phases;
+mod plane_processes;
 mod plots;
 mod pod_start;
 mod profiles;
@@ -54,6 +55,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
         &server_side::ServerSide,
         &phases::Phases,
         &pod_start::PodStart,
+        &plane_processes::PlaneProcesses,
         &goals::PerformanceGoals,
         &attribution::ReconcileTime,
         &faults::Faults,

@@ -162,6 +162,11 @@ and no other:
                   summary.json load_started_at, to the latest ready_s of its
                   pods (+inf when one has none). Cells: the median [min-max]
                   of the used runs' own values; counts "n" and "k (m pods)"
+  plane processes with plane.csv: etcd and kube-apiserver CPU = the delta
+                  of etcd.csv / apiserver.csv cpu_seconds, peak RSS = their
+                  largest rss_bytes; kube-controller-manager, kube-scheduler
+                  and kwok the same over plane.csv's <name>_cpu_seconds and
+                  <name>_rss_bytes (name with "_" for "-"); median [min-max]
   harness         at N >= 100 000: the manifest's harness_peak_rss_bytes
                   against 300 MiB, and the largest after_load_core_fraction
                   of summary.json harness_cpu against 0.05 of a core
@@ -389,10 +394,32 @@ def run_figures(run_dir):
     f["api_create_p99"] = histogram_quantile(0.99, a.bucket_delta("widget_create_latency"))
     f["fsync_p99"] = histogram_quantile(0.99, e.bucket_delta("wal_fsync"))
     f["pods"] = pod_figures(run_dir, summary, objs)
+    f["plane"] = plane_figures(run_dir, a, e)
     for k, v in list(f.items()):
         if isinstance(v, float) and math.isnan(v):
             f[k] = None
     return f
+
+
+def plane_figures(run_dir, apiserver, etcd):
+    """{process: (CPU s, peak RSS bytes)} with plane.csv; None without."""
+    path = os.path.join(run_dir, "plane.csv")
+    if not os.path.exists(path):
+        return None
+    p = Csv(path)
+
+    def peak(c, col):
+        v = [num(r.get(col)) for r in c.good if num(r.get(col)) is not None]
+        return max(v) if v else None
+
+    out = {"etcd": (etcd.delta("cpu_seconds"), peak(etcd, "rss_bytes")),
+           "kube-apiserver": (apiserver.delta("cpu_seconds"), peak(apiserver, "rss_bytes"))}
+    for name in ("kube-controller-manager", "kube-scheduler", "kwok"):
+        col = name.replace("-", "_")
+        cpu, rss = p.delta(col + "_cpu_seconds"), peak(p, col + "_rss_bytes")
+        if cpu is not None or rss is not None:
+            out[name] = (cpu, rss)
+    return out
 
 
 POD_STAGES = [("created → scheduled", "scheduled_s"), ("created → running", "running_s"),
@@ -1416,6 +1443,28 @@ def check(runs, report_md, manifest, margin):
             for key in want_rows:
                 if key not in got_rows:
                     failures.append(f"server side: no row {key}")
+        elif head[:3] == ["N", "variant", "plane process"]:
+            want_rows = {}
+            for k, rs in groups.items():
+                kept = [r for r in rs if not r["problems"]] or rs
+                for r in kept:
+                    for name in (r["plane"] or {}):
+                        per = [x["plane"][name] for x in kept if x["plane"] and name in x["plane"]]
+                        want_rows[(str(k[0]), k[1], name)] = [
+                            fmt_stat([c for c, _ in per], fmt_seconds),
+                            fmt_stat([m for _, m in per], fmt_mib)]
+            got_rows = set()
+            for row in rows:
+                key = (row[0], row[1].split(" ⚠")[0], row[2])
+                got_rows.add(key)
+                if key not in want_rows:
+                    failures.append(f"plane processes: report row {key} is not expected")
+                    continue
+                for h, want, got in zip(head[3:], want_rows[key], row[3:]):
+                    compare(f"plane N={key[0]} {key[1]} {key[2]} {h}", want, got)
+            for key in want_rows:
+                if key not in got_rows:
+                    failures.append(f"plane processes: no row {key}")
         elif head[:3] == ["N", "variant", "from → to"]:
             want_rows = {(str(k[0]), k[1], row): pod_cells(rs, row)
                          for k, rs in groups.items()

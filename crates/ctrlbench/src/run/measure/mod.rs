@@ -5,7 +5,8 @@
 //! (`harness_cpu`), what else the machine did (`machine`), who holds a
 //! controller's Lease (`leases`), the apiservers' peak memory
 //! (`apiserver_peak`), the controllers' CPU profiles (`profile`), the
-//! pods in the run's namespaces (`pods`) — implements [`Measurement`]: it is told when the run
+//! pods in the run's namespaces (`pods`), the plane's processes beyond etcd
+//! and the apiservers (`plane_processes`) — implements [`Measurement`]: it is told when the run
 //! starts, on every tick of the loop, when the window is over (the
 //! controllers still run) and when the controllers have stopped, where it
 //! writes its files and its part of each summary. [`run`] composes them
@@ -20,6 +21,7 @@ pub mod harness_cpu;
 pub mod leases;
 pub mod machine;
 pub mod phases;
+pub mod plane_processes;
 pub mod pods;
 pub mod profile;
 pub mod sampler;
@@ -98,12 +100,14 @@ pub trait Measurement: Send {
 fn measurements(
     run: &Run<'_>,
     watch: watch::ReadyWatch,
+    pods: pods::PodWatch,
     cpu: harness_cpu::HarnessCpu,
 ) -> Vec<Box<dyn Measurement>> {
     vec![
         Box::new(watch),
-        Box::new(pods::PodWatch::default()),
+        Box::new(pods),
         Box::new(scrapes::Scrapes::new(run)),
+        Box::new(plane_processes::PlaneProcesses::new(run)),
         Box::new(faults::Faults::of(run)),
         Box::new(leases::Leases::new()),
         Box::new(apiserver_peak::ApiserverPeak::new()),
@@ -128,6 +132,7 @@ pub async fn run(
     let load_start = Instant::now();
     let mut cpu = harness_cpu::HarnessCpu::starting();
     let mut loads = Vec::new();
+    let pods = pods::PodWatch::start(ctx, members, &stop);
     if after_load {
         // All N objects first, the loader alone; then our watch lists them
         // before the controllers start.
@@ -159,7 +164,7 @@ pub async fn run(
         elapsed: 0.0,
         create_last: None,
     };
-    let mut all = measurements(&run, watch, cpu);
+    let mut all = measurements(&run, watch, pods, cpu);
     for m in all.iter_mut() {
         m.start(&mut run).await?;
     }

@@ -2,8 +2,8 @@
 //! (not Events, which an apiserver under load drops): per pod, when the
 //! watch first saw it, when it was scheduled, Running and Ready, and its
 //! owner — the controller ownerReference, a ReplicaSet followed up one level
-//! to the Deployment that owns it. The watch starts before the load, so no
-//! pod is missed; pods are kept by uid, so a watch that restarts and lists
+//! to the Deployment that owns it. The watch starts before the load and the
+//! controllers, so no pod is missed; pods are kept by uid, so a watch that restarts and lists
 //! again neither loses nor double-counts one, and a deleted pod keeps its
 //! row. pods.csv is written (as the run goes and at its end) only for a
 //! namespace that had a pod: a run without pods costs one idle watch.
@@ -26,6 +26,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::{Measurement, Run};
+use crate::run::Ctx;
+use crate::run::member::Member;
 use crate::run::watched::Watched;
 
 /// What one event says of a pod.
@@ -271,6 +273,24 @@ impl Default for PodWatch {
 }
 
 impl PodWatch {
+    /// Starts a watch per member, before anything in its namespace runs
+    /// (with start = "after-load", before the load: the plane's own
+    /// controllers may create pods while it runs).
+    pub fn start(ctx: &Ctx<'_>, members: &[Member], stop: &CancellationToken) -> PodWatch {
+        let mut w = PodWatch::default();
+        for m in members {
+            let t = Arc::new(PodTimes::default());
+            w.times.push(t.clone());
+            w.watches.push(tokio::spawn(watch_pods(
+                ctx.cluster.client.clone(),
+                m.ns.clone(),
+                t,
+                stop.clone(),
+            )));
+        }
+        w
+    }
+
     fn write(&self, run: &Run<'_>) -> Result<()> {
         for (m, t) in run.members.iter().zip(&self.times) {
             if !t.is_empty() {
@@ -286,22 +306,6 @@ fn write_rows(dir: &RunDir, rows: &[PodRecord]) -> Result<()> {
 }
 
 impl Measurement for PodWatch {
-    fn start<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            for m in run.members.iter() {
-                let t = Arc::new(PodTimes::default());
-                self.times.push(t.clone());
-                self.watches.push(tokio::spawn(watch_pods(
-                    run.ctx.cluster.client.clone(),
-                    m.ns.clone(),
-                    t,
-                    run.stop.clone(),
-                )));
-            }
-            Ok(())
-        })
-    }
-
     fn tick<'a>(&'a mut self, run: &'a mut Run<'_>) -> BoxFuture<'a, Result<()>> {
         Box::pin(async move {
             let now = Instant::now();
