@@ -54,16 +54,25 @@ fn probe_cell(v: &[f64]) -> String {
 impl Section for PerformanceGoals {
     fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
         let r = &ctx.results;
-        if r.manifest.goals.is_empty() {
+        // The probe's figures, when the run recorded them: `probe = true`
+        // asks for them whether or not the file declares goals; the
+        // harness's own targets come only with goals.
+        let probe = r.manifest.probe.as_deref().unwrap_or_default();
+        let goals = !r.manifest.goals.is_empty();
+        if !goals && probe.is_empty() {
             return;
         }
-        let rows = pair_rows(&declared(&r.manifest.goals, &ctx.groups), ctx.margin);
-        // The probe's figures, when the run recorded them (probe = true).
-        let probe = r.manifest.probe.as_deref().unwrap_or_default();
+        let rows = if goals {
+            pair_rows(&declared(&r.manifest.goals, &ctx.groups), ctx.margin)
+        } else {
+            Vec::new()
+        };
         let mut probe_rows = overhead_rows(&ctx.groups, probe);
         probe_rows.extend(loader_row(r, probe));
-        probe_rows.extend(harness_row(r));
-        probe_rows.extend(harness_cpu_row(r));
+        if goals {
+            probe_rows.extend(harness_row(r));
+            probe_rows.extend(harness_cpu_row(r));
+        }
         if rows.is_empty() && probe_rows.is_empty() {
             return;
         }
@@ -325,7 +334,23 @@ mod tests {
             PerformanceGoals.render(&ctx, &mut out);
             out
         };
-        assert!(render(Vec::new()).is_empty());
+        // Without goals: no goal rows and none of the harness's own
+        // targets, but the probe's figures this fixture's run asked for.
+        let none = render(Vec::new());
+        let tables: Vec<&Table> = none
+            .iter()
+            .filter_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert!(tables.iter().all(|t| t.head[1] != "pair"));
+        let cells: Vec<&String> = tables
+            .iter()
+            .flat_map(|t| t.rows.iter().flatten())
+            .collect();
+        assert!(cells.iter().any(|c| c.starts_with("status-patch overhead")));
+        assert!(!cells.iter().any(|c| c.starts_with("ctrlbench itself")));
         let goal = |figure: &str, from_scale| Goal {
             figure: figure.into(),
             a: "go".into(),
