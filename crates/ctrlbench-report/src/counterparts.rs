@@ -121,7 +121,7 @@ fn like_for_like(s: &Settings) -> impl PartialEq + use<> {
         s.strip_managed_fields,
         s.managed_fields_text,
         s.list_semantic.clone(),
-        s.list_page_size,
+        s.tunables.clone(),
     )
 }
 

@@ -14,6 +14,8 @@
 
 mod values;
 
+use std::num::NonZeroU32;
+
 use serde::{Deserialize, Serialize};
 
 pub use values::{Cache, LogFormat, LogLevel, Predicate, Queue, RateLimit, Read, StatusWrite};
@@ -27,6 +29,55 @@ pub struct LeaderElection {
     /// controller's lease crate keeps renewing until the Lease expires).
     pub renew_deadline_s: Option<u64>,
     pub retry_period_s: u64,
+}
+
+/// The Rust controller's knobs that pass from a flag to the settings as
+/// they are: each field is at once the flag (its doc is the flag's help,
+/// its type the flag's check), the printed key (only when set, so that
+/// Go's controller, which has none of them, prints alike) and a setting the
+/// report shows and holds alike across a like-for-like comparison. A new
+/// one is a field here, its experiment key and its use in the controller:
+/// docs/architecture.md's how-to. clap is a feature, so that the results
+/// contract stays serde only.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default)]
+pub struct Tunables {
+    /// Objects per page of the initial list and relists (kube-rs's
+    /// `page_size`), at least 1. Without it: kube-rs's 500.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub list_page_size: Option<NonZeroU32>,
+    /// The server-side timeout of each watch request, in seconds
+    /// (kube-runtime's watcher `timeout`), at least 1. Without it: kube-rs's
+    /// 290 (client-go picks a random one per watch).
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watch_timeout_s: Option<NonZeroU32>,
+    /// Ask for watch bookmarks, so that a watch reopened after its timeout
+    /// resumes from a recent resourceVersion (kube-runtime's default, as
+    /// client-go's); --watch-bookmarks=false turns them off
+    /// (`disable_bookmarks()`).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, num_args = 0..=1, default_missing_value = "true", require_equals = true)
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watch_bookmarks: Option<bool>,
+}
+
+impl Tunables {
+    /// The ones set, as `key value` ("watch_timeout_s 60") in key order:
+    /// the report's settings cell, which needs no code per tunable.
+    pub fn set(&self) -> Vec<String> {
+        let v = serde_json::to_value(self).expect("tunables serialise");
+        let mut set: Vec<String> = v
+            .as_object()
+            .map(|o| o.iter().map(|(k, v)| format!("{k} {v}")).collect())
+            .unwrap_or_default();
+        set.sort();
+        set
+    }
 }
 
 /// The resolved settings a controller runs with; serialised, this is the
@@ -129,16 +180,10 @@ pub struct Settings {
     /// controller never prints it: its reflector always lists so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_semantic: Option<String>,
-    /// With --list-page-size: objects per page of the Rust controller's
-    /// initial list and relists; absent: kube-rs's 500. Go's controller
-    /// never prints it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub list_page_size: Option<u32>,
-    /// With --watch-timeout-s: the server-side timeout, in seconds, of each
-    /// of the Rust controller's watch requests; absent: kube-rs's 290. Go's
-    /// controller never prints it (client-go picks a random one per watch).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub watch_timeout_s: Option<u32>,
+    /// The Rust controller's watcher knobs, printed at this level (flattened)
+    /// and only when set.
+    #[serde(flatten)]
+    pub tunables: Tunables,
     /// `--pprof`: a CPU profile is served on the metrics address; printed
     /// only when on, so that defaults print alike.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -244,6 +289,25 @@ mod tests {
         ] {
             assert!(!out.contains(absent), "{absent} in {out}");
         }
+    }
+
+    #[test]
+    fn tunables_sit_flat_in_the_printed_settings_and_read_back() {
+        let printed =
+            r#"{"preset":"good","workers":5,"watch_timeout_s":60,"watch_bookmarks":false}"#;
+        let s: Settings = serde_json::from_str(printed).unwrap();
+        assert_eq!(s.tunables.watch_timeout_s.map(NonZeroU32::get), Some(60));
+        assert_eq!(s.tunables.watch_bookmarks, Some(false));
+        assert_eq!(s.tunables.list_page_size, None);
+        assert_eq!(
+            s.tunables.set(),
+            ["watch_bookmarks false", "watch_timeout_s 60"]
+        );
+        let out = s.to_json();
+        assert!(out.contains(r#""watch_timeout_s":60"#), "{out}");
+        assert!(!out.contains("list_page_size"), "{out}");
+        assert!(!out.contains("tunables"), "{out}");
+        assert!(Tunables::default().set().is_empty());
     }
 
     #[test]

@@ -17,8 +17,9 @@
 //! controller's alone (client-go negotiates HTTP/2 by itself): only then
 //! does it print `http_version`, checked below; --list-any-version likewise
 //! (client-go's reflector always lists at resourceVersion 0): only then does
-//! it print `list_semantic`; --list-page-size, `list_page_size`; and
-//! --watch-timeout-s, `watch_timeout_s`.
+//! it print `list_semantic`; and the Rust controller's tunables
+//! (--list-page-size, --watch-timeout-s, --watch-bookmarks), each printed
+//! only when given.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -226,44 +227,62 @@ fn list_any_version_is_the_rust_controllers_switch() {
     );
 }
 
-#[test]
-fn list_page_size_is_the_rust_controllers_value() {
-    let (rust, go) = binaries();
-    assert!(settings("rust", &rust, &[]).get("list_page_size").is_none());
-    let s = settings("rust", &rust, &["--list-page-size", "5000"]);
-    assert_eq!(s["list_page_size"], 5000);
-    for bad in ["0", "-1", "4294967296"] {
-        let out = run(&rust, &["--list-page-size", bad]);
-        assert_eq!(out.status.code(), Some(2), "--list-page-size {bad}");
-    }
-    let out = run(&go, &["--list-page-size", "5000"]);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "Go has no --list-page-size: its reflector lists at resourceVersion 0, whole"
-    );
+/// One of the Rust controller's tunables, as given and as printed.
+struct Tunable {
+    args: &'static [&'static str],
+    key: &'static str,
+    /// The printed value, as JSON text.
+    printed: &'static str,
+    refused: &'static [&'static str],
+    why_not_go: &'static str,
 }
 
+const TUNABLES: [Tunable; 3] = [
+    Tunable {
+        args: &["--list-page-size", "5000"],
+        key: "list_page_size",
+        printed: "5000",
+        refused: &["0", "-1", "4294967296"],
+        why_not_go: "its reflector lists at resourceVersion 0, whole",
+    },
+    Tunable {
+        args: &["--watch-timeout-s", "60"],
+        key: "watch_timeout_s",
+        printed: "60",
+        refused: &["0", "-1", "4294967296"],
+        why_not_go: "client-go picks each watch's timeout itself",
+    },
+    Tunable {
+        args: &["--watch-bookmarks=false"],
+        key: "watch_bookmarks",
+        printed: "false",
+        refused: &["maybe", "0"],
+        why_not_go: "client-go's reflector always asks for bookmarks",
+    },
+];
+
 #[test]
-fn watch_timeout_is_the_rust_controllers_value() {
+fn tunables_are_the_rust_controllers_alone_and_printed_only_when_set() {
     let (rust, go) = binaries();
-    assert!(
-        settings("rust", &rust, &[])
-            .get("watch_timeout_s")
-            .is_none()
-    );
-    let s = settings("rust", &rust, &["--watch-timeout-s", "60"]);
-    assert_eq!(s["watch_timeout_s"], 60);
-    for bad in ["0", "-1", "4294967296"] {
-        let out = run(&rust, &["--watch-timeout-s", bad]);
-        assert_eq!(out.status.code(), Some(2), "--watch-timeout-s {bad}");
+    let default = settings("rust", &rust, &[]);
+    for t in TUNABLES {
+        assert!(default.get(t.key).is_none(), "{} printed unset", t.key);
+        let s = settings("rust", &rust, t.args);
+        let printed: Value = serde_json::from_str(t.printed).unwrap();
+        assert_eq!(s[t.key], printed, "{:?}", t.args);
+        let flag = t.args[0].split('=').next().unwrap();
+        for bad in t.refused {
+            let out = run(&rust, &[&format!("{flag}={bad}")]);
+            assert_eq!(out.status.code(), Some(2), "{flag}={bad}");
+        }
+        let out = run(&go, t.args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "Go has no {flag}: {}",
+            t.why_not_go
+        );
     }
-    let out = run(&go, &["--watch-timeout-s", "60"]);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "Go has no --watch-timeout-s: client-go picks each watch's timeout itself"
-    );
 }
 
 #[test]

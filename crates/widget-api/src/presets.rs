@@ -18,7 +18,7 @@ mod values;
 
 pub use ctrlbench_settings::{
     Cache, LeaderElection, LogFormat, LogLevel, Predicate, Queue, RateLimit, Read, Settings,
-    StatusWrite,
+    StatusWrite, Tunables,
 };
 pub use flags::{Flags, resolve, resolve_with};
 pub use table::{Defaults, MAX_REPLICAS, PRESETS_TOML, Preset, Table, get, names, table};

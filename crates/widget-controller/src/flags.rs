@@ -5,7 +5,7 @@
 
 use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use widget_api::presets::{self, LogFormat, LogLevel, Predicate, Queue, StatusWrite};
+use widget_api::presets::{self, LogFormat, LogLevel, Predicate, Queue, StatusWrite, Tunables};
 
 pub use widget_api::presets::{FlagError, Settings};
 
@@ -100,14 +100,8 @@ pub struct Flags {
     /// version in pages of 500.
     #[arg(long)]
     pub list_any_version: bool,
-    /// Objects per page of the initial list and relists (kube-rs's
-    /// `page_size`), at least 1. Without it: kube-rs's 500.
-    #[arg(long)]
-    pub list_page_size: Option<i64>,
-    /// The server-side timeout of each watch request, in seconds (kube-runtime's
-    /// watcher `timeout`), at least 1. Without it: kube-rs's 290.
-    #[arg(long)]
-    pub watch_timeout_s: Option<i64>,
+    #[command(flatten)]
+    pub tunables: Tunables,
     /// Serve a CPU profile of this process at /debug/pprof/profile?seconds=N
     /// on the metrics address (pprof's protobuf format, as Go's
     /// net/http/pprof serves it).
@@ -142,8 +136,7 @@ impl Flags {
             leader_elect: self.leader_elect,
             http2: self.http2,
             list_any_version: self.list_any_version,
-            list_page_size: self.list_page_size,
-            watch_timeout_s: self.watch_timeout_s,
+            tunables: self.tunables.clone(),
             pprof: self.pprof,
         })
     }
@@ -284,6 +277,8 @@ mod tests {
                 &["--watch-timeout-s", "4294967296"][..],
                 "--watch-timeout-s",
             ),
+            (&["--list-page-size", "0"][..], "--list-page-size"),
+            (&["--watch-bookmarks=maybe"][..], "--watch-bookmarks"),
         ] {
             let e = parse(args).unwrap_err();
             assert!(e.contains(flag), "{args:?}: {e}");
@@ -291,18 +286,29 @@ mod tests {
     }
 
     #[test]
-    fn the_watch_timeout_reaches_the_printed_settings() {
-        // Unset, kube-rs keeps its own 290 s and nothing is printed, so
-        // that the default prints as Go's does.
+    fn the_tunables_reach_the_printed_settings_only_when_set() {
+        // Unset, kube-rs keeps its own defaults and nothing is printed, so
+        // that the defaults print as Go's do.
         let s = parse(&[]).unwrap();
-        assert_eq!(s.watch_timeout_s, None);
-        assert!(!s.to_json().contains("watch_timeout_s"));
-        let s = parse(&["--watch-timeout-s", "60"]).unwrap();
-        assert_eq!(s.watch_timeout_s, Some(60));
-        assert!(
-            s.to_json().contains(r#""watch_timeout_s":60"#),
-            "{}",
-            s.to_json()
-        );
+        assert_eq!(s.tunables, Tunables::default());
+        for (args, printed) in [
+            (&["--list-page-size", "100"][..], r#""list_page_size":100"#),
+            (&["--watch-timeout-s", "60"][..], r#""watch_timeout_s":60"#),
+            (
+                &["--watch-bookmarks=false"][..],
+                r#""watch_bookmarks":false"#,
+            ),
+            (&["--watch-bookmarks"][..], r#""watch_bookmarks":true"#),
+        ] {
+            let key = printed.split('"').nth(1).unwrap();
+            assert!(!parse(&[]).unwrap().to_json().contains(key));
+            let json = parse(args).unwrap().to_json();
+            assert!(json.contains(printed), "{args:?}: {json}");
+            let s: Settings = serde_json::from_str(&json).unwrap();
+            assert_eq!(s.tunables.set().len(), 1, "{args:?}: {json}");
+        }
+        let s = parse(&["--watch-timeout-s", "60", "--watch-bookmarks=false"]).unwrap();
+        assert_eq!(s.tunables.watch_timeout_s.map(|n| n.get()), Some(60));
+        assert_eq!(s.tunables.watch_bookmarks, Some(false));
     }
 }

@@ -134,7 +134,7 @@ fn settings_row(g: &Group) -> Vec<String> {
         .chain(s.managed_fields_text.then_some("managedFields as text"))
         .chain((s.list_semantic.as_deref() == Some("any")).then_some("lists at resourceVersion 0"))
         .map(String::from)
-        .chain(s.list_page_size.map(|n| format!("lists in pages of {n}")))
+        .chain(s.tunables.set())
         .collect();
     let imp = match extras.as_slice() {
         [] => imp.to_string(),

@@ -5,6 +5,7 @@
 
 use ctrlbench_settings::{
     LeaderElection, LogFormat, LogLevel, Predicate, Queue, RateLimit, Settings, StatusWrite,
+    Tunables,
 };
 
 use super::table::{Table, table};
@@ -42,12 +43,8 @@ pub struct Flags {
     /// The Rust controller's initial list with resourceVersion=0 (kube-rs
     /// `any_semantic()`), as client-go's reflector lists.
     pub list_any_version: bool,
-    /// Objects per page of the Rust controller's initial list (kube-rs
-    /// `page_size`); None: kube-rs's 500.
-    pub list_page_size: Option<i64>,
-    /// `--watch-timeout-s`: the server-side timeout of each watch request
-    /// (kube-runtime's watcher `timeout`); None: kube-rs's 290 s.
-    pub watch_timeout_s: Option<i64>,
+    /// The watcher's knobs that pass to the settings as they are.
+    pub tunables: Tunables,
 }
 
 /// Applies the rules of `deploy/presets.toml` to a command line's flags.
@@ -123,24 +120,6 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         }
         Some(d) => d as u64,
     };
-    let list_page_size = match f.list_page_size {
-        None => None,
-        Some(n) => Some(u32::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
-            flag_err(
-                "--list-page-size",
-                format!("must be between 1 and {}, got {n}", u32::MAX),
-            )
-        })?),
-    };
-    let watch_timeout_s = match f.watch_timeout_s {
-        None => None,
-        Some(n) => Some(u32::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
-            flag_err(
-                "--watch-timeout-s",
-                format!("must be between 1 and {}, got {n}", u32::MAX),
-            )
-        })?),
-    };
     let metrics_bind_address = f
         .metrics_bind_address
         .clone()
@@ -191,8 +170,7 @@ pub fn resolve_with(t: &Table, f: &Flags) -> Result<Settings, FlagError> {
         // until the Lease expires; it has no renew deadline.
         http_version: f.http2.then(|| "h2".to_string()),
         list_semantic: f.list_any_version.then(|| "any".to_string()),
-        list_page_size,
-        watch_timeout_s,
+        tunables: f.tunables.clone(),
         pprof: f.pprof,
         allocator: None,
         leader_election: (f.leader_elect || p.leader_elect).then(|| LeaderElection {

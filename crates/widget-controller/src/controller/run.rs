@@ -123,11 +123,15 @@ pub async fn run(
     if settings.list_semantic.as_deref() == Some("any") {
         wc = wc.any_semantic();
     }
-    if let Some(n) = settings.list_page_size {
-        wc = wc.page_size(n);
+    let t = &settings.tunables;
+    if let Some(n) = t.list_page_size {
+        wc = wc.page_size(n.get());
     }
-    if let Some(s) = settings.watch_timeout_s {
-        wc = wc.timeout(s);
+    if let Some(s) = t.watch_timeout_s {
+        wc = wc.timeout(s.get());
+    }
+    if t.watch_bookmarks == Some(false) {
+        wc = wc.disable_bookmarks();
     }
     let (reader, writer) = reflector::store();
     let watch_list = settings.watch_list;

@@ -183,6 +183,8 @@ import sys
 import tomllib
 
 INF = float("inf")
+# The Rust controller's tunables: printed only when set, shown as "key value".
+TUNABLES = ("list_page_size", "watch_bookmarks", "watch_timeout_s")
 
 
 def ts(s):
@@ -1394,7 +1396,7 @@ def settings_cells(runs):
                 (["profiled"] if s.get("pprof") else []) + \
                 (["managedFields as text"] if s.get("managed_fields_text") else []) + \
                 (["lists at resourceVersion 0"] if s.get("list_semantic") == "any" else []) + \
-                ([f"lists in pages of {s['list_page_size']}"] if s.get("list_page_size") else [])
+                [f"{k} {json.dumps(s[k])}" for k in sorted(TUNABLES) if s.get(k) is not None]
             if extras:
                 impl += f" ({', '.join(extras)})"
             return {"impl": impl, "preset": s["preset"], "workers": str(s["workers"]),

@@ -9,6 +9,7 @@
 //! (`ctrlbench experiments --keys`; a test holds the two together).
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
@@ -73,7 +74,7 @@ pub trait FlagText {
 macro_rules! flag_text_display {
     ($($t:ty),*) => { $(impl FlagText for $t { fn flag_text(&self) -> String { self.to_string() } })* };
 }
-flag_text_display!(u32, u64, i64, f64, bool);
+flag_text_display!(u32, NonZeroU32, u64, i64, f64, bool);
 
 macro_rules! flag_text_as_str {
     ($($t:ty),*) => { $(impl FlagText for $t { fn flag_text(&self) -> String { self.as_str().to_string() } })* };
@@ -283,13 +284,19 @@ variant_keys! {
     /// Objects per page of the Rust controller's initial list and relists (kube-rs's
     /// `page_size`), ≥ 1: fewer round trips to the apiserver for a large cache. Default: kube-rs's
     /// 500.
-    list_page_size: u32, accepts Rust, flag "--list-page-size",
-        resolve |f, v| f.list_page_size = Some(i64::from(*v));
+    list_page_size: NonZeroU32, accepts Rust, flag "--list-page-size",
+        resolve |f, v| f.tunables.list_page_size = Some(*v);
     /// The server-side timeout of each of the Rust controller's watch requests, in seconds
     /// (kube-runtime's watcher `timeout`), ≥ 1: when it ends the watch is reopened from the last
     /// resourceVersion seen. Default: kube-rs's 290.
-    watch_timeout_s: u32, accepts Rust, flag "--watch-timeout-s",
-        resolve |f, v| f.watch_timeout_s = Some(i64::from(*v));
+    watch_timeout_s: NonZeroU32, accepts Rust, flag "--watch-timeout-s",
+        resolve |f, v| f.tunables.watch_timeout_s = Some(*v);
+    /// `false`: the Rust controller's watches ask for no bookmarks (kube-runtime's
+    /// `disable_bookmarks()`), so a watch reopened after its timeout resumes from the last object
+    /// event it saw, which may be older than the watch cache keeps (410 Gone, then a relist).
+    /// Default `true`, as kube-runtime and client-go.
+    watch_bookmarks: bool, accepts Rust, flag "--watch-bookmarks",
+        resolve |f, v| f.tunables.watch_bookmarks = Some(*v);
     /// The Rust controller's global allocator: `system` (default), `mimalloc` or `jemalloc` (a build
     /// feature: ctrlbench builds that controller once, in `target/allocator-<name>`). The settings
     /// table names it.
