@@ -47,6 +47,11 @@ pub struct PlaneState {
     /// kube-controller-manager, when the plane runs one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller_manager: Option<ProcessRecord>,
+    /// kube-scheduler and kwok, when the plane has fake nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<ProcessRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kwok: Option<ProcessRecord>,
     /// The process that started the plane and reaps its processes
     /// (`cluster up --foreground`, detached by a plain `cluster up`).
     pub supervisor: ProcessRecord,
@@ -104,6 +109,7 @@ impl PlaneState {
         feature_gates: &[String],
     ) -> PlaneState {
         let me = std::process::id();
+        let nodes = plane.nodes.lock().unwrap_or_else(|e| e.into_inner());
         let rec = |p: &Process| ProcessRecord {
             pid: p.pid,
             start_time: p.start_time,
@@ -129,6 +135,8 @@ impl PlaneState {
                 .unwrap_or_else(|e| e.into_inner())
                 .as_ref()
                 .map(|c| rec(&c.process)),
+            scheduler: nodes.as_ref().map(|n| rec(&n.scheduler)),
+            kwok: nodes.as_ref().map(|n| rec(&n.kwok)),
             supervisor: ProcessRecord {
                 pid: me,
                 start_time: super::process::start_time(me).unwrap_or(0),
@@ -208,19 +216,19 @@ impl PlaneState {
         let (mut sup, mut a, mut e) = self.processes();
         // It stops each process, each with `timeout`, before it exits.
         sup.stop(timeout * (a.len() + e.len() + 1) as u32 + Duration::from_secs(5));
-        let mut kcm: Vec<Process> = self
-            .controller_manager
-            .iter()
-            .map(|r| {
-                Process::recorded(
-                    "kube-controller-manager",
-                    r.pid,
-                    r.start_time,
-                    r.log.clone(),
-                )
-            })
-            .collect();
-        for p in kcm.iter_mut().chain(a.iter_mut()).chain(e.iter_mut()) {
+        // The plane's own clients go before the apiservers they talk to.
+        let mut clients: Vec<Process> = [
+            ("kwok", &self.kwok),
+            ("kube-scheduler", &self.scheduler),
+            ("kube-controller-manager", &self.controller_manager),
+        ]
+        .into_iter()
+        .filter_map(|(name, r)| {
+            r.as_ref()
+                .map(|r| Process::recorded(name, r.pid, r.start_time, r.log.clone()))
+        })
+        .collect();
+        for p in clients.iter_mut().chain(a.iter_mut()).chain(e.iter_mut()) {
             p.stop(timeout);
         }
         remove_plane_dir(&self.dir)
@@ -346,10 +354,20 @@ impl std::fmt::Display for PlaneState {
         if let Some(r) = &self.controller_manager {
             writeln!(
                 f,
-                "  pid={} kube-controller-manager (namespace and garbage-collector controllers; log {})",
+                "  pid={} kube-controller-manager ({} controllers; log {})",
                 r.pid,
+                if self.kwok.is_some() {
+                    "workload, namespace and garbage-collector"
+                } else {
+                    "namespace and garbage-collector"
+                },
                 r.log.display()
             )?;
+        }
+        for (name, r) in [("kube-scheduler", &self.scheduler), ("kwok", &self.kwok)] {
+            if let Some(r) = r {
+                writeln!(f, "  pid={} {name} (log {})", r.pid, r.log.display())?;
+            }
         }
         if self.apiservers.len() > 1 {
             writeln!(

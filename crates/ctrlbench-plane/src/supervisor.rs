@@ -68,6 +68,11 @@ pub async fn up(name: &str, opts: &PlaneOptions, foreground: bool) -> Result<()>
     if let Some(r) = &st.controller_manager {
         println!("pid={} kube-controller-manager", r.pid);
     }
+    for (name, r) in [("kube-scheduler", &st.scheduler), ("kwok", &st.kwok)] {
+        if let Some(r) = r {
+            println!("pid={} {name}", r.pid);
+        }
+    }
     if st.apiservers.len() > 1 {
         println!(
             "front {} over {} apiservers, etcd members {}",

@@ -499,50 +499,117 @@ fn unknown_feature_gate_fails_cleanly() {
     assert!(left.is_empty(), "processes left: {left:?}");
 }
 
+/// SIGKILL of `cluster up --foreground`, for a plain plane and for one with
+/// fake nodes: each process it printed (etcd, kube-apiserver, and with nodes
+/// kube-controller-manager, kube-scheduler and kwok) goes with it.
 #[test]
 fn sigkill_of_the_starter_leaves_no_process() {
-    let state = tempfile::tempdir().unwrap();
-    let mut child = ctrlbench(state.path())
-        .args([
-            "cluster",
-            "up",
-            "--name",
-            "killed",
-            "--foreground",
-            "--etcd-fsync",
-            "off",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut pids = vec![];
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some(p) = line.strip_prefix("pid=") {
-            pids.push(p.split_whitespace().next().unwrap().parse::<u32>().unwrap());
+    let cases: [(&str, &[&str], &[&str]); 2] = [
+        ("killed", &[], &["etcd", "kube-apiserver"]),
+        (
+            "killed-nodes",
+            &["--nodes", "2"],
+            &[
+                "etcd",
+                "kube-apiserver",
+                "kube-controller-manager",
+                "kube-scheduler",
+                "kwok",
+            ],
+        ),
+    ];
+    for (name, extra, expected) in cases {
+        let state = tempfile::tempdir().unwrap();
+        let mut child = ctrlbench(state.path())
+            .args([
+                "cluster",
+                "up",
+                "--name",
+                name,
+                "--foreground",
+                "--etcd-fsync",
+                "off",
+            ])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut pids = vec![];
+        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if let Some(p) = line.strip_prefix("pid=") {
+                let (pid, what) = p.split_once(' ').unwrap();
+                pids.push((what.to_string(), pid.parse::<u32>().unwrap()));
+            }
+            if line.starts_with("export KUBECONFIG=") {
+                break;
+            }
         }
-        if line.starts_with("export KUBECONFIG=") {
-            break;
-        }
-    }
-    assert_eq!(pids.len(), 2, "expected etcd and kube-apiserver pids");
-    assert!(pids.iter().all(|p| is_alive(*p, 0)));
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    let left = wait_gone(&pids, Duration::from_secs(10));
-    assert!(
-        left.is_empty(),
-        "still running after SIGKILL of the starter: {left:?}"
-    );
+        let names: Vec<&str> = pids.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(names, expected, "{name}: the processes printed");
+        assert!(
+            pids.iter().all(|(_, p)| is_alive(*p, 0)),
+            "{name}: {pids:?}"
+        );
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let pids: Vec<u32> = pids.iter().map(|(_, p)| *p).collect();
+        let left = wait_gone(&pids, Duration::from_secs(10));
+        assert!(
+            left.is_empty(),
+            "{name}: still running after SIGKILL of the starter: {left:?}"
+        );
 
-    // The recorded state is now stale: status says so and cleans up.
-    let out = ctrlbench(state.path())
-        .args(["cluster", "status", "--name", "killed"])
+        // The recorded state is now stale: status says so and cleans up.
+        let out = ctrlbench(state.path())
+            .args(["cluster", "status", "--name", name])
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&out.stdout).contains("stale"));
+        assert!(!state.path().join("ctrlbench/planes").join(name).exists());
+    }
+}
+
+/// A detached plane with fake nodes: `status` lists kube-scheduler and kwok
+/// beside the others, and `down` from another process stops all five.
+#[test]
+fn down_stops_a_plane_with_fake_nodes() {
+    let state = tempfile::tempdir().unwrap();
+    let (stdout, _) = up(
+        state.path(),
+        &["--name", "noded", "--etcd-fsync", "off", "--nodes", "1"],
+    );
+    let pids: Vec<u32> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("pid="))
+        .map(|p| p.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 5, "{stdout}");
+    let st = ctrlbench(state.path())
+        .args(["cluster", "status", "--name", "noded"])
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("stale"));
-    assert!(!state.path().join("ctrlbench/planes/killed").exists());
+    assert_success(&st);
+    let status = String::from_utf8_lossy(&st.stdout);
+    for what in [
+        "kube-scheduler",
+        "kwok",
+        "kube-controller-manager (workload",
+    ] {
+        assert!(
+            status.contains(what),
+            "{what} missing from status:\n{status}"
+        );
+    }
+    let down = ctrlbench(state.path())
+        .args(["cluster", "down", "--name", "noded"])
+        .output()
+        .unwrap();
+    assert_success(&down);
+    let left = wait_gone(&pids, Duration::from_secs(10));
+    assert!(left.is_empty(), "still running after down: {left:?}");
+    assert!(!state.path().join("ctrlbench/planes/noded").exists());
 }
 
 #[test]
