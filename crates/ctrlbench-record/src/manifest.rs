@@ -85,6 +85,13 @@ pub struct Manifest {
     /// garbage collection natively); absent: it did not.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub controller_manager: bool,
+    /// Fake nodes (KWOK) on the local plane, with kube-scheduler and the
+    /// controller-manager's workload controllers; absent: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nodes: usize,
+    /// Each fake node's pod capacity, when there are nodes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub node_pods: usize,
     pub machine: Machine,
     pub harness_cpu_seconds: f64,
     /// ctrlbench's own peak resident set over the whole experiment (VmHWM).
@@ -255,6 +262,10 @@ impl Manifest {
     pub fn write(&self, path: &Path) -> Result<()> {
         crate::files::write_json(path, self)
     }
+}
+
+fn is_zero(v: &usize) -> bool {
+    *v == 0
 }
 
 #[cfg(test)]

@@ -35,6 +35,24 @@ fn repeats(r: Option<&Repeats>, counted: u32) -> String {
     }
 }
 
+/// What cluster the runs used, with the local plane's extra processes.
+fn plane_line(m: &Manifest) -> String {
+    if !m.local_plane {
+        return "existing cluster".into();
+    }
+    if m.nodes > 0 {
+        return format!(
+            "local control plane with {} fake node(s) of {} pods each (KWOK), kube-scheduler and \
+             kube-controller-manager (workload, namespace and garbage-collector controllers)",
+            m.nodes, m.node_pods
+        );
+    }
+    if m.controller_manager {
+        return "local control plane with kube-controller-manager (namespace and garbage-collector controllers)".into();
+    }
+    "local control plane".into()
+}
+
 /// "none (2 cores)", or "plane 0, controller 1, harness unpinned (note)".
 fn placement(p: Option<&Placement>, m: &Manifest) -> String {
     let Some(p) = p else {
@@ -136,13 +154,7 @@ impl Section for Header {
             m.finished_at.as_deref().unwrap_or("never"),
             s(&m.kubernetes_version),
             s(&m.etcd_version),
-            if m.local_plane && m.controller_manager {
-                "local control plane with kube-controller-manager (namespace and garbage-collector controllers)"
-            } else if m.local_plane {
-                "local control plane"
-            } else {
-                "existing cluster"
-            },
+            plane_line(m),
             m.machine.cores,
             m.machine.memory_bytes as f64 / f64::from(1u32 << 30),
             placement(m.placement.as_ref(), m),

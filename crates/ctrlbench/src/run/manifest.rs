@@ -37,6 +37,12 @@ pub fn new(exp: &Experiment) -> Manifest {
         .into(),
         local_plane: exp.is_local(),
         controller_manager: exp.is_local() && exp.cluster.controller_manager,
+        nodes: if exp.is_local() { exp.cluster.nodes } else { 0 },
+        node_pods: if exp.is_local() && exp.cluster.nodes > 0 {
+            exp.cluster.node_pods
+        } else {
+            0
+        },
         machine: Machine::this(),
         harness_cpu_seconds: 0.0,
         harness_peak_rss_bytes: None,

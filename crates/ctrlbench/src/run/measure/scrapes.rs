@@ -64,7 +64,12 @@ impl Scrapes {
                 "{:>7.1} reconciles/s  {:>5.0}/{window:.0} s{}",
                 run.sampler.controllers[i].rate,
                 elapsed,
-                if alive { "" } else { "  controller exited!" }
+                // An external controller has no process of ours to watch.
+                if alive || !started {
+                    ""
+                } else {
+                    "  controller exited!"
+                }
             );
             if let Some(b) = &self.bars {
                 b.set(i, m.objects.ready(), Some(msg));
