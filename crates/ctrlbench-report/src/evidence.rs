@@ -4,8 +4,8 @@
 //! two runs of one controller land apart on this machine (or, without one,
 //! a conservative default stands in). That spread enters as prior
 //! information: the variance of a pair's log ratio is the calibration's
-//! s² (worth its degrees of freedom, fewer when the repeats spread more
-//! than it says) pooled with the repeats' own sample variance, and the
+//! s² (worth its degrees of freedom, fewer when the repeats contradict
+//! it) pooled with the repeats' own sample variance, and the
 //! interval is Student's t on the pooled degrees of freedom. One repeat can
 //! then decide an effect far beyond the machine's noise (an eightfold write
 //! rate), never one within it (5 %).
@@ -123,24 +123,41 @@ pub fn pooled_interval(logs: &[f64], prior: Spread, looks: u32) -> Option<((f64,
 
 /// The degrees of freedom the prior is worth beside `k` repeats whose log
 /// ratios scatter by `sample_ss` about their mean: all of its own while the
-/// repeats spread no more than it says, and less in proportion as they
-/// spread more (a prior s² a quarter of the repeats' is worth a quarter of
-/// its degrees of freedom). A default or a calibration from a quieter day
-/// understates a busy machine's spread, and pooled at full worth it would
-/// narrow the interval the repeats themselves widen; discounted, the
-/// repeats' own t interval takes over as they contradict it.
+/// repeats agree with it, less as they contradict it, either way.
+///
+/// - Repeats that spread more than the prior says: less in proportion (a
+///   prior s² a quarter of the repeats' is worth a quarter of its degrees
+///   of freedom). A default or a calibration from a quieter day
+///   understates a busy machine's spread; pooled at full worth it would
+///   narrow the interval the repeats themselves widen.
+/// - Repeats that spread far less: from three repeats on, once the
+///   chance that repeats spreading as the prior says would spread this
+///   little falls below [`CONTRADICTED`] (χ² on K − 1 degrees of
+///   freedom), in proportion to that chance. A conservative default (65 %
+///   for a pair's timing) would otherwise hold ten repeats of runs 3 %
+///   apart at ±70 %; discounted, the repeats' own t interval takes over.
+///   tests/sequential.rs checks both sides against the false-decision
+///   bound.
 fn prior_worth(prior: Spread, sample_ss: f64, k: usize) -> f64 {
     let prior_var = prior.s * prior.s;
     if k < 2 || prior_var <= 0.0 {
         return prior.df;
     }
     let sample_var = sample_ss / (k as f64 - 1.0);
-    if sample_var <= prior_var {
-        prior.df
-    } else {
-        prior.df * prior_var / sample_var
+    if sample_var > prior_var {
+        return prior.df * prior_var / sample_var;
     }
+    if k < 3 {
+        return prior.df;
+    }
+    let q = sample_ss / prior_var;
+    let chance = ChiSquared::new(k as f64 - 1.0).map_or(1.0, |c| c.cdf(q));
+    prior.df * (chance / CONTRADICTED).min(1.0)
 }
+
+/// How unlikely a spread this small must be under the prior before the
+/// prior counts less (a one-sided χ² level).
+pub const CONTRADICTED: f64 = 0.01;
 
 /// The chance that `repeats` paired repeats decide a true change `effect`
 /// (a ratio: 1.10 for 10 % higher, 0.90 for 10 % lower) beyond `margin`,
@@ -318,5 +335,33 @@ mod tests {
         let var: f64 = (4.0 * 0.09 + 0.08) / 6.0;
         let half = critical(6.0, 3) * (var / 3.0).sqrt();
         assert!((lo.ln() - (0.904 - half)).abs() < 1e-9, "{lo}");
+    }
+
+    /// Ten repeats 3 % apart under the timings' 65 % default: a spread that
+    /// small has a χ²(9) chance near 1e-12 under the prior, so the prior is
+    /// worth next to nothing and the interval is the repeats' own paired t
+    /// interval (9 degrees of freedom, Pocock's level for 10 looks), not
+    /// the ±70 % the default would hold it to. Two repeats keep the prior
+    /// whole (too few to contradict it), and so do three whose spread is
+    /// merely smaller: 2 × 0.2² / 0.65² = 0.19 has a χ²(2) chance of 9 %.
+    #[test]
+    fn a_prior_far_above_the_repeats_counts_less() {
+        let logs: Vec<f64> = (0..10)
+            .map(|i| 0.02 * if i % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        // Mean 0, sample variance 10 × 0.0004 / 9.
+        let ((lo, hi), df) = pooled_interval(&logs, DEFAULT_TIMING_SPREAD, 10).unwrap();
+        assert!(df > 9.0 && df < 9.0 + 1e-6, "{df}");
+        let sd = (10.0f64 * 0.0004 / 9.0).sqrt();
+        let half = critical(9.0, 10) * sd / 10f64.sqrt();
+        assert!(
+            (hi.ln() - half).abs() < 1e-6 && (lo.ln() + half).abs() < 1e-6,
+            "[{lo}–{hi}]"
+        );
+        assert!(hi < 1.05 && lo > 0.95, "[{lo}–{hi}]");
+        let (_, df) = pooled_interval(&logs[..2], DEFAULT_TIMING_SPREAD, 10).unwrap();
+        assert_eq!(df, 4.0 + 1.0);
+        let (_, df) = pooled_interval(&[0.2, 0.0, -0.2], DEFAULT_TIMING_SPREAD, 10).unwrap();
+        assert_eq!(df, 4.0 + 2.0);
     }
 }

@@ -41,7 +41,7 @@ impl Section for Answers {
             out.push(Block::Para(format!(
                 "This run recorded the machine's between-run spread ({}; a pair's log-ratio \
                  standard deviation of {:.0} % on Ready/s and {:.0} % on counts per object, worth {} \
-                 degrees of freedom, fewer where the repeats spread more): \
+                 degrees of freedom, fewer where the repeats contradict it): \
                  it is pooled with the repeats' own, so one repeat has an interval and decides an \
                  effect far beyond the machine's noise. {}",
                 e.source,
