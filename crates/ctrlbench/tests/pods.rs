@@ -110,6 +110,17 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["complete"], true);
     assert_eq!(manifest["controller_manager"], true, "nodes imply it");
+    assert_eq!(
+        (manifest["nodes"].as_u64(), manifest["node_pods"].as_u64()),
+        (Some(2), Some(110)),
+        "the fake nodes and the default capacity are recorded"
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("2 fake node(s) of 110 pods each (KWOK), kube-scheduler"),
+        "the header names the fake nodes:\n{}",
+        report.lines().take(4).collect::<Vec<_>>().join("\n")
+    );
     let run = dir.join("N20/kcm/rep1");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
