@@ -157,7 +157,10 @@ pub fn find(version: &str) -> Result<Option<Binaries>> {
     }))
 }
 
-/// Finds both binaries, building whatever the cache lacks.
+/// Finds both binaries, building whatever the cache lacks. etcd and
+/// kube-apiserver build side by side: on a cold machine one's module
+/// download or link leaves a core idle that the other's compile fills.
+/// Both are awaited before either's error counts, so no build outlives this.
 pub fn install(version: &str) -> Result<Binaries> {
     let version = normalize_version(version)?;
     if let Some(b) = find(&version)? {
@@ -167,31 +170,46 @@ pub fn install(version: &str) -> Result<Binaries> {
     let cache = cache_dir(&version)?;
     let work = build_dir(&cache)?;
 
-    let etcd_release = etcd_version(&version);
     let etcd = cache.join("etcd");
-    if !etcd.is_file() {
-        let dir = work.path().join("etcd");
-        let (go_mod, go_sum) = RELEASES
-            .iter()
-            .find(|r| r.etcd == etcd_release)
-            .map(|r| (r.etcd_mod, r.etcd_sum))
-            .expect("etcd_version names a committed release");
-        write_module(&dir, go_mod, go_sum)?;
-        let ldflags = format!("-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v{etcd_release}");
-        build(
-            &go,
-            &dir,
-            "go.etcd.io/etcd/server/v3",
-            &ldflags,
-            &etcd,
-            &format!("etcd v{etcd_release}"),
-        )?;
-    }
     let api = cache.join("kube-apiserver");
-    if !api.is_file() {
-        build_k8s(&go, work.path(), &version, "kube-apiserver", &api)?;
-    }
+    let (built_etcd, built_api) = std::thread::scope(|s| {
+        let etcd_build =
+            (!etcd.is_file()).then(|| s.spawn(|| build_etcd(&go, work.path(), &version, &etcd)));
+        let api_built = if api.is_file() {
+            Ok(())
+        } else {
+            build_k8s(&go, work.path(), &version, "kube-apiserver", &api)
+        };
+        let etcd_built = etcd_build.map_or(Ok(()), |h| {
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the etcd build panicked")))
+        });
+        (etcd_built, api_built)
+    });
+    built_etcd?;
+    built_api?;
     find(&version)?.context("binaries missing after build")
+}
+
+/// Builds the etcd release paired with Kubernetes `version` into `out`.
+fn build_etcd(go: &Path, work: &Path, version: &str, out: &Path) -> Result<()> {
+    let release = etcd_version(version);
+    let dir = work.join("etcd");
+    let (go_mod, go_sum) = RELEASES
+        .iter()
+        .find(|r| r.etcd == release)
+        .map(|r| (r.etcd_mod, r.etcd_sum))
+        .expect("etcd_version names a committed release");
+    write_module(&dir, go_mod, go_sum)?;
+    let ldflags = format!("-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v{release}");
+    build(
+        go,
+        &dir,
+        "go.etcd.io/etcd/server/v3",
+        &ldflags,
+        out,
+        &format!("etcd v{release}"),
+    )
 }
 
 /// kube-controller-manager of `version`: `TEST_ASSET_KUBE_CONTROLLER_MANAGER`,

@@ -106,7 +106,23 @@ impl PlaneOptions {
 
     /// The binaries these options need, built into the cache if missing
     /// (kube-controller-manager, kube-scheduler and kwok only when asked for).
+    /// kwok, a module of its own, builds beside the Kubernetes binaries;
+    /// those share packages, so they build one after another. Every build
+    /// is awaited before any error counts.
     pub async fn binaries(&self) -> Result<Binaries> {
+        let kwok =
+            (self.nodes > 0).then(|| tokio::task::spawn_blocking(crate::kwok_build::install_kwok));
+        let k8s = self.kubernetes_binaries().await;
+        let kwok = match kwok {
+            Some(k) => Some(k.await?),
+            None => None,
+        };
+        let mut bins = k8s?;
+        bins.kwok = kwok.transpose()?;
+        Ok(bins)
+    }
+
+    async fn kubernetes_binaries(&self) -> Result<Binaries> {
         let mut bins = install_blocking(&self.k8s_version).await?;
         if self.controller_manager {
             let v = self.k8s_version.clone();
@@ -119,7 +135,6 @@ impl PlaneOptions {
             let v = self.k8s_version.clone();
             bins.kube_scheduler =
                 Some(tokio::task::spawn_blocking(move || binaries::install_scheduler(&v)).await??);
-            bins.kwok = Some(tokio::task::spawn_blocking(crate::kwok_build::install_kwok).await??);
         }
         Ok(bins)
     }
