@@ -158,9 +158,10 @@ pub fn find(version: &str) -> Result<Option<Binaries>> {
 }
 
 /// Finds both binaries, building whatever the cache lacks. etcd and
-/// kube-apiserver build side by side: on a cold machine one's module
-/// download or link leaves a core idle that the other's compile fills.
-/// Both are awaited before either's error counts, so no build outlives this.
+/// kube-apiserver build side by side, so that one's module download or link
+/// overlaps the other's compile (with two busy cores that gains nothing
+/// measurable; with more cores or a slow proxy it does). Both are awaited
+/// before either's error counts, so no build outlives this.
 pub fn install(version: &str) -> Result<Binaries> {
     let version = normalize_version(version)?;
     if let Some(b) = find(&version)? {
