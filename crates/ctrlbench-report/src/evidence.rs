@@ -270,7 +270,7 @@ pub fn basis(e: &Evidence, pairs: usize) -> String {
         format!("{pairs} repeats pooled with the machine's spread")
     };
     let looks = if e.looks > 1 {
-        format!(", 1 of {} looks", e.looks)
+        format!(", the level for {} looks", e.looks)
     } else {
         String::new()
     };
