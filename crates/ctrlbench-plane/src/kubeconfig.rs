@@ -104,7 +104,7 @@ pub fn for_cluster(
 
 /// Writes a kubeconfig with mode 0600 from the moment it exists.
 pub fn write(path: &Path, kc: &Kubeconfig) -> Result<()> {
-    let yaml = serde_yaml::to_string(kc)?;
+    let yaml = serde_saphyr::to_string(kc)?;
     super::tinyca::write(path, &yaml, 0o600)
         .with_context(|| format!("cannot write {}", path.display()))
 }

@@ -83,7 +83,8 @@ async fn main() -> Result<()> {
         .await
         .context("set KUBECONFIG to a plane from `ctrlbench cluster up`")?;
     let workload = Arc::new(Workload::widgets());
-    ctrlbench::run::workload::ensure_crd(&client, &workload).await?;
+    let crd = ctrlbench::run::workload::CrdToInstall::of_workload(&workload);
+    ctrlbench::run::workload::ensure_crd(&client, &crd).await?;
     let mut rates = vec![Vec::new(); PASSES.len()];
     let mut cpus = vec![[0.0f64; 3]; PASSES.len()];
     for round in 0..rounds {

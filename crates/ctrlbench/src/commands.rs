@@ -75,15 +75,61 @@ fn gate(
     Ok(())
 }
 
-/// Every command but `run`.
+/// Every command but `run`. The commands that only read and write files
+/// run on the blocking pool, so that the runtime's one thread stays free to
+/// see a signal: a long scan (init --from on a large repository) or report
+/// still ends at once on Ctrl-C or SIGTERM.
 pub async fn dispatch(cmd: Command) -> Result<()> {
     match cmd {
+        Command::Cluster(c) => cluster(c).await,
+        Command::Run(_) => unreachable!("`run` is dispatched by `run`"),
+        Command::Probe {
+            objects,
+            kubeconfig,
+            context,
+            plane,
+            json,
+        } => {
+            sweep();
+            if objects == 0 {
+                bail!("--objects must be at least 1");
+            }
+            let popts = PlaneOptions::try_from(&plane)?;
+            let cluster = crate::run::Cluster::connect(popts, kubeconfig, context).await?;
+            let rows =
+                crate::run::probe::run(&cluster.client, objects, cluster.no_namespace_controller)
+                    .await;
+            cluster.close().await?;
+            let rows = rows?;
+            if json {
+                emit(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?;
+            } else {
+                emit(&crate::run::probe::render(&rows))?;
+            }
+            Ok(())
+        }
+        Command::Controllers(ControllersCmd::Build) => {
+            for (label, path) in
+                tokio::task::spawn_blocking(crate::controllers::build_all).await??
+            {
+                emit(&format!("{label} {}\n", path.display()))?;
+            }
+            Ok(())
+        }
+        cmd => tokio::task::spawn_blocking(move || offline(cmd)).await?,
+    }
+}
+
+/// The commands that touch no cluster: files in, files or lines out.
+fn offline(cmd: Command) -> Result<()> {
+    match cmd {
+        Command::Cluster(_) | Command::Run(_) | Command::Probe { .. } | Command::Controllers(_) => {
+            unreachable!("dispatched on the runtime")
+        }
         Command::Crd => {
             emit(&widget_api::crd_yaml())?;
             Ok(())
         }
-        Command::Cluster(c) => cluster(c).await,
-        Command::Run(_) => unreachable!("`run` is dispatched by `run`"),
         Command::Report { dir, margin } => {
             let opts = ctrlbench_report::Options { margin };
             let w = ctrlbench_report::write_with(&dir, &opts)?;
@@ -178,39 +224,6 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
         Command::Experiments { keys: true } => emit(&crate::experiment::spec::keys::markdown()),
         Command::Experiments { keys: false } => {
             emit(&crate::experiment::listing(&crate::experiment::list()))
-        }
-        Command::Probe {
-            objects,
-            kubeconfig,
-            context,
-            plane,
-            json,
-        } => {
-            sweep();
-            if objects == 0 {
-                bail!("--objects must be at least 1");
-            }
-            let popts = PlaneOptions::try_from(&plane)?;
-            let cluster = crate::run::Cluster::connect(popts, kubeconfig, context).await?;
-            let rows =
-                crate::run::probe::run(&cluster.client, objects, cluster.no_namespace_controller)
-                    .await;
-            cluster.close().await?;
-            let rows = rows?;
-            if json {
-                emit(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?;
-            } else {
-                emit(&crate::run::probe::render(&rows))?;
-            }
-            Ok(())
-        }
-        Command::Controllers(ControllersCmd::Build) => {
-            for (label, path) in
-                tokio::task::spawn_blocking(crate::controllers::build_all).await??
-            {
-                emit(&format!("{label} {}\n", path.display()))?;
-            }
-            Ok(())
         }
     }
 }

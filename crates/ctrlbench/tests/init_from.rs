@@ -73,7 +73,7 @@ fn bad_projects_and_builds_get_one_line_and_leave_nothing() {
     .unwrap();
     let e = one_error(&init_in(d, &["--from", "two"]));
     assert!(
-        e.contains("2 kinds (Apple, Pear): choose one with --kind"),
+        e.contains("2 namespaced kinds (Apple, Pear): choose one with --kind"),
         "{e}"
     );
     let e = one_error(&init_in(d, &["--from", "two", "--kind", "Plum"]));
@@ -200,27 +200,64 @@ fn init_kube_rs(cwd: &Path) -> String {
 #[test]
 fn a_kube_rs_project_gives_a_file_that_plans_unedited() {
     let tmp = tempfile::tempdir().unwrap();
+    let t0 = std::time::Instant::now();
     let text = init_kube_rs(tmp.path());
+    // The fixture's Helm chart (templates with `{{- include … | nindent 4 }}`)
+    // is skipped, not read forever.
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t0.elapsed()
+    );
     let fixture = kube_rs_fixture().canonicalize().unwrap();
-    // Where cargo builds: the workspace's target/, unless the environment
-    // moves it (scripts/test.sh keeps it in the cache).
+    for want in [
+        "ready = { condition = \"Ready\" }",
+        "build = [\"cargo\", \"build\", \"--profile\", \"dev\", \"-p\", \"echo-operator\", \"--bin\", \"echo-operator\"]",
+        "{ api_groups = [\"demo.example.com\"], resources = [\"echoes/status\"], verbs = [\"get\", \"patch\", \"update\"] }",
+        "cluster_rbac = [\n  { api_groups = [\"demo.example.com\"], resources = [\"echoes\"], verbs = [\"list\", \"watch\"] },\n]",
+    ] {
+        assert!(text.contains(want), "{want} not in:\n{text}");
+    }
+    // Every path is relative to the file and leads to the fixture's own
+    // files; the program to where cargo builds (scripts/test.sh moves the
+    // target directory into the cache).
+    let value = |key: &str| -> String {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("no {key} in:\n{text}"));
+        line.split('"').nth(1).unwrap().to_string()
+    };
+    for key in ["crd", "object", "build_dir", "command"] {
+        assert!(!value(key).starts_with('/'), "{key} is absolute:\n{text}");
+    }
+    let resolved = |key: &str| tmp.path().join(value(key)).canonicalize().unwrap();
+    assert_eq!(resolved("crd"), fixture.join("yaml/echo-crd.yaml"));
+    assert_eq!(resolved("object"), fixture.join("yaml/echo-example.yaml"));
+    assert_eq!(resolved("build_dir"), fixture);
     let target = match std::env::var_os("CARGO_TARGET_DIR") {
         Some(t) => std::path::PathBuf::from(t),
         None => fixture.join("../../../../../target"),
     }
     .canonicalize()
     .unwrap();
-    for want in [
-        format!("crd = \"{}/yaml/echo-crd.yaml\"", fixture.display()),
-        format!("object = \"{}/yaml/echo-example.yaml\"", fixture.display()),
-        "ready = { condition = \"Ready\" }".into(),
-        "build = [\"cargo\", \"build\", \"--profile\", \"dev\", \"-p\", \"echo-operator\", \"--bin\", \"echo-operator\"]".into(),
-        format!("command = [\"{}/debug/echo-operator\"]", target.display()),
-        "{ api_groups = [\"demo.example.com\"], resources = [\"echoes/status\"], verbs = [\"get\", \"patch\", \"update\"] }".into(),
-        "cluster_rbac = [\n  { api_groups = [\"demo.example.com\"], resources = [\"echoes\"], verbs = [\"list\", \"watch\"] },\n]".into(),
-    ] {
-        assert!(text.contains(&want), "{want} not in:\n{text}");
-    }
+    assert_eq!(
+        tmp.path().join(value("command")),
+        tmp.path()
+            .join(value("command"))
+            .parent()
+            .unwrap()
+            .join("echo-operator")
+    );
+    assert_eq!(
+        tmp.path()
+            .join(value("command"))
+            .parent()
+            .unwrap()
+            .canonicalize()
+            .unwrap(),
+        target.join("debug")
+    );
     let out = ctrlbench()
         .current_dir(tmp.path())
         .args(["run", "echo-operator.toml", "--dry-run"])
@@ -234,6 +271,51 @@ fn a_kube_rs_project_gives_a_file_that_plans_unedited() {
     let text = std::fs::read_to_string(other.path().join("echo-operator.toml")).unwrap();
     assert!(text.contains("\"--profile\", \"release\""), "{text}");
     assert!(text.contains("/release/echo-operator\"]"), "{text}");
+}
+
+/// SIGTERM ends `init` at once, even while it waits on a read (here a
+/// role.yaml that is a named pipe no one writes).
+#[test]
+fn init_ends_on_sigterm_even_mid_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_fixture(tmp.path());
+    let role = dir.join("config/rbac/role.yaml");
+    std::fs::remove_file(&role).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &role,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let mut child = ctrlbench()
+        .current_dir(tmp.path())
+        .args(["init", "--from", "memcached-operator"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "init waits on the pipe"
+    );
+    let t0 = std::time::Instant::now();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    assert!(!tmp.path().join("memcached-operator.toml").exists());
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
     kc.clusters[0].cluster.as_mut().unwrap().server =
         Some(format!("https://127.0.0.1:{silent_port}"));
     let silent_kc = d.join("silent.kubeconfig");
-    std::fs::write(&silent_kc, serde_yaml::to_string(&kc).unwrap()).unwrap();
+    std::fs::write(&silent_kc, serde_saphyr::to_string(&kc).unwrap()).unwrap();
     // The real plane, but a CA that did not sign its certificate.
     let mut kc = plane.kubeconfig.clone();
     let other_ca = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()])
@@ -80,7 +80,7 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
         other_ca,
     ));
     let wrong_ca_kc = d.join("wrong-ca.kubeconfig");
-    std::fs::write(&wrong_ca_kc, serde_yaml::to_string(&kc).unwrap()).unwrap();
+    std::fs::write(&wrong_ca_kc, serde_saphyr::to_string(&kc).unwrap()).unwrap();
     let garbage_kc = d.join("garbage.kubeconfig");
     std::fs::write(&garbage_kc, "{{{ this is : not: a kubeconfig").unwrap();
     let real_kc = plane.kubeconfig_path.display().to_string();

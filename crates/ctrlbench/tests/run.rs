@@ -367,7 +367,7 @@ fn the_selected_context_decides_where_tokens_go() {
     kc.contexts.insert(0, bad_ctx);
     kc.current_context = Some("decoy".into());
     let kc_path = tmp.path().join("multi.kubeconfig");
-    std::fs::write(&kc_path, serde_yaml::to_string(&kc).unwrap()).unwrap();
+    std::fs::write(&kc_path, serde_saphyr::to_string(&kc).unwrap()).unwrap();
 
     // Its own experiment name: the other tests on this plane count the
     // namespaces labelled with theirs.

@@ -75,7 +75,7 @@ pub fn object_name(i: u64) -> String {
 /// The CRD as YAML, exactly what `ctrlbench crd` prints and `deploy/crd.yaml` holds.
 pub fn crd_yaml() -> String {
     let crd = Widget::crd();
-    serde_yaml::to_string(&crd).expect("CRD serialises to YAML")
+    serde_saphyr::to_string(&crd).expect("CRD serialises to YAML")
 }
 
 #[cfg(test)]

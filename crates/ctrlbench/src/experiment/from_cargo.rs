@@ -9,13 +9,19 @@
 //! watches every namespace, as `Api::all` does.
 
 use std::path::{Path, PathBuf};
+
+fn canon(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use super::from_code::Lang;
 use super::from_project::{
-    Generated, Kind, Rule, choose, q, readiness, rules_toml, shown_path, top_keys,
+    Generated, Kind, Rule, choose, q, readiness, relative, rules_toml, shown_path, string_list,
+    top_keys,
 };
 
 /// A kube-rs project is a Cargo package at `dir`.
@@ -28,6 +34,7 @@ struct Package {
     name: String,
     bin: String,
     target_dir: PathBuf,
+    workspace_root: PathBuf,
     /// Other packages share the workspace: the build names this one.
     in_workspace: bool,
 }
@@ -43,14 +50,13 @@ pub fn generate(
 ) -> Result<Generated> {
     let mut warnings = Vec::new();
     let pkg = package(dir, &mut warnings)?;
-    let yamls = yaml_files(dir);
+    let (yamls, notes) = super::scan::yaml(dir);
+    warnings.extend(notes);
     let crds: Vec<(PathBuf, Value, Kind)> = yamls
         .iter()
-        .filter_map(|(p, text)| {
-            let crd = super::workload::read_crd(text).ok()?;
-            let k = crd_kind(&crd)?;
-            Some((p.clone(), crd, k))
-        })
+        .flat_map(|(p, docs)| docs.iter().map(move |d| (p, d)))
+        .filter(|(_, d)| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+        .filter_map(|(p, crd)| Some((p.clone(), crd.clone(), crd_kind(crd)?)))
         .collect();
     if crds.is_empty() {
         bail!(
@@ -82,7 +88,17 @@ pub fn generate(
             chosen.kind.to_lowercase()
         )
     })?;
-    let (ready, ready_note) = readiness(dir, &rust_sources(dir), crd, &chosen);
+    let sources = rust_sources(dir, &mut warnings);
+    let own = super::from_code::rust_kind_files(&sources, &chosen.kind);
+    let ready = readiness(dir, &own, &sources, Lang::Rust, crd, &chosen);
+    // The project's other kinds its code works on (Api<Kind>): a watch on
+    // a kind the plane does not serve fails, so their CRDs are installed too.
+    let extra: Vec<&PathBuf> = crds
+        .iter()
+        .filter(|c| c.2 != chosen)
+        .filter(|c| !super::from_code::rust_kind_files(&sources, &c.2.kind).is_empty())
+        .map(|c| &c.0)
+        .collect();
     let plural = crd
         .pointer("/spec/names/plural")
         .and_then(Value::as_str)
@@ -94,12 +110,18 @@ pub fn generate(
         let r = p.strip_prefix(dir).unwrap_or(p).display().to_string();
         format!("{shown}/{r}")
     };
+    // Cargo's own target directory (the workspace's target/, unless the
+    // environment or a config moves it), relative to the file like every
+    // other path.
     let profile_dir = if profile == "dev" { "debug" } else { profile };
-    let program = pkg.target_dir.join(profile_dir).join(&pkg.bin);
-    let program = match program.strip_prefix(dir) {
-        Ok(r) => format!("{shown}/{}", r.display()),
-        Err(_) => program.display().to_string(),
-    };
+    let program = relative(&pkg.target_dir.join(profile_dir).join(&pkg.bin), out_dir);
+    if !pkg.target_dir.starts_with(canon(&pkg.workspace_root)) {
+        warnings.push(format!(
+            "cargo builds {} into {} (CARGO_TARGET_DIR or a cargo config): the command's path points there; for a file to commit, init again without it",
+            pkg.name,
+            pkg.target_dir.display()
+        ));
+    }
     let mut build = vec![
         "cargo".to_string(),
         "build".into(),
@@ -129,12 +151,24 @@ pub fn generate(
     t.push_str(&top_keys(&pkg.name, &chosen.kind));
     t.push_str("[workload]\n");
     t.push_str(&format!("crd = {}\n", q(&rel(crd_path))));
+    if !extra.is_empty() {
+        t.push_str(
+            "# The project's other kinds the controller works on: installed when\n\
+             # missing, removed afterwards only if ctrlbench installed them.\n",
+        );
+        let list: Vec<String> = extra.iter().map(|p| rel(p)).collect();
+        t.push_str(&string_list("extra_crds", &list));
+    }
     t.push_str(
         "# The project's example: ctrlbench sets every object's metadata.name and\n\
          # namespace; {{index}}, {{name}}, {{namespace}} and {{run}} may be used in it.\n",
     );
     t.push_str(&format!("object = {}\n", q(&rel(&sample))));
-    t.push_str(&format!("# {ready_note}\n{ready}\n\n"));
+    t.push_str(&ready.toml());
+    t.push('\n');
+    if let Some(w) = ready.warning() {
+        warnings.push(w);
+    }
 
     t.push_str("[[variant]]\n");
     t.push_str(&format!("name = {}\n", q(&pkg.name)));
@@ -156,7 +190,7 @@ pub fn generate(
          # metrics = \"http://127.0.0.1:{port}/metrics\"\n",
     );
     warnings.push(format!(
-        "{}: no metrics URL: the report's controller-side figures (reconciles, queue, CPU per reconcile) need one; set metrics if the controller serves Prometheus text",
+        "{}: no metrics URL: the report's reconcile and queue figures are read from controller-runtime's metric names (controller_runtime_reconcile_total, workqueue_*); a kube-rs controller that serves those names on a loopback port can set metrics, others get the figures ctrlbench measures itself",
         pkg.name
     ));
     t.push_str(&rbac_toml(&chosen.group, &plural));
@@ -227,7 +261,6 @@ fn package(dir: &Path, warnings: &mut Vec<String>) -> Result<Package> {
         );
     }
     let m: Value = serde_json::from_slice(&out.stdout).context("cargo metadata's output")?;
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let here = canon(&dir.join("Cargo.toml"));
     let packages: Vec<&Value> = m
         .get("packages")
@@ -311,15 +344,17 @@ fn package(dir: &Path, warnings: &mut Vec<String>) -> Result<Package> {
             }
         },
     };
-    let target_dir = m
-        .get("target_directory")
-        .and_then(Value::as_str)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| dir.join("target"));
+    let path = |key: &str| {
+        m.get(key)
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.join("target"))
+    };
     Ok(Package {
+        target_dir: canon(&path("target_directory")),
+        workspace_root: path("workspace_root"),
         name,
         bin,
-        target_dir: canon(&target_dir),
         in_workspace: packages.len() > 1,
     })
 }
@@ -342,50 +377,34 @@ fn crd_kind(crd: &Value) -> Option<Kind> {
     })
 }
 
-/// The first single-document YAML file holding an object of `k`.
-fn find_example(yamls: &[(PathBuf, String)], k: &Kind) -> Option<PathBuf> {
+/// The first single-document YAML file holding an object of `k`, one
+/// whose name does not say it is meant to fail first.
+fn find_example(yamls: &[(PathBuf, Vec<Value>)], k: &Kind) -> Option<PathBuf> {
     let api_version = format!("{}/{}", k.group, k.version);
-    yamls.iter().find_map(|(p, text)| {
-        let mut docs = serde_yaml::Deserializer::from_str(text);
-        let v = <Value as serde::Deserialize>::deserialize(docs.next()?).ok()?;
-        let one = docs.next().is_none();
-        (one && v.get("kind").and_then(Value::as_str) == Some(k.kind.as_str())
+    let meant_to_fail = |p: &PathBuf| {
+        let n = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_lowercase();
+        ["illegal", "invalid", "bad", "broken", "fail"]
+            .iter()
+            .any(|w| n.contains(w))
+    };
+    let mut ordered: Vec<&(PathBuf, Vec<Value>)> = yamls.iter().collect();
+    ordered.sort_by_key(|(p, _)| meant_to_fail(p));
+    ordered.into_iter().find_map(|(p, docs)| {
+        let [v] = docs.as_slice() else { return None };
+        (v.get("kind").and_then(Value::as_str) == Some(k.kind.as_str())
             && v.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str()))
         .then(|| p.clone())
     })
 }
 
-/// Files a project tree holds, sorted, leaving out build output, hidden
-/// directories and vendored code.
-fn walk(dir: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
-    fn go(d: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Vec<(PathBuf, String)>, depth: u32) {
-        let Ok(rd) = std::fs::read_dir(d) else { return };
-        let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            if p.is_dir() {
-                if depth < 5 && !n.starts_with('.') && !matches!(n, "target" | "vendor") {
-                    go(&p, keep, out, depth + 1);
-                }
-            } else if keep(n)
-                && let Ok(t) = std::fs::read_to_string(&p)
-            {
-                out.push((p, t));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    go(dir, keep, &mut out, 0);
-    out
-}
-
-fn yaml_files(dir: &Path) -> Vec<(PathBuf, String)> {
-    walk(dir, &|n| n.ends_with(".yaml") || n.ends_with(".yml"))
-}
-
-fn rust_sources(dir: &Path) -> Vec<(PathBuf, String)> {
-    walk(&dir.join("src"), &|n| n.ends_with(".rs"))
+fn rust_sources(dir: &Path, warnings: &mut Vec<String>) -> Vec<(PathBuf, String)> {
+    let found = super::scan::files(&dir.join("src"), &|n| n.ends_with(".rs"));
+    warnings.extend(found.notes);
+    found.files
 }
 
 #[cfg(test)]
@@ -414,10 +433,11 @@ mod tests {
     fn an_example_is_a_one_document_file_of_the_kind() {
         let k = crd_kind(&super::super::workload::read_crd(CRD).unwrap()).unwrap();
         let doc = "apiVersion: demo.example.com/v1\nkind: Echo\nspec: {message: hi}\n";
+        let parse = |t: &str| super::super::yaml::documents(t).unwrap();
         let yamls = vec![
-            (PathBuf::from("a.yaml"), format!("{doc}---\n{doc}")),
-            (PathBuf::from("b.yaml"), doc.replace("/v1", "/v2")),
-            (PathBuf::from("c.yaml"), doc.to_string()),
+            (PathBuf::from("a.yaml"), parse(&format!("{doc}---\n{doc}"))),
+            (PathBuf::from("b.yaml"), parse(&doc.replace("/v1", "/v2"))),
+            (PathBuf::from("c.yaml"), parse(doc)),
         ];
         assert_eq!(find_example(&yamls, &k), Some(PathBuf::from("c.yaml")));
     }

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use super::from_code::Lang;
+
 /// One kind of the project (a `resources` entry of PROJECT).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kind {
@@ -39,32 +41,49 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
     }
     if !project_file.is_file() {
         bail!(
-            "{}: no PROJECT file or Cargo.toml: init --from reads a kubebuilder or operator-sdk Go project (PROJECT, config/crd/bases, config/samples, config/rbac/role.yaml) or a kube-rs Cargo package",
+            "{}: no PROJECT file or Cargo.toml: init --from reads a kubebuilder or operator-sdk Go project (PROJECT, config/crd/bases, config/samples, config/rbac/role.yaml) or a kube-rs Cargo package; for another operator, `ctrlbench init NAME` writes a file to fill in",
             dir.display()
         );
     }
     let text = std::fs::read_to_string(&project_file)
         .with_context(|| format!("cannot read {}", project_file.display()))?;
-    let (name, kinds) =
+    let project =
         read_project(&text).map_err(|e| anyhow::anyhow!("{}: {e}", project_file.display()))?;
+    let (name, kinds) = (project.name.clone(), project.kinds.clone());
     let chosen =
         choose(&kinds, kind, "PROJECT").map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
     let mut warnings = Vec::new();
     let shown = shown_path(dir, out_dir);
     let at = |rel: &str| format!("{shown}/{rel}");
 
-    if !chosen.namespaced {
-        bail!(
-            "{}: {} is cluster-scoped: ctrlbench creates each run's objects in a namespace of its own, so the kind must be namespaced",
-            dir.display(),
-            chosen.kind
-        );
-    }
     let (crd_rel, crd) = find_crd(dir, &chosen)?;
     let sample = find_sample(dir, &chosen, &crd, &mut warnings)?;
-    let (ready, ready_note) = readiness(dir, &go_sources(dir), &crd, &chosen);
+    let sources = go_sources(dir, &mut warnings);
+    let own = super::from_code::go_controller_files(&sources, &chosen.kind);
+    let ready = readiness(dir, &own, &sources, Lang::Go, &crd, &chosen);
     let rules = read_role(&dir.join("config/rbac/role.yaml"), &mut warnings)?;
     let (main_pkg, lease) = main_package(dir);
+    // Every kind the manager watches must be served, or controller-runtime
+    // waits for its cache and exits: the project's other kinds with a
+    // controller, and those its controllers own or watch.
+    let mut extra = Vec::new();
+    for k in manager_kinds(&project, &sources) {
+        if k == chosen {
+            continue;
+        }
+        match find_crd(dir, &k) {
+            Ok((rel, _)) => extra.push(at(&rel)),
+            Err(_) => warnings.push(format!(
+                "the manager also watches {} ({}/{}), whose CRD is not in config/crd/bases: run `make manifests`, then add its file to [workload] extra_crds",
+                k.kind, k.group, k.version
+            )),
+        }
+    }
+    for e in &project.external {
+        warnings.push(format!(
+            "the manager also watches {e}, a kind from outside the project: add its CRD's file to [workload] extra_crds, or the manager waits for that kind's cache and exits"
+        ));
+    }
 
     let mut t = String::new();
     t.push_str(&format!(
@@ -80,12 +99,23 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
     t.push_str(&top_keys(&name, &chosen.kind));
     t.push_str("[workload]\n");
     t.push_str(&format!("crd = {}\n", q(&at(&crd_rel))));
+    if !extra.is_empty() {
+        t.push_str(
+            "# The other kinds the manager watches: installed when missing, removed\n\
+             # afterwards only if ctrlbench installed them.\n",
+        );
+        t.push_str(&string_list("extra_crds", &extra));
+    }
     t.push_str(
         "# The project's sample: ctrlbench sets every object's metadata.name and\n\
          # namespace; {{index}}, {{name}}, {{namespace}} and {{run}} may be used in it.\n",
     );
     t.push_str(&format!("object = {}\n", q(&at(&sample))));
-    t.push_str(&format!("# {ready_note}\n{ready}\n\n"));
+    t.push_str(&ready.toml());
+    t.push('\n');
+    if let Some(w) = ready.warning() {
+        warnings.push(w);
+    }
 
     t.push_str("[[variant]]\n");
     t.push_str(&format!("name = {}\n", q(&name)));
@@ -162,27 +192,55 @@ pub(super) fn top_keys(name: &str, kind: &str) -> String {
     )
 }
 
+/// What PROJECT says: the project's name, its kinds with an API, the kinds
+/// with a controller (the manager watches each), and the kinds from other
+/// projects that a controller watches (described for a note).
+#[derive(Debug)]
+pub struct Project {
+    pub name: String,
+    pub kinds: Vec<Kind>,
+    pub controllers: Vec<Kind>,
+    pub external: Vec<String>,
+}
+
 /// PROJECT's projectName and its kinds with an API.
-pub fn read_project(text: &str) -> Result<(String, Vec<Kind>), String> {
-    let v: Value = serde_yaml::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+pub fn read_project(text: &str) -> Result<Project, String> {
+    let v: Value = super::yaml::one(text).map_err(|e| format!("not YAML: {e}"))?;
     let name = v
         .get("projectName")
         .and_then(Value::as_str)
         .ok_or("no projectName")?
         .to_string();
     super::spec::policy::check_name(&name).map_err(|e| format!("projectName {name:?}: {e}"))?;
+    // operator-sdk's Helm and Ansible layouts have PROJECT too, and no Go.
+    for l in v
+        .get("layout")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        for (prefix, what) in [("helm.", "Helm"), ("ansible.", "Ansible")] {
+            if l.starts_with(prefix) {
+                return Err(format!(
+                    "layout {l}: {what}-based operators are not supported yet: init --from reads Go (kubebuilder, operator-sdk), kube-rs and kopf operators; `ctrlbench init NAME` writes a file to fill in"
+                ));
+            }
+        }
+    }
     let domain = v.get("domain").and_then(Value::as_str).unwrap_or_default();
-    let mut kinds = Vec::new();
+    let mut project = Project {
+        name,
+        kinds: Vec::new(),
+        controllers: Vec::new(),
+        external: Vec::new(),
+    };
     for r in v
         .get("resources")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
     {
-        // A controller for a kind of another project (core, external) has no CRD here.
-        if r.get("api").is_none() || r.get("external").and_then(Value::as_bool) == Some(true) {
-            continue;
-        }
         let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default();
         let d = if s("domain").is_empty() {
             domain
@@ -194,7 +252,28 @@ pub fn read_project(text: &str) -> Result<(String, Vec<Kind>), String> {
             (g, "") => g.to_string(),
             (g, d) => format!("{g}.{d}"),
         };
-        kinds.push(Kind {
+        let controller = r.get("controller").and_then(Value::as_bool) == Some(true)
+            || r.get("controllers")
+                .and_then(Value::as_array)
+                .is_some_and(|c| !c.is_empty());
+        let external = r.get("external").and_then(Value::as_bool) == Some(true);
+        // A controller for a kind of another project (core, external) has no CRD here.
+        if r.get("api").is_none() || external {
+            if controller && external {
+                project.external.push(format!(
+                    "{} ({group}/{}{})",
+                    s("kind"),
+                    s("version"),
+                    if s("path").is_empty() {
+                        String::new()
+                    } else {
+                        format!(", from {}", s("path"))
+                    }
+                ));
+            }
+            continue;
+        }
+        let k = Kind {
             kind: s("kind").to_string(),
             group,
             version: s("version").to_string(),
@@ -202,53 +281,172 @@ pub fn read_project(text: &str) -> Result<(String, Vec<Kind>), String> {
                 .pointer("/api/namespaced")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
-        });
+        };
+        // A kind with several versions is one CRD: the first version listed
+        // (the one `create api` made first) stands for it.
+        let same = |o: &Kind| o.kind == k.kind && o.group == k.group;
+        if controller && !project.controllers.iter().any(same) {
+            project.controllers.push(k.clone());
+        }
+        if !project.kinds.iter().any(same) {
+            project.kinds.push(k);
+        }
     }
-    if kinds.is_empty() {
+    if project.kinds.is_empty() {
         return Err("no resources with an API: create one with `kubebuilder create api`".into());
     }
-    Ok((name, kinds))
+    Ok(project)
 }
 
-/// The kind `want` names, or the only one; `from` says where they were read.
+/// The kind `want` names ("Kind", or "group/Kind" where two groups have
+/// it), or the only namespaced one; `from` says where they were read.
 pub(super) fn choose(kinds: &[Kind], want: Option<&str>, from: &str) -> Result<Kind, String> {
+    let namespaced: Vec<&Kind> = kinds.iter().filter(|k| k.namespaced).collect();
+    let label = |k: &Kind| {
+        if kinds.iter().filter(|o| o.kind == k.kind).count() > 1 {
+            format!(
+                "{}/{}",
+                k.group.split('.').next().unwrap_or_default(),
+                k.kind
+            )
+        } else {
+            k.kind.clone()
+        }
+    };
     let names = || {
-        kinds
+        namespaced
             .iter()
-            .map(|k| k.kind.as_str())
+            .map(|k| label(k))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    match want {
-        Some(w) => kinds
-            .iter()
-            .find(|k| k.kind.eq_ignore_ascii_case(w))
-            .cloned()
-            .ok_or_else(|| format!("no kind {w:?} in {from}: it has {}", names())),
-        None if kinds.len() == 1 => Ok(kinds[0].clone()),
-        None => Err(format!(
-            "{from} has {} kinds ({}): choose one with --kind",
-            kinds.len(),
+    let Some(w) = want else {
+        return match namespaced.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(format!(
+                "{from} has no namespaced kind: ctrlbench creates each run's objects in a namespace of its own"
+            )),
+            _ => Err(format!(
+                "{from} has {} namespaced kinds ({}): choose one with --kind",
+                namespaced.len(),
+                names()
+            )),
+        };
+    };
+    let (group, kind) = match w.rsplit_once('/') {
+        Some((g, k)) => (Some(g), k),
+        None => (None, w),
+    };
+    let matches: Vec<&Kind> = kinds
+        .iter()
+        .filter(|k| k.kind.eq_ignore_ascii_case(kind))
+        .filter(|k| {
+            group.is_none_or(|g| {
+                k.group.eq_ignore_ascii_case(g)
+                    || k.group
+                        .split('.')
+                        .next()
+                        .is_some_and(|p| p.eq_ignore_ascii_case(g))
+            })
+        })
+        .collect();
+    match matches.as_slice() {
+        [] => Err(format!("no kind {w:?} in {from}: it has {}", names())),
+        [k] if !k.namespaced => Err(format!(
+            "{} is cluster-scoped: ctrlbench creates each run's objects in a namespace of its own, so the kind must be namespaced; {from} has {}",
+            k.kind,
             names()
+        )),
+        [k] => Ok((*k).clone()),
+        several => Err(format!(
+            "{from} has {w:?} in {} groups: name one as {}",
+            several.len(),
+            several
+                .iter()
+                .map(|k| format!(
+                    "{}/{}",
+                    k.group.split('.').next().unwrap_or_default(),
+                    k.kind
+                ))
+                .collect::<Vec<_>>()
+                .join(" or ")
         )),
     }
 }
 
-/// The path of `dir` as the experiment file in `out_dir` names it.
+/// The path of `dir` as the experiment file in `out_dir` names it: always
+/// relative, so that the file can be committed and used from any clone.
 pub(super) fn shown_path(dir: &Path, out_dir: &Path) -> String {
+    relative(dir, out_dir)
+}
+
+/// `to` relative to the directory `from`, through their canonical paths.
+pub(super) fn relative(to: &Path, from: &Path) -> String {
     let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let (d, o) = (abs(dir), abs(out_dir));
-    if let Ok(rel) = d.strip_prefix(&o) {
-        let s = rel.display().to_string();
-        return if s.is_empty() { ".".into() } else { s };
+    let (t, f) = (abs(to), abs(from));
+    let (tc, fc): (Vec<_>, Vec<_>) = (t.components().collect(), f.components().collect());
+    let common = tc.iter().zip(&fc).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); fc.len() - common];
+    parts.extend(
+        tc[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
     }
-    // One level of "..": a sibling of the output directory.
-    if let (Some(parent), Some(name)) = (o.parent(), d.file_name())
-        && d.parent() == Some(parent)
-    {
-        return format!("../{}", name.to_string_lossy());
+}
+
+/// The kinds of the project the manager watches: those with a controller,
+/// and those a controller `Owns` or `Watches` (matched by kind name and
+/// version among the project's kinds).
+fn manager_kinds(project: &Project, sources: &[(PathBuf, String)]) -> Vec<Kind> {
+    let mut out: Vec<Kind> = project.controllers.clone();
+    let re = regex::Regex::new(r"\b(?:For|Owns|Watches)\(\s*&\s*(\w+)\.(\w+)\s*\{")
+        .expect("a valid pattern");
+    for (_, text) in sources {
+        let text = super::from_code::strip_comments(text, Lang::Go);
+        let imports = go_imports(&text);
+        for c in re.captures_iter(&text) {
+            let path = imports
+                .iter()
+                .find(|(a, _)| *a == c[1])
+                .map(|(_, p)| p.as_str());
+            let Some(path) = path else { continue };
+            // The package of an API version: .../api/v1 or .../api/<group>/v1.
+            let mut segs = path.rsplit('/');
+            let (version, group) = (
+                segs.next().unwrap_or_default(),
+                segs.next().unwrap_or_default(),
+            );
+            for k in &project.kinds {
+                let group_ok =
+                    group == "api" || group == "apis" || k.group.split('.').next() == Some(group);
+                if k.kind == c[2] && k.version == version && group_ok && !out.contains(k) {
+                    out.push(k.clone());
+                }
+            }
+        }
     }
-    d.display().to_string()
+    out
+}
+
+/// A Go file's imports: (alias or last path element, path).
+fn go_imports(text: &str) -> Vec<(String, String)> {
+    let re = regex::Regex::new(r#"(?m)^\s*(?:import\s+)?(\w+)?\s*"([\w.\-/]+)"\s*$"#)
+        .expect("a valid pattern");
+    re.captures_iter(text)
+        .map(|c| {
+            let path = c[2].to_string();
+            let alias = c
+                .get(1)
+                .map(|a| a.as_str().to_string())
+                .unwrap_or_else(|| path.rsplit('/').next().unwrap_or_default().to_string());
+            (alias, path)
+        })
+        .collect()
 }
 
 /// config/crd/bases' file for the kind: (path relative to the project, CRD).
@@ -314,7 +512,7 @@ fn find_sample(dir: &Path, k: &Kind, crd: &Value, warnings: &mut Vec<String>) ->
     let api_version = format!("{}/{}", k.group, k.version);
     for f in files {
         let text = std::fs::read_to_string(&f)?;
-        let Ok(v) = serde_yaml::from_str::<Value>(&text) else {
+        let Ok(v) = super::yaml::one::<Value>(&text) else {
             continue;
         };
         if v.get("kind").and_then(Value::as_str) != Some(k.kind.as_str())
@@ -353,70 +551,121 @@ fn find_sample(dir: &Path, k: &Kind, crd: &Value, warnings: &mut Vec<String>) ->
     )
 }
 
-/// The `ready` line and a comment saying where it came from.
-pub(super) fn readiness(
-    dir: &Path,
-    sources: &[(PathBuf, String)],
-    crd: &Value,
-    k: &Kind,
-) -> (String, String) {
-    let status = version_schema(crd, &k.version)
-        .and_then(|s| s.pointer("/properties/status/properties"))
-        .and_then(Value::as_object);
-    let has = |f: &str| status.is_some_and(|m| m.contains_key(f));
-    if has("conditions") {
-        for t in ["Ready", "Available"] {
-            let lit = format!("\"{t}\"");
-            if let Some(f) = sources.iter().find(|(_, text)| text.contains(&lit)) {
-                return (
-                    format!("ready = {{ condition = \"{t}\" }}"),
-                    format!(
-                        "The condition type \"{t}\" the controller sets ({}).",
-                        f.0.strip_prefix(dir).unwrap_or(&f.0).display()
-                    ),
-                );
-            }
-        }
-    }
-    if has("observedGeneration") {
-        return (
-            "ready = { observed_generation = true }".into(),
-            "The status has observedGeneration: ready once it reaches metadata.generation.".into(),
-        );
-    }
-    (
-        "ready = { condition = \"Ready\" }".into(),
-        "TODO: no Ready or Available condition and no observedGeneration found: choose \
-         { condition = \"…\" }, { jsonpath = \"{.status.…}\", equals = \"…\" }, \
-         { jsonpath = \"…\", exists = true } or { observed_generation = true }."
-            .into(),
-    )
+/// The readiness rule `init --from` found, and where from.
+pub(super) struct Ready {
+    /// The `ready = …` value.
+    pub rule: String,
+    /// Where it came from, for the comment above it.
+    pub note: String,
+    /// Nothing to go on: the rule is a TODO that `run` refuses.
+    pub todo: bool,
 }
 
-/// The project's Go sources but tests (api/, internal/, controllers/, pkg/, cmd/).
-fn go_sources(dir: &Path) -> Vec<(PathBuf, String)> {
-    fn walk(d: &Path, out: &mut Vec<(PathBuf, String)>, depth: u32) {
-        let Ok(rd) = std::fs::read_dir(d) else { return };
-        let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            if p.is_dir() && depth < 6 && !n.starts_with('.') && n != "vendor" {
-                walk(&p, out, depth + 1);
-            } else if n.ends_with(".go")
-                && !n.ends_with("_test.go")
-                && !n.starts_with("zz_generated")
-                && let Ok(t) = std::fs::read_to_string(&p)
-            {
-                out.push((p, t));
-            }
+impl Ready {
+    /// The comment and the `ready` line.
+    pub fn toml(&self) -> String {
+        format!("# {}\nready = {}\n", self.note, self.rule)
+    }
+
+    /// The line `init` prints when the rule is still to be chosen.
+    pub fn warning(&self) -> Option<String> {
+        self.todo.then(|| self.note.clone())
+    }
+}
+
+/// The readiness rule of `k`: a condition type its own controller code
+/// (`own`, with constants looked up in `all`) sets; else the status
+/// schema's required field or observedGeneration; else a TODO.
+pub(super) fn readiness(
+    dir: &Path,
+    own: &[&(PathBuf, String)],
+    all: &[(PathBuf, String)],
+    lang: Lang,
+    crd: &Value,
+    k: &Kind,
+) -> Ready {
+    let status = version_schema(crd, &k.version).and_then(|s| s.pointer("/properties/status"));
+    let fields = status
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    let has = |f: &str| fields.is_some_and(|m| m.contains_key(f));
+    let set = super::from_code::condition_types(own, all, lang);
+    if has("conditions") && !set.is_empty() {
+        let pick = ["Ready", "Available"]
+            .iter()
+            .find_map(|t| set.iter().find(|(x, _)| x == t))
+            .or(match set.as_slice() {
+                [one] => Some(one),
+                _ => None,
+            });
+        if let Some((t, file)) = pick {
+            return Ready {
+                rule: format!("{{ condition = {} }}", q(t)),
+                note: format!(
+                    "The condition type {} that {}'s controller sets ({}).",
+                    q(t),
+                    k.kind,
+                    super::from_code::shown(dir, file)
+                ),
+                todo: false,
+            };
         }
     }
-    let mut out = Vec::new();
-    for sub in ["internal", "controllers", "pkg", "api", "apis", "cmd"] {
-        walk(&dir.join(sub), &mut out, 0);
+    let required: Vec<&str> = status
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if let Some(f) = required.first() {
+        return Ready {
+            rule: format!(
+                "{{ jsonpath = {}, exists = true }}",
+                q(&format!("{{.status.{f}}}"))
+            ),
+            note: format!(
+                "The status schema requires status.{f}: ready once the controller has written it."
+            ),
+            todo: false,
+        };
     }
-    out
+    if has("observedGeneration") {
+        return Ready {
+            rule: "{ observed_generation = true }".into(),
+            note: "The status has observedGeneration: ready once it reaches metadata.generation."
+                .into(),
+            todo: false,
+        };
+    }
+    let seen = if set.is_empty() {
+        format!("{}'s controller sets no condition", k.kind)
+    } else {
+        format!(
+            "{}'s controller sets the conditions {}",
+            k.kind,
+            set.iter().map(|(t, _)| q(t)).collect::<Vec<_>>().join(", ")
+        )
+    };
+    Ready {
+        rule: format!("{{ todo = {} }}", q(TODO_CHOICES)),
+        note: format!(
+            "TODO: {seen}, and its status schema has no required field and no observedGeneration: replace the todo with the rule that says an object is ready."
+        ),
+        todo: true,
+    }
+}
+
+/// What a TODO readiness rule asks for; `run` and `--dry-run` print it.
+pub const TODO_CHOICES: &str = "choose { condition = \"…\" }, { jsonpath = \"{.status.…}\", equals = \"…\" }, { jsonpath = \"{.status.…}\", exists = true } or { observed_generation = true }";
+
+/// The project's Go sources but tests and generated code.
+fn go_sources(dir: &Path, warnings: &mut Vec<String>) -> Vec<(PathBuf, String)> {
+    let found = super::scan::files(dir, &|n| {
+        n.ends_with(".go") && !n.ends_with("_test.go") && !n.starts_with("zz_generated")
+    });
+    warnings.extend(found.notes);
+    found.files
 }
 
 /// The literal environment of the manager's container in
@@ -428,10 +677,11 @@ fn manager_env(dir: &Path, warnings: &mut Vec<String>) -> Vec<(String, String)> 
         return Vec::new();
     };
     let mut out = Vec::new();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
-        let Ok(v) = <Value as serde::Deserialize>::deserialize(doc) else {
-            continue;
-        };
+    let docs = super::yaml::documents(&text).unwrap_or_else(|e| {
+        warnings.push(format!("{}: skipped, not YAML ({e})", path.display()));
+        Vec::new()
+    });
+    for v in docs {
         let Some(containers) = v
             .pointer("/spec/template/spec/containers")
             .and_then(Value::as_array)
@@ -500,10 +750,9 @@ fn read_role(path: &Path, warnings: &mut Vec<String>) -> Result<Vec<Rule>> {
             .collect()
     };
     let mut rules = Vec::new();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
-        let Ok(v) = <Value as serde::Deserialize>::deserialize(doc) else {
-            continue;
-        };
+    let docs = super::yaml::documents(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not YAML: {e}", path.display()))?;
+    for v in docs {
         for r in v
             .get("rules")
             .and_then(Value::as_array)
@@ -570,6 +819,16 @@ pub(super) fn rules_toml(key: &str, rules: &[Rule]) -> String {
     s
 }
 
+/// `key = [ … ]`, one string a line.
+pub(super) fn string_list(key: &str, items: &[String]) -> String {
+    let mut s = format!("{key} = [\n");
+    for i in items {
+        s.push_str(&format!("  {},\n", q(i)));
+    }
+    s.push_str("]\n");
+    s
+}
+
 /// A TOML basic string (JSON's escapes are TOML's).
 pub(super) fn q(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
@@ -586,7 +845,8 @@ mod tests {
 
     #[test]
     fn project_kinds_carry_their_domain_and_scope() {
-        let (name, kinds) = read_project(TWO_KINDS).unwrap();
+        let p = read_project(TWO_KINDS).unwrap();
+        let (name, kinds) = (p.name, p.kinds);
         assert_eq!(name, "shop");
         assert_eq!(
             kinds,
@@ -605,9 +865,12 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(
-            choose(&kinds, None, "PROJECT").unwrap_err(),
-            "PROJECT has 2 kinds (Cart, Store): choose one with --kind"
+        // Only a namespaced kind can be measured: the one is chosen.
+        assert_eq!(choose(&kinds, None, "PROJECT").unwrap().kind, "Cart");
+        assert!(
+            choose(&kinds, Some("Store"), "PROJECT")
+                .unwrap_err()
+                .starts_with("Store is cluster-scoped"),
         );
         assert_eq!(
             choose(&kinds, Some("cart"), "PROJECT").unwrap().kind,

@@ -3,6 +3,7 @@
 
 pub mod builtin;
 pub mod from_cargo;
+pub mod from_code;
 pub mod from_project;
 pub mod init;
 pub mod jsonpath;
@@ -10,8 +11,10 @@ pub mod overrides;
 pub mod pads;
 pub mod phase;
 pub mod plan;
+pub mod scan;
 pub mod spec;
 pub mod workload;
+pub mod yaml;
 
 use std::path::Path;
 

@@ -232,7 +232,7 @@ pub fn render(
         .replace("{{round}}", &round.to_string())
         .replace("{{namespace}}", namespace);
     let v: serde_json::Value =
-        serde_yaml::from_str(&text).map_err(|e| format!("not YAML or JSON: {e}"))?;
+        super::yaml::one(&text).map_err(|e| format!("not YAML or JSON: {e}"))?;
     if !v.is_object() {
         return Err("a patch must be a mapping (a JSON merge patch)".into());
     }

@@ -31,6 +31,11 @@ pub struct WorkloadSpec {
     pub crd: Option<Spanned<String>>,
     pub object: Spanned<String>,
     pub ready: Spanned<ReadySpec>,
+    /// CRDs of the other kinds the controller watches (a multi-kind
+    /// manager waits for every kind's cache): installed when missing,
+    /// removed afterwards only if ctrlbench installed them.
+    #[serde(default)]
+    pub extra_crds: Vec<Spanned<String>>,
 }
 
 /// `ready = { … }` as written: exactly one of the rule shapes.
@@ -43,6 +48,9 @@ pub struct ReadySpec {
     pub equals_path: Option<String>,
     pub exists: Option<bool>,
     pub observed_generation: Option<bool>,
+    /// Written by `init --from` when nothing told it what ready means:
+    /// refused, with what to choose.
+    pub todo: Option<String>,
 }
 
 /// A readiness rule, evaluated on an object's JSON (apiVersion, kind,
@@ -121,6 +129,9 @@ impl ReadyRule {
     /// From `ready = { … }`; the message says what is wrong.
     pub fn from_spec(s: &ReadySpec) -> Result<ReadyRule, String> {
         const SHAPES: &str = "use one of { condition = \"Ready\" }, { jsonpath = \"{.status.phase}\", equals = \"Ready\" }, { jsonpath = \"{.status.availableReplicas}\", equals_path = \"{.spec.replicas}\" }, { jsonpath = \"…\", exists = true }, { observed_generation = true }";
+        if let Some(t) = &s.todo {
+            return Err(format!("the readiness rule is still a TODO: {t}"));
+        }
         if let Some(other) = &s.equals_path {
             return match (
                 &s.condition,
@@ -229,6 +240,53 @@ pub struct Workload {
     pub resource: ApiResource,
     /// Object names: `<prefix>-000001` …
     pub name_prefix: String,
+    /// The other CRDs `[workload] extra_crds` names.
+    pub extra_crds: Vec<ExtraCrd>,
+}
+
+/// A CRD of another kind the controller watches.
+#[derive(Debug, Clone)]
+pub struct ExtraCrd {
+    pub file: PathBuf,
+    pub crd: Value,
+    /// `<plural>.<group>`.
+    pub name: String,
+    /// Its kind at its first served version: to see whether objects remain.
+    pub resource: ApiResource,
+}
+
+impl ExtraCrd {
+    pub fn new(file: PathBuf, crd: Value) -> Result<ExtraCrd, String> {
+        if crd.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+            return Err("is not a CustomResourceDefinition (kind)".into());
+        }
+        let s = |p: &str| crd.pointer(p).and_then(Value::as_str).unwrap_or_default();
+        let (group, kind, plural) = (
+            s("/spec/group"),
+            s("/spec/names/kind"),
+            s("/spec/names/plural"),
+        );
+        if group.is_empty() || kind.is_empty() || plural.is_empty() {
+            return Err("needs spec.group, spec.names.kind and spec.names.plural".into());
+        }
+        let version = crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|v| v.get("served").and_then(Value::as_bool) != Some(false))
+            .and_then(|v| v.get("name").and_then(Value::as_str))
+            .unwrap_or("v1");
+        Ok(ExtraCrd {
+            file,
+            name: format!("{plural}.{group}"),
+            resource: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk(group, version, kind),
+                plural,
+            ),
+            crd,
+        })
+    }
 }
 
 impl Workload {
@@ -329,6 +387,7 @@ impl Workload {
             } else {
                 singular.to_string()
             },
+            extra_crds: Vec::new(),
         };
         // A sample rendering: valid YAML, a mapping, the CRD's kind and a served version.
         let sample = w
@@ -375,6 +434,7 @@ impl Workload {
             ready,
             resource: ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Unknown")),
             name_prefix: String::new(),
+            extra_crds: Vec::new(),
         };
         let sample = probe
             .render(1, "ns", "run")
@@ -390,6 +450,7 @@ impl Workload {
         let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
         Ok(Workload {
             name_prefix: kind.to_ascii_lowercase(),
+            extra_crds: Vec::new(),
             resource,
             ..probe
         })
@@ -405,8 +466,10 @@ impl Workload {
         format!("{} {}", self.resource.api_version, self.resource.kind)
     }
 
-    /// Whether the rule waits for pods (replicas available or ready, a Job's
-    /// succeeded, an Available or Complete condition): no node, no pod.
+    /// Whether the rule reads what only pods make: replicas available or
+    /// ready, a Job's succeeded, or a Deployment's Available or a Job's
+    /// Complete condition (a kind the cluster serves). A custom kind's
+    /// Available condition is its operator's to set: no pod is implied.
     pub fn ready_needs_pods(&self) -> bool {
         const POD_FIELDS: [&str; 4] = [
             "availableReplicas",
@@ -416,7 +479,7 @@ impl Workload {
         ];
         let reads_pods = |p: &JsonPath| POD_FIELDS.iter().any(|f| p.to_string().contains(f));
         match &self.ready {
-            ReadyRule::Condition(c) => c == "Available" || c == "Complete",
+            ReadyRule::Condition(c) => !self.has_crd() && (c == "Available" || c == "Complete"),
             ReadyRule::Equals(p, _) | ReadyRule::Exists(p) => reads_pods(p),
             ReadyRule::EqualsPath(a, b) => reads_pods(a) || reads_pods(b),
             ReadyRule::ObservedGeneration => false,
@@ -455,7 +518,7 @@ impl Workload {
     /// The i-th object: placeholders replaced, parsed as YAML. The name is
     /// always ours (set even when the template leaves it out), the namespace
     /// the run's.
-    pub fn render(&self, i: u64, namespace: &str, run: &str) -> Result<Value, serde_yaml::Error> {
+    pub fn render(&self, i: u64, namespace: &str, run: &str) -> Result<Value, String> {
         let name = self.object_name(i);
         let text = self
             .template
@@ -463,8 +526,8 @@ impl Workload {
             .replace("{{index}}", &i.to_string())
             .replace("{{namespace}}", namespace)
             .replace("{{run}}", run);
-        let text = expand_pads(&text).map_err(<serde_yaml::Error as serde::de::Error>::custom)?;
-        let mut v: Value = serde_yaml::from_str(&text)?;
+        let text = expand_pads(&text)?;
+        let mut v: Value = super::yaml::one(&text)?;
         if let Some(m) = v.as_object_mut() {
             let meta = m
                 .entry("metadata")
@@ -474,9 +537,10 @@ impl Workload {
                 meta.insert("namespace".into(), Value::String(namespace.to_string()));
             }
         } else {
-            return Err(serde::de::Error::custom(
-                "the template is not a YAML mapping (an object with apiVersion, kind, metadata, spec)",
-            ));
+            return Err(
+                "the template is not a YAML mapping (an object with apiVersion, kind, metadata, spec)"
+                    .into(),
+            );
         }
         Ok(v)
     }
@@ -528,15 +592,35 @@ pub fn check(
         })?;
         Ok::<_, SpecError>((path, text))
     };
+    let mut extra = Vec::new();
+    for spec in &w.extra_crds {
+        let (path, text) = load("extra_crds", spec)?;
+        let e = read_crd(&text)
+            .and_then(|crd| ExtraCrd::new(path.clone(), crd))
+            .map_err(|m| {
+                src.at(
+                    "extra_crds",
+                    spec.span(),
+                    format!("{}: {m}", path.display()),
+                )
+            })?;
+        extra.push(e);
+    }
+    let with_extra = |mut wl: Workload| {
+        wl.extra_crds = extra.clone();
+        wl
+    };
     let Some(crd_spec) = &w.crd else {
         let (obj_path, template) = load("object", &w.object)?;
-        return Workload::of_kind(Some(obj_path.clone()), template, ready).map_err(|e| {
-            src.at(
-                "object",
-                w.object.span(),
-                format!("{}: {e}", obj_path.display()),
-            )
-        });
+        return Workload::of_kind(Some(obj_path.clone()), template, ready)
+            .map(with_extra)
+            .map_err(|e| {
+                src.at(
+                    "object",
+                    w.object.span(),
+                    format!("{}: {e}", obj_path.display()),
+                )
+            });
     };
     let (crd_path, crd_text) = load("crd", crd_spec)?;
     let crd = read_crd(&crd_text).map_err(|m| {
@@ -554,6 +638,7 @@ pub fn check(
         template,
         ready,
     )
+    .map(with_extra)
     .map_err(|e| {
         let (key, span, path) = match e {
             WorkloadError::Crd(_) => ("crd", crd_spec.span(), &crd_path),
@@ -565,19 +650,10 @@ pub fn check(
 
 /// Reads a CRD file (YAML; the first document that is a CRD).
 pub fn read_crd(text: &str) -> Result<Value, String> {
-    let mut first_err = None;
-    for doc in serde_yaml::Deserializer::from_str(text) {
-        match Value::deserialize(doc) {
-            Ok(v) if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") => {
-                return Ok(v);
-            }
-            Ok(_) => {}
-            Err(e) => {
-                first_err.get_or_insert(e.to_string());
-            }
-        }
-    }
-    Err(first_err.unwrap_or_else(|| "holds no CustomResourceDefinition".into()))
+    super::yaml::documents(text)?
+        .into_iter()
+        .find(|v| v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+        .ok_or_else(|| "holds no CustomResourceDefinition".into())
 }
 
 /// `rel` relative to the experiment file's directory.
@@ -672,6 +748,18 @@ mod tests {
             let spec: ReadySpec = toml::from_str(bad).unwrap();
             assert!(ReadyRule::from_spec(&spec).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_custom_kinds_available_condition_implies_no_pod_and_a_todo_is_refused() {
+        let mut w = Workload::widgets();
+        w.ready = ReadyRule::Condition("Available".into());
+        assert!(w.has_crd() && !w.ready_needs_pods());
+        let spec: ReadySpec = toml::from_str("todo = \"choose one\"").unwrap();
+        assert_eq!(
+            ReadyRule::from_spec(&spec).unwrap_err(),
+            "the readiness rule is still a TODO: choose one"
+        );
     }
 
     #[test]

@@ -163,13 +163,14 @@ impl ControllerProcess {
             .with_context(|| format!("cannot start {}", program.display()))?;
         let pid = child.id().unwrap_or(0);
         let last_line = || {
-            std::fs::read_to_string(log)
-                .unwrap_or_default()
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("(no output)")
-                .to_string()
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            cache_sync_hint(&text).unwrap_or_else(|| {
+                text.lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("(no output)")
+                    .to_string()
+            })
         };
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(2))
@@ -256,5 +257,53 @@ impl ControllerProcess {
     /// True while the process runs.
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+/// Why a controller-runtime manager exited while it waited for its caches:
+/// a kind it watches that the cluster does not serve, as its log names it
+/// ("no matches for kind \"X\" in version \"g/v\"", then "timed out
+/// waiting for cache to be synced for Kind *v1.X"). The manager's own last
+/// line names neither the cause nor the fix.
+pub fn cache_sync_hint(log: &str) -> Option<String> {
+    let no_match =
+        regex::Regex::new(r#"no matches for kind \\?"(\w+)\\?" in version \\?"([\w.\-/]+)\\?""#)
+            .expect("a valid pattern");
+    if let Some(c) = no_match.captures_iter(log).last() {
+        return Some(format!(
+            "the manager waited for the cache of {} ({}), a kind the cluster does not serve: add its CRD's file to [workload] extra_crds",
+            &c[1], &c[2]
+        ));
+    }
+    let timed_out =
+        regex::Regex::new(r"timed out waiting for cache to be synced for Kind \*?(?:\w+\.)*(\w+)")
+            .expect("a valid pattern");
+    timed_out.captures_iter(log).last().map(|c| {
+        format!(
+            "the manager exited waiting for the cache of {}: if the cluster does not serve that kind, add its CRD's file to [workload] extra_crds",
+            &c[1]
+        )
+    })
+}
+
+#[cfg(test)]
+mod cache_sync_tests {
+    use super::cache_sync_hint;
+
+    #[test]
+    fn a_missing_kind_is_named_from_the_log() {
+        let log = r#"{"level":"error","msg":"if kind is a CRD, it should be installed before calling Start","kind":"Certificate.cert-manager.io","error":"no matches for kind \"Certificate\" in version \"cert-manager.io/v1\""}
+{"level":"error","msg":"Could not wait for Cache to sync","error":"failed to wait for captain caches to sync kind source: *v1.Certificate: timed out waiting for cache to be synced for Kind *v1.Certificate"}"#;
+        assert_eq!(
+            cache_sync_hint(log).unwrap(),
+            "the manager waited for the cache of Certificate (cert-manager.io/v1), a kind the cluster does not serve: add its CRD's file to [workload] extra_crds"
+        );
+        let only_timeout = "E1206 timed out waiting for cache to be synced for Kind *v1.Sailor\n";
+        assert!(
+            cache_sync_hint(only_timeout)
+                .unwrap()
+                .contains("cache of Sailor")
+        );
+        assert_eq!(cache_sync_hint("all good\n"), None);
     }
 }

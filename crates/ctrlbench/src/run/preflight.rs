@@ -42,7 +42,46 @@ pub async fn check(exp: &Experiment, opts: &RunOptions) -> Result<Notes> {
             exp.workload.ready
         ));
     }
+    if local && exp.cluster.nodes == 0 {
+        notes.extend(owned_workloads(exp));
+    }
     Ok(Notes(notes))
+}
+
+/// Workload kinds an operator may create (its RBAC grants create on them):
+/// without the plane's controllers and nodes they never get a status, so
+/// the reconciles a real cluster's status updates cause are missing.
+fn owned_workloads(exp: &Experiment) -> Vec<String> {
+    const WORKLOADS: [&str; 5] = [
+        "deployments",
+        "statefulsets",
+        "daemonsets",
+        "replicasets",
+        "jobs",
+    ];
+    exp.variants
+        .iter()
+        .filter_map(|v| {
+            let kinds: Vec<&str> = WORKLOADS
+                .iter()
+                .copied()
+                .filter(|k| {
+                    v.rbac().iter().any(|r| {
+                        r.resources.iter().any(|x| x == k)
+                            && r.verbs.iter().any(|x| x == "create" || x == "*")
+                    })
+                })
+                .collect();
+            (!kinds.is_empty()).then(|| {
+                format!(
+                    "{}: variant {} may create {}, which get no status without [cluster] nodes: the reconciles their status updates cause on a real cluster are missing from this run",
+                    exp.file.display(),
+                    v.name,
+                    kinds.join(", ")
+                )
+            })
+        })
+        .collect()
 }
 
 /// A variant with `cpu_limit` needs a cgroup this process can make: one is

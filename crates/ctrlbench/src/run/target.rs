@@ -92,7 +92,7 @@ pub struct Cluster {
     pub plane: Option<ControlPlane>,
     crd_installed_by_us: bool,
     /// Workload CRDs (besides the Widget one) this run installed.
-    installed_workloads: Vec<Workload>,
+    installed_crds: Vec<super::workload::CrdToInstall>,
     /// No kube-controller-manager: ctrlbench must empty and finalize its namespaces.
     pub no_namespace_controller: bool,
     pub version: String,
@@ -160,7 +160,7 @@ impl Cluster {
                 version: plane.version.clone(),
                 plane: Some(plane),
                 crd_installed_by_us: false,
-                installed_workloads: Vec::new(),
+                installed_crds: Vec::new(),
                 // kube-controller-manager finalizes namespaces when it runs.
                 no_namespace_controller: !popts.controller_manager,
             });
@@ -185,7 +185,7 @@ impl Cluster {
             kubeconfig: kc,
             plane: None,
             crd_installed_by_us: installed,
-            installed_workloads: Vec::new(),
+            installed_crds: Vec::new(),
             version,
             no_namespace_controller,
         })
@@ -204,12 +204,19 @@ impl Cluster {
     /// Widget CRD is there from the start).
     /// A kind without a CRD must be one the cluster serves.
     pub async fn ensure_workload(&mut self, w: &Workload) -> Result<()> {
+        use super::workload::CrdToInstall;
         if !w.has_crd() {
-            return super::workload::discover_kind(&self.client, w).await;
+            super::workload::discover_kind(&self.client, w).await?;
         }
-        if !w.is_builtin() && super::workload::ensure_crd(&self.client, w).await? {
-            eprintln!("installed the CRD {}", w.crd_name());
-            self.installed_workloads.push(w.clone());
+        let own = (w.has_crd() && !w.is_builtin()).then(|| CrdToInstall::of_workload(w));
+        for c in own.into_iter().chain(CrdToInstall::extras(w)) {
+            if self.installed_crds.iter().any(|i| i.name == c.name) {
+                continue;
+            }
+            if super::workload::ensure_crd(&self.client, &c).await? {
+                eprintln!("installed the CRD {}", c.name);
+                self.installed_crds.push(c);
+            }
         }
         Ok(())
     }
@@ -218,8 +225,8 @@ impl Cluster {
     pub async fn close_within(self, grace: std::time::Duration) -> Result<()> {
         // On a local plane the CRDs go with it.
         if self.plane.is_none() {
-            for w in &self.installed_workloads {
-                super::workload::remove_crd(&self.client, w).await;
+            for c in &self.installed_crds {
+                super::workload::remove_crd(&self.client, c).await;
             }
         }
         if self.crd_installed_by_us {

@@ -55,21 +55,52 @@ pub fn object_json(w: &Workload, i: u64, ns: &str, run: &str) -> Result<serde_js
     Ok(v)
 }
 
+/// A CRD a run may install: its name, its object, the file it came from
+/// and the kind it serves (to see whether objects of it remain).
+pub struct CrdToInstall {
+    pub name: String,
+    pub crd: serde_json::Value,
+    pub file: Option<std::path::PathBuf>,
+    pub resource: kube::core::ApiResource,
+}
+
+impl CrdToInstall {
+    /// The workload's own CRD.
+    pub fn of_workload(w: &Workload) -> CrdToInstall {
+        CrdToInstall {
+            name: w.crd_name(),
+            crd: w.crd.clone(),
+            file: w.crd_file.clone(),
+            resource: w.resource.clone(),
+        }
+    }
+
+    /// The CRDs of `[workload] extra_crds`.
+    pub fn extras(w: &Workload) -> impl Iterator<Item = CrdToInstall> + '_ {
+        w.extra_crds.iter().map(|e| CrdToInstall {
+            name: e.name.clone(),
+            crd: e.crd.clone(),
+            file: Some(e.file.clone()),
+            resource: e.resource.clone(),
+        })
+    }
+}
+
 /// Installs the workload's CRD unless the cluster has one of that name;
 /// true if this call installed it. Waits until it is Established.
-pub async fn ensure_crd(client: &kube::Client, w: &Workload) -> Result<bool> {
+pub async fn ensure_crd(client: &kube::Client, c: &CrdToInstall) -> Result<bool> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let name = w.crd_name();
-    if crds.get_opt(&name).await?.is_some() {
+    let name = &c.name;
+    if crds.get_opt(name).await?.is_some() {
         return Ok(false);
     }
-    let mut crd = w.crd.clone();
+    let mut crd = c.crd.clone();
     // The file's status (if any) is the server's to write.
     if let Some(m) = crd.as_object_mut() {
         m.remove("status");
     }
     crds.patch(
-        &name,
+        name,
         &PatchParams::apply(MANAGER).force(),
         &Patch::Apply(&crd),
     )
@@ -77,7 +108,7 @@ pub async fn ensure_crd(client: &kube::Client, w: &Workload) -> Result<bool> {
     .with_context(|| {
         format!(
             "cannot install the CRD {name}{}",
-            w.crd_file
+            c.file
                 .as_ref()
                 .map(|f| format!(" from {}", f.display()))
                 .unwrap_or_default()
@@ -85,7 +116,7 @@ pub async fn ensure_crd(client: &kube::Client, w: &Workload) -> Result<bool> {
     })?;
     tokio::time::timeout(
         Duration::from_secs(30),
-        await_condition(crds, &name, conditions::is_crd_established()),
+        await_condition(crds, name, conditions::is_crd_established()),
     )
     .await
     .map_err(|_| anyhow!("the CRD {name} was not Established within 30 s"))??;
@@ -132,15 +163,15 @@ pub async fn discover_kind(client: &kube::Client, w: &Workload) -> Result<()> {
 /// Removes the CRD this run installed, unless objects of its kind remain
 /// anywhere (this run's namespaces are gone by now: what remains is someone
 /// else's, and deleting the CRD would delete it too). Says why it keeps it.
-pub async fn remove_crd(client: &kube::Client, w: &Workload) {
-    let name = w.crd_name();
-    match api_all(client, w)
+pub async fn remove_crd(client: &kube::Client, c: &CrdToInstall) {
+    let name = &c.name;
+    match Api::<DynamicObject>::all_with(client.clone(), &c.resource)
         .list(&ListParams::default().limit(1))
         .await
     {
         Ok(l) if l.items.is_empty() => {
             let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-            if let Err(e) = crds.delete(&name, &DeleteParams::default()).await {
+            if let Err(e) = crds.delete(name, &DeleteParams::default()).await {
                 eprintln!("warning: cannot remove the CRD {name} this run installed: {e}");
                 return;
             }
@@ -148,7 +179,7 @@ pub async fn remove_crd(client: &kube::Client, w: &Workload) {
             // so that nothing of ours is left when the command returns.
             let t0 = std::time::Instant::now();
             while t0.elapsed() < CRD_GONE {
-                if matches!(crds.get_opt(&name).await, Ok(None)) {
+                if matches!(crds.get_opt(name).await, Ok(None)) {
                     return;
                 }
                 tokio::time::sleep(Duration::from_millis(200)).await;

@@ -338,7 +338,7 @@ fn command_and_external_variants_are_checked_like_the_rest() {
 fn workload_errors_name_the_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
     let crd =
-        serde_yaml::to_string(&<widget_api::Widget as kube::CustomResourceExt>::crd()).unwrap();
+        serde_saphyr::to_string(&<widget_api::Widget as kube::CustomResourceExt>::crd()).unwrap();
     std::fs::write(dir.path().join("crd.yaml"), &crd).unwrap();
     std::fs::write(
         dir.path().join("w.yaml"),

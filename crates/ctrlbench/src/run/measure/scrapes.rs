@@ -57,8 +57,12 @@ impl Scrapes {
                 && m.replicas
                     .iter_mut()
                     .all(|r| r.process.as_mut().is_none_or(|p| p.running()));
-            if started && !alive && !self.controller_faults {
+            if started && !alive && !self.controller_faults && !self.exited_early[i] {
                 self.exited_early[i] = true;
+                let log = std::fs::read_to_string(m.dir.controller_log()).unwrap_or_default();
+                if let Some(hint) = crate::run::controller::cache_sync_hint(&log) {
+                    eprintln!("{}: {hint}", m.dir.controller_log().display());
+                }
             }
             let msg = format!(
                 "{:>7.1} reconciles/s  {:>5.0}/{window:.0} s{}",
