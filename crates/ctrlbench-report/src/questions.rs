@@ -125,9 +125,56 @@ impl Answer {
                 ans.evidence
             );
             ans.cell = r.cell();
+            if let Some(note) = client_limit_note(a, b) {
+                ans.words = format!("{}; {note}", ans.words);
+            }
         }
         ans
     }
+}
+
+/// A difference by design the answer must name: the two sides run with
+/// different client rate limits, and one of them spends a tenth or more of
+/// each reconcile waiting in its own. Then a timed ratio measures the limit
+/// as much as the controller (controller-runtime's default client limit
+/// against kube-rs, which has none).
+fn client_limit_note(a: &Group, b: &Group) -> Option<String> {
+    let limit = |g: &Group| {
+        g.runs
+            .iter()
+            .find_map(|r| r.settings.as_ref())
+            .map(|s| s.client_limit())
+    };
+    let (la, lb) = (limit(a)?, limit(b)?);
+    if la == lb || la == "?" || lb == "?" {
+        return None;
+    }
+    // The median share of a reconcile spent in the client's limiter.
+    let share = |g: &Group| {
+        let mut v: Vec<f64> = g
+            .runs
+            .iter()
+            .filter(|r| r.problems.is_empty())
+            .filter_map(|r| {
+                let at = r.attribution;
+                Some(at.throttle? / at.mean.filter(|m| *m > 0.0)?)
+            })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| v[v.len() / 2])
+    };
+    let (sa, sb) = (share(a).unwrap_or(0.0), share(b).unwrap_or(0.0));
+    let (waits, limit, other, other_limit, s) = if sb > sa {
+        (&b.variant, &lb, &a.variant, &la, sb)
+    } else {
+        (&a.variant, &la, &b.variant, &lb, sa)
+    };
+    (s >= 0.10).then(|| {
+        format!(
+            "client limits differ by design: {waits} waits {:.0} % of each reconcile in its client limit ({limit}), {other}'s is {other_limit}",
+            s * 100.0
+        )
+    })
 }
 
 /// A ratio and, when the machine's spread took part, how to name its evidence.
@@ -413,6 +460,52 @@ mod tests {
         let (lo, hi) = unpaired.interval.unwrap();
         assert!(lo < 1.0 && hi > 1.2, "unpaired [{lo}, {hi}]");
         assert_eq!(decide(unpaired.interval, 0.05), Verdict::Undecided);
+    }
+
+    #[test]
+    fn an_answer_names_the_client_limit_one_side_waits_in() {
+        use ctrlbench_record::summary::Settings;
+        // go-good: 20 qps, burst 30 (the library's default), 75 of 92 ms
+        // per reconcile in the limiter; rust-good: no limiter.
+        let with = |variant: &str, vals: &[f64], limit: Option<(f64, u32)>, wait: f64| {
+            let mut g = group(variant, vals);
+            for r in &mut g.runs {
+                let mut s = Settings::default();
+                s.client_buckets = vec!["controller".into()];
+                (s.effective_client_qps, s.effective_client_burst) = match limit {
+                    Some((q, b)) => (Some(q), Some(b)),
+                    None => (None, None),
+                };
+                r.settings = Some(s);
+                r.attribution.mean = Some(0.092);
+                r.attribution.throttle = Some(wait);
+            }
+            g
+        };
+        let go = with("go-good", &[10.0, 11.0, 10.5], Some((20.0, 30)), 0.075);
+        let rust = with("rust-good", &[50.0, 52.0, 51.0], None, 0.0);
+        let a = Answer::of(
+            Source::RustGo,
+            (&go, &rust),
+            "Ready/s",
+            judge(None, "Ready/s", &go, &rust, |f| f.get(Metric::ReadyPerS)),
+            Some(true),
+            0.05,
+        );
+        // 75 / 92 = 81.5 %.
+        let want = "client limits differ by design: go-good waits 82 % of each reconcile in its client limit (20 qps / burst 30 (library default)), rust-good's is none (library default)";
+        assert!(a.words.ends_with(want), "{}", a.words);
+        // Same limit on both sides: nothing to name.
+        let go2 = with("go-x", &[10.0, 11.0, 10.5], Some((20.0, 30)), 0.075);
+        let b = Answer::of(
+            Source::Compare,
+            (&go, &go2),
+            "Ready/s",
+            judge(None, "Ready/s", &go, &go2, |f| f.get(Metric::ReadyPerS)),
+            None,
+            0.05,
+        );
+        assert!(!b.words.contains("client limits"), "{}", b.words);
     }
 
     #[test]
