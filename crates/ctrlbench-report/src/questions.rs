@@ -470,13 +470,12 @@ mod tests {
         let with = |variant: &str, vals: &[f64], limit: Option<(f64, u32)>, wait: f64| {
             let mut g = group(variant, vals);
             for r in &mut g.runs {
-                let mut s = Settings::default();
-                s.client_buckets = vec!["controller".into()];
-                (s.effective_client_qps, s.effective_client_burst) = match limit {
-                    Some((q, b)) => (Some(q), Some(b)),
-                    None => (None, None),
-                };
-                r.settings = Some(s);
+                r.settings = Some(Settings {
+                    client_buckets: vec!["controller".into()],
+                    effective_client_qps: limit.map(|l| l.0),
+                    effective_client_burst: limit.map(|l| l.1),
+                    ..Default::default()
+                });
                 r.attribution.mean = Some(0.092);
                 r.attribution.throttle = Some(wait);
             }
