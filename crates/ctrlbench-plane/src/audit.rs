@@ -1,13 +1,15 @@
-//! The apiserver's audit log, narrowed to namespaced writes: the one source
-//! that names the caller of each request (the apiserver's metrics do not), so
-//! a run can give server-side latency and write counts per controller even
-//! when controllers share the apiserver. Metadata level (no bodies), only
-//! create/update/patch, only the ResponseComplete stage; Leases, Events and
-//! the system namespaces are left out (a plane's own chatter, written every
-//! few seconds). Any kind is logged, so the harness selects the workload's
-//! own group and resource when it reads a run's span. Written by the log
-//! backend in blocking mode, so a run's events are all on disk when its last
-//! request has returned.
+//! The apiserver's audit log: the one source that names the caller of each
+//! request (the apiserver's metrics do not). Metadata level (no bodies),
+//! each request once it completes, a watch also when it starts. Every
+//! request of every controller is kept, reads included, so a run's API
+//! footprint (GETs, LISTs, watches, child objects, Events, conflicts) is its
+//! controller's own even when controllers share the apiserver. Left out:
+//! the plane's own components and ctrlbench's own reads (its loader, watch
+//! and sampler), its Events and Leases; ctrlbench's writes stay, so a run's
+//! creates and patches of the workload have their server-side times. Any
+//! kind is logged, so the harness selects what it reads from a run's span.
+//! Written by the log backend in blocking mode, so a run's events are all
+//! on disk when its last request has returned.
 
 use std::path::{Path, PathBuf};
 
@@ -15,24 +17,38 @@ use anyhow::{Context, Result};
 
 use crate::flags::Flags;
 
-/// The policy: writes at Metadata level, without the plane's own chatter.
-pub const POLICY: &str = "\
+/// The policy: every controller's requests at Metadata level, without the
+/// plane's own chatter or ctrlbench's reads.
+pub fn policy() -> String {
+    format!(
+        "\
 apiVersion: audit.k8s.io/v1
 kind: Policy
-omitStages: [RequestReceived, ResponseStarted, Panic]
+omitStages: [RequestReceived, Panic]
 rules:
 - level: None
+  users: [system:kube-controller-manager, system:apiserver, {scheduler}, {kwok}]
+- level: None
+  userGroups: [system:nodes, system:serviceaccounts:kube-system]
+- level: None
+  namespaces: [kube-system, kube-public, kube-node-lease]
+- level: None
+  users: [{admin}]
+  verbs: [get, list, watch]
+- level: None
+  users: [{admin}]
   resources:
   - group: coordination.k8s.io
   - group: events.k8s.io
   - group: \"\"
     resources: [events]
-- level: None
-  namespaces: [kube-system, kube-public, kube-node-lease]
 - level: Metadata
-  verbs: [create, update, patch]
-- level: None
-";
+",
+        scheduler = crate::tinyca::SCHEDULER_USER,
+        kwok = crate::tinyca::KWOK_USER,
+        admin = crate::tinyca::ADMIN_USER,
+    )
+}
 
 /// Where a plane in `dir` keeps its policy and its log.
 #[derive(Debug, Clone)]
@@ -51,7 +67,7 @@ impl AuditFiles {
 
     /// Writes the policy (0600, like everything else in the plane's directory).
     pub fn write_policy(&self) -> Result<()> {
-        crate::tinyca::write(&self.policy, POLICY, 0o600)
+        crate::tinyca::write(&self.policy, &policy(), 0o600)
             .with_context(|| format!("cannot write {}", self.policy.display()))
     }
 

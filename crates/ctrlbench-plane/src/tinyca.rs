@@ -26,6 +26,8 @@ use rcgen::{
 
 /// kube-scheduler's user name: the apiserver's bootstrap RBAC binds its role.
 pub const SCHEDULER_USER: &str = "system:kube-scheduler";
+/// ctrlbench's own user (in system:masters): the loader, the watch, the sampler.
+pub const ADMIN_USER: &str = "ctrlbench-admin";
 /// KWOK's user name, bound to its cluster role by the plane.
 pub const KWOK_USER: &str = "kwok-controller";
 
@@ -134,7 +136,7 @@ pub fn generate(dir: &Path, etcd_members: usize, apiservers: usize) -> Result<(C
     let mut admin = CertificateParams::new(Vec::<String>::new())?;
     admin
         .distinguished_name
-        .push(DnType::CommonName, "ctrlbench-admin");
+        .push(DnType::CommonName, ADMIN_USER);
     admin
         .distinguished_name
         .push(DnType::OrganizationName, "system:masters");

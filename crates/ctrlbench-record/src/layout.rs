@@ -188,6 +188,10 @@ impl RunDir {
         self.path.join(crate::audit::FILE_NAME)
     }
 
+    pub fn footprint(&self) -> PathBuf {
+        self.path.join(crate::footprint::FILE_NAME)
+    }
+
     pub fn controller_log(&self) -> PathBuf {
         self.path.join("controller.log")
     }

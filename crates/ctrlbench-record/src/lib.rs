@@ -14,6 +14,7 @@ pub mod audit;
 pub mod columns;
 pub mod faults;
 pub mod files;
+pub mod footprint;
 pub mod layout;
 pub mod manifest;
 pub mod objects;

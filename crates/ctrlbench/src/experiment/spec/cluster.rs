@@ -122,7 +122,11 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
         apiserver_args: c.apiserver_args.get_ref().clone(),
         etcd_args: c.etcd_args.get_ref().clone(),
         etcd_fsync: c.etcd_fsync.unwrap_or(true),
-        audit_log: c.audit_log.unwrap_or(false),
+        // On wherever it can be (one apiserver logs every request): the
+        // footprint of each controller comes from it.
+        audit_log: c
+            .audit_log
+            .unwrap_or(c.apiservers.as_ref().is_none_or(|a| *a.get_ref() == 1)),
         etcd_members: c.etcd_members.as_ref().map_or(1, |v| *v.get_ref() as usize),
         apiservers: c.apiservers.as_ref().map_or(1, |v| *v.get_ref() as usize),
         // Fake nodes' pods come from the controller manager's workload
