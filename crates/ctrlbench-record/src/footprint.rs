@@ -39,6 +39,9 @@ pub struct FootprintRow {
     pub namespaced: bool,
     /// "label", "field", "label+field", or empty: the list or watch's selectors.
     pub selector: String,
+    /// The request named the workload's own kind (the objects the run
+    /// creates), not a child object or anything else.
+    pub workload: bool,
     pub count: u64,
     /// The apiserver's time for them, summed (0 for watches).
     pub latency_s_sum: f64,
@@ -118,9 +121,10 @@ struct Status {
 }
 
 /// The request one audit log line records, if its caller's name starts
-/// with `user_prefix`: a watch at its start, anything else when complete.
-/// None for other callers, other stages and torn lines.
-pub fn from_log_line(line: &str, user_prefix: &str) -> Option<Request> {
+/// with `user_prefix`: a watch at its start, anything else when complete;
+/// `kind` is the workload's (API group, plural resource). None for other
+/// callers, other stages and torn lines.
+pub fn from_log_line(line: &str, user_prefix: &str, kind: (&str, &str)) -> Option<Request> {
     // Most lines are someone else's: look before parsing.
     if !line.contains(user_prefix) {
         return None;
@@ -160,6 +164,7 @@ pub fn from_log_line(line: &str, user_prefix: &str) -> Option<Request> {
         (false, true) => "field",
         (false, false) => "",
     };
+    let workload = (o.api_group.as_str(), o.resource.as_str()) == kind;
     Some(Request {
         user: e.user.username,
         received_us: received,
@@ -172,6 +177,7 @@ pub fn from_log_line(line: &str, user_prefix: &str) -> Option<Request> {
             code: e.response_status.map_or(0, |s| s.code),
             namespaced: !o.namespace.is_empty(),
             selector: selector.into(),
+            workload,
             count: 1,
             latency_s_sum: latency,
         },
@@ -179,7 +185,7 @@ pub fn from_log_line(line: &str, user_prefix: &str) -> Option<Request> {
 }
 
 /// A row's identity: phase, verb, group, resource, subresource, code,
-/// namespaced, selector.
+/// namespaced, selector (the workload flag follows from group and resource).
 type Key = (String, String, String, String, String, u16, bool, String);
 
 /// Adds up requests into one row per phase and kind of request.
@@ -228,6 +234,7 @@ pub fn write(path: &Path, rows: &[FootprintRow]) -> Result<()> {
             "code",
             "namespaced",
             "selector",
+            "workload",
             "count",
             "latency_s_sum",
         ])?;
@@ -257,6 +264,7 @@ mod tests {
     use super::*;
 
     const SA: &str = "system:serviceaccount:ns1:";
+    const W: (&str, &str) = ("benchmark.example.com", "widgets");
 
     fn line(stage: &str, verb: &str, uri: &str, object_ref: &str, code: u16) -> String {
         format!(
@@ -273,11 +281,12 @@ mod tests {
             r#"{"resource":"widgets","namespace":"ns1","name":"w-1","apiGroup":"benchmark.example.com"}"#,
             200,
         );
-        let r = from_log_line(&get, SA).unwrap();
+        let r = from_log_line(&get, SA, W).unwrap();
         assert_eq!(r.row.target(), "benchmark.example.com/widgets");
+        assert!(r.row.workload);
         assert!(r.row.namespaced && r.row.selector.is_empty());
         assert!((r.row.latency_s_sum - 0.0125).abs() < 1e-9);
-        assert_eq!(from_log_line(&get, "system:serviceaccount:ns2:"), None);
+        assert_eq!(from_log_line(&get, "system:serviceaccount:ns2:", W), None);
         // A cluster-wide watch with a label selector, counted at its start only.
         let watch = |stage| {
             line(
@@ -288,7 +297,7 @@ mod tests {
                 200,
             )
         };
-        let w = from_log_line(&watch("ResponseStarted"), SA).unwrap();
+        let w = from_log_line(&watch("ResponseStarted"), SA, W).unwrap();
         assert_eq!(
             (
                 w.row.target().as_str(),
@@ -297,8 +306,9 @@ mod tests {
             ),
             ("secrets", false, "label")
         );
+        assert!(!w.row.workload);
         assert_eq!(w.row.latency_s_sum, 0.0);
-        assert_eq!(from_log_line(&watch("ResponseComplete"), SA), None);
+        assert_eq!(from_log_line(&watch("ResponseComplete"), SA, W), None);
         // A conflict on a status update.
         let conflict = line(
             "ResponseComplete",
@@ -307,7 +317,7 @@ mod tests {
             r#"{"resource":"widgets","namespace":"ns1","apiGroup":"x","subresource":"status"}"#,
             409,
         );
-        let c = from_log_line(&conflict, SA).unwrap();
+        let c = from_log_line(&conflict, SA, W).unwrap();
         assert_eq!(
             (c.row.target().as_str(), c.row.code),
             ("x/widgets/status", 409)

@@ -61,7 +61,7 @@ impl AuditSpan {
                     v.push(r);
                 }
                 for (i, u) in users.iter().enumerate() {
-                    if let Some(req) = footprint::from_log_line(&line, u) {
+                    if let Some(req) = footprint::from_log_line(&line, u, kind) {
                         tallies[i].add(&runs[i].phase_of(req.received_us), &req.row);
                         break;
                     }
