@@ -147,7 +147,7 @@ pub enum Command {
     /// { observed_generation = true }. jsonpath supports {.a.b}, {.a.b[0].c}
     /// and {.a['x.y']}, no filters or wildcards.
     /// [[variant]] impl = "command": command = [...] ({port}, {namespace},
-    /// {kubeconfig}), env, metrics (loopback URL, optional), rbac and
+    /// {kubeconfig}, {dir}), env, metrics (loopback URL, optional), rbac and
     /// cluster_rbac (reads only). impl = "external": nothing is started;
     /// metrics and namespace optional.
     ///
