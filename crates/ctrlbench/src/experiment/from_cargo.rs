@@ -325,7 +325,7 @@ fn package(dir: &Path, warnings: &mut Vec<String>) -> Result<Package> {
 }
 
 /// The kind a CRD defines, at its storage version.
-fn crd_kind(crd: &Value) -> Option<Kind> {
+pub(super) fn crd_kind(crd: &Value) -> Option<Kind> {
     let s = |p: &str| crd.pointer(p).and_then(Value::as_str);
     let versions = crd.pointer("/spec/versions")?.as_array()?;
     let version = versions
@@ -343,7 +343,7 @@ fn crd_kind(crd: &Value) -> Option<Kind> {
 }
 
 /// The first single-document YAML file holding an object of `k`.
-fn find_example(yamls: &[(PathBuf, String)], k: &Kind) -> Option<PathBuf> {
+pub(super) fn find_example(yamls: &[(PathBuf, String)], k: &Kind) -> Option<PathBuf> {
     let api_version = format!("{}/{}", k.group, k.version);
     yamls.iter().find_map(|(p, text)| {
         let mut docs = serde_yaml::Deserializer::from_str(text);
@@ -357,7 +357,7 @@ fn find_example(yamls: &[(PathBuf, String)], k: &Kind) -> Option<PathBuf> {
 
 /// Files a project tree holds, sorted, leaving out build output, hidden
 /// directories and vendored code.
-fn walk(dir: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
+pub(super) fn walk(dir: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
     fn go(d: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Vec<(PathBuf, String)>, depth: u32) {
         let Ok(rd) = std::fs::read_dir(d) else { return };
         let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
@@ -380,7 +380,7 @@ fn walk(dir: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
     out
 }
 
-fn yaml_files(dir: &Path) -> Vec<(PathBuf, String)> {
+pub(super) fn yaml_files(dir: &Path) -> Vec<(PathBuf, String)> {
     walk(dir, &|n| n.ends_with(".yaml") || n.ends_with(".yml"))
 }
 

@@ -2,7 +2,8 @@
 //! controller (impl = "command", a `[workload]` whose CRD and template
 //! paths the user fills in); `init --from DIR` one read off the operator's
 //! repository (`from_project` for kubebuilder and operator-sdk Go
-//! projects, `from_cargo` for kube-rs). Never overwrites a file.
+//! projects, `from_cargo` for kube-rs, `from_kopf` for kopf). Never
+//! overwrites a file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -32,16 +33,25 @@ pub fn write_from(
     cargo_profile: &str,
     out: &Path,
 ) -> Result<(PathBuf, Vec<String>)> {
+    if !project.is_dir() {
+        bail!("{} is not a directory", project.display());
+    }
     // A PROJECT file says kubebuilder or operator-sdk even beside a
-    // Cargo.toml; only without one is a Cargo package read as kube-rs.
+    // Cargo.toml or Python files; only without one is a Cargo package read
+    // as kube-rs, and only without either are Python files read as kopf.
     let project_file = project.join("PROJECT");
-    let g = if !project_file.is_file() && super::from_cargo::recognised(project) {
-        super::from_cargo::generate(project, kind, cargo_profile, out)?
-    } else {
-        if project_file.is_file() {
-            refuse_layout(&project_file)?;
-        }
+    let g = if project_file.is_file() {
+        refuse_layout(&project_file)?;
         super::from_project::generate(project, kind, out)?
+    } else if super::from_cargo::recognised(project) {
+        super::from_cargo::generate(project, kind, cargo_profile, out)?
+    } else if super::from_kopf::recognised(project) {
+        super::from_kopf::generate(project, kind, out)?
+    } else {
+        bail!(
+            "{}: no PROJECT file, Cargo.toml or Python file importing kopf: init --from reads a kubebuilder or operator-sdk Go project, a kube-rs package or a kopf operator; for another controller, `ctrlbench init NAME` writes a file to fill in",
+            project.display()
+        );
     };
     let name = match name {
         Some(n) => {
