@@ -309,9 +309,10 @@ impl PyFile {
             .filter(|l| l.indent == 0)
             .filter_map(|l| {
                 let (lhs, rhs) = assignment(&l.text)?;
+                // `NAME: str = "…"` too.
                 let name = lhs.split(':').next()?.trim();
-                (is_identifier(name)).then_some(())?;
-                Some((name.to_string(), string_literal(rhs.trim())?))
+                let value = string_literal(rhs)?;
+                is_identifier(name).then(|| (name.to_string(), value))
             })
             .collect()
     }
@@ -468,7 +469,7 @@ fn is_identifier(s: &str) -> bool {
         && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
-/// `lhs = rhs` at the top level of `t` (not `==`, `<=`, `>=`, `!=`).
+/// `lhs = rhs` at the top level of `t`.
 fn assignment(t: &str) -> Option<(&str, &str)> {
     let b = t.as_bytes();
     let mut depth = 0i32;
@@ -491,23 +492,8 @@ fn assignment(t: &str) -> Option<(&str, &str)> {
                 b'=' if depth == 0 => {
                     let prev = if i > 0 { b[i - 1] } else { b' ' };
                     let next = b.get(i + 1).copied().unwrap_or(b' ');
-                    if next != b'='
-                        && !matches!(
-                            prev,
-                            b'=' | b'<'
-                                | b'>'
-                                | b'!'
-                                | b'+'
-                                | b'-'
-                                | b'*'
-                                | b'/'
-                                | b'%'
-                                | b'&'
-                                | b'|'
-                                | b'^'
-                                | b':'
-                        )
-                    {
+                    // Not a comparison, an augmented assignment or `:=`.
+                    if next != b'=' && !b"=<>!+-*/%&|^@:".contains(&prev) {
                         return Some((&t[..i], &t[i + 1..]));
                     }
                     if next == b'=' {
