@@ -147,7 +147,7 @@ pub enum Command {
     /// { observed_generation = true }. jsonpath supports {.a.b}, {.a.b[0].c}
     /// and {.a['x.y']}, no filters or wildcards.
     /// [[variant]] impl = "command": command = [...] ({port}, {namespace},
-    /// {kubeconfig}), env, metrics (loopback URL, optional), rbac and
+    /// {kubeconfig}, {dir}), env, metrics (loopback URL, optional), rbac and
     /// cluster_rbac (reads only). impl = "external": nothing is started;
     /// metrics and namespace optional.
     ///
@@ -158,17 +158,23 @@ pub enum Command {
     /// readiness condition, `build` (go build) and a command whose metrics
     /// are on loopback in plain HTTP. A Cargo package depending on kube
     /// (and no PROJECT) is read as a kube-rs project: its committed CRD
-    /// YAML, an example object, the kind's own rules, `cargo build`.
+    /// YAML, an example object, the kind's own rules, `cargo build`. Python
+    /// files importing kopf (and neither) are a kopf operator: its CRD YAML,
+    /// an example object, `kopf run` of the handler files, the readiness
+    /// its create handler writes. Helm- and Ansible-based operator-sdk
+    /// projects are refused.
     Init {
         /// The experiment's name (a label value); the file is ./NAME.toml.
         /// With --from: the project's name unless given.
         #[arg(required_unless_present = "from")]
         name: Option<String>,
-        /// An operator's repository (a kubebuilder or operator-sdk Go layout).
+        /// An operator's repository (a kubebuilder or operator-sdk Go layout,
+        /// a kube-rs package or a kopf operator).
         #[arg(long, value_name = "DIR")]
         from: Option<PathBuf>,
         /// With --from: the kind to create (needed when PROJECT, or a
-        /// kube-rs project's CRDs, have several).
+        /// kube-rs project's CRDs, or those a kopf operator's handlers
+        /// serve, have several).
         #[arg(long, value_name = "KIND", requires = "from")]
         kind: Option<String>,
         /// With --from on a kube-rs project: the cargo profile its build

@@ -3,14 +3,17 @@
 //! gives a file that plans with no edit, and then, on the real local
 //! plane, builds the operator (its own `build` step) and brings 50 of its
 //! objects to Available. The kube-rs project in tests/fixtures/echo-operator
-//! does the same, to all Ready. Bad inputs get one error line each and
-//! leave nothing behind.
+//! does the same, to all Ready. The kopf operator in
+//! tests/fixtures/kopf-operator gives a file that plans from any directory.
+//! Bad inputs get one error line each and leave nothing behind.
 
 mod common;
 
 use std::path::Path;
 
-use common::project::{commit_as_main, copy_fixture, init_in, kube_rs_fixture, one_error};
+use common::project::{
+    commit_as_main, copy_fixture, init_in, kopf_fixture, kube_rs_fixture, one_error,
+};
 use common::{assert_success, ctrlbench, only_results_dir, read_manifest};
 use ctrlbench_plane::testing::shared_plane;
 
@@ -366,4 +369,117 @@ fn the_kube_rs_operator_runs_to_all_ready_with_no_edit() {
     assert_eq!(m.builds[0].program_sha256.len(), 64);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("apiserver Echo update p99"), "{report}");
+}
+
+#[test]
+fn a_kopf_operator_gives_a_file_that_plans_unedited_from_anywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = kopf_fixture();
+    let started = std::time::Instant::now();
+    let out = init_in(tmp.path(), &["--from", fixture.to_str().unwrap()]);
+    let took = started.elapsed();
+    assert_success(&out);
+    assert!(took.as_secs_f64() < 5.0, "init --from took {took:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("kopf serves no Prometheus metrics"),
+        "{stderr}"
+    );
+    let file = tmp.path().join("kopf-operator.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    for want in [
+        "/kopf-operator/crd.yaml\"",
+        "/kopf-operator/greeting.yaml\"",
+        // greet, the create handler, sets the phase.
+        "ready = { jsonpath = \"{.status.phase}\", equals = \"Ready\" }",
+        "command = [\"python3\", \"-m\", \"kopf\", \"run\", \"{dir}/",
+        "/kopf-operator/handlers.py\", \"--standalone\", \"--namespace={namespace}\"]",
+        "pip install -r ",
+        "{ api_groups = [\"kopf.example.com\"], resources = [\"greetings/status\"], verbs = [\"patch\"] }",
+        "{ api_groups = [\"\"], resources = [\"events\"], verbs = [\"create\"] }",
+    ] {
+        assert!(text.contains(want), "{want} not in:\n{text}");
+    }
+    assert!(!text.contains("metrics ="), "{text}");
+    // Every path is relative to the file, the handler file's too.
+    assert!(!text.contains("\"/"), "an absolute path in:\n{text}");
+    let handlers = text
+        .split("\"{dir}/")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap();
+    assert!(tmp.path().join(handlers).is_file(), "{handlers}");
+    // It plans with no edit, run from another directory.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = ctrlbench()
+        .current_dir(elsewhere.path())
+        .arg("run")
+        .arg(&file)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert_success(&out);
+}
+
+#[test]
+fn other_operators_and_directories_get_one_line_saying_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let dir = |name: &str, files: &[(&str, &str)]| {
+        std::fs::create_dir(d.join(name)).unwrap();
+        for (path, text) in files {
+            std::fs::write(d.join(name).join(path), text).unwrap();
+        }
+    };
+    let project = |layout: &str| {
+        format!(
+            "domain: example.com\nlayout:\n- {layout}\nprojectName: nginx-operator\nresources:\n\
+             - api: {{crdVersion: v1, namespaced: true}}\n  domain: example.com\n  group: demo\n  kind: Nginx\n  version: v1alpha1\nversion: \"3\"\n"
+        )
+    };
+    dir(
+        "helm",
+        &[("PROJECT", &project("helm.sdk.operatorframework.io/v1"))],
+    );
+    let e = one_error(&init_in(d, &["--from", "helm"]));
+    assert!(
+        e.contains("Helm-based operators are not supported by init --from yet"),
+        "{e}"
+    );
+    dir(
+        "ansible",
+        &[("PROJECT", &project("ansible.sdk.operatorframework.io/v1"))],
+    );
+    let e = one_error(&init_in(d, &["--from", "ansible"]));
+    assert!(
+        e.contains("Ansible-based operators are not supported"),
+        "{e}"
+    );
+    // A kopf operator without its CRD.
+    dir(
+        "no-crd",
+        &[(
+            "main.py",
+            "import kopf\n\n@kopf.on.create('things')\ndef create(**_):\n    pass\n",
+        )],
+    );
+    let e = one_error(&init_in(d, &["--from", "no-crd"]));
+    assert!(
+        e.contains("no CustomResourceDefinition in the directory's YAML files: add the CRD the kopf handlers serve"),
+        "{e}"
+    );
+    // None of the known kinds: a file to fill in by hand.
+    dir("other", &[("main.py", "import os\n"), ("README.md", "x\n")]);
+    let e = one_error(&init_in(d, &["--from", "other"]));
+    assert!(
+        e.contains("no PROJECT file, Cargo.toml or Python file importing kopf")
+            && e.contains("`ctrlbench init NAME` writes a file to fill in"),
+        "{e}"
+    );
+    let written: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
 }

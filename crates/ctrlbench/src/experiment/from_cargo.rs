@@ -360,7 +360,7 @@ fn package(dir: &Path, warnings: &mut Vec<String>) -> Result<Package> {
 }
 
 /// The kind a CRD defines, at its storage version.
-fn crd_kind(crd: &Value) -> Option<Kind> {
+pub(super) fn crd_kind(crd: &Value) -> Option<Kind> {
     let s = |p: &str| crd.pointer(p).and_then(Value::as_str);
     let versions = crd.pointer("/spec/versions")?.as_array()?;
     let version = versions
@@ -379,7 +379,7 @@ fn crd_kind(crd: &Value) -> Option<Kind> {
 
 /// The first single-document YAML file holding an object of `k`, one
 /// whose name does not say it is meant to fail first.
-fn find_example(yamls: &[(PathBuf, Vec<Value>)], k: &Kind) -> Option<PathBuf> {
+pub(super) fn find_example(yamls: &[(PathBuf, Vec<Value>)], k: &Kind) -> Option<PathBuf> {
     let api_version = format!("{}/{}", k.group, k.version);
     let meant_to_fail = |p: &PathBuf| {
         let n = p

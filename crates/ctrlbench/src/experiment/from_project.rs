@@ -485,7 +485,7 @@ fn find_crd(dir: &Path, k: &Kind) -> Result<(String, Value)> {
 }
 
 /// The served version's schema (the kind's version, else the storage one).
-fn version_schema<'a>(crd: &'a Value, version: &str) -> Option<&'a Value> {
+pub(super) fn version_schema<'a>(crd: &'a Value, version: &str) -> Option<&'a Value> {
     let versions = crd.pointer("/spec/versions")?.as_array()?;
     let v = versions
         .iter()

@@ -4,6 +4,7 @@
 pub mod builtin;
 pub mod from_cargo;
 pub mod from_code;
+pub mod from_kopf;
 pub mod from_project;
 pub mod init;
 pub mod jsonpath;

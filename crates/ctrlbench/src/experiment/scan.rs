@@ -120,14 +120,16 @@ pub fn files_with(root: &Path, keep: &dyn Fn(&str) -> bool, limits: Limits) -> F
 }
 
 /// The YAML files under `root`, each with its documents. A file with `{{`
-/// is a template of some tool and is left out; one that does not parse is
-/// left out with a note naming it.
+/// is a template of some tool (Helm's, most often) and is left out, unless
+/// its only `{{…}}` are ctrlbench's own placeholders (an object template
+/// written for it); one that does not parse is left out with a note naming
+/// it.
 pub fn yaml(root: &Path) -> (Vec<(PathBuf, Vec<Value>)>, Vec<String>) {
     let found = files(root, &|n| n.ends_with(".yaml") || n.ends_with(".yml"));
     let mut notes = found.notes;
     let mut out = Vec::new();
     for (p, text) in found.files {
-        if text.contains("{{") {
+        if foreign_template(&text) {
             continue;
         }
         match super::yaml::documents(&text) {
@@ -136,6 +138,27 @@ pub fn yaml(root: &Path) -> (Vec<(PathBuf, Vec<Value>)>, Vec<String>) {
         }
     }
     (out, notes)
+}
+
+/// Whether `text` holds a `{{…}}` that is not one of ctrlbench's placeholders.
+fn foreign_template(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(at) = rest.find("{{") {
+        let after = &rest[at + 2..];
+        let Some(end) = after.find("}}") else {
+            return true;
+        };
+        let inner = &after[..end];
+        let ours = super::workload::PLACEHOLDERS.contains(&format!("{{{{{inner}}}}}").as_str())
+            || inner
+                .strip_prefix("pad ")
+                .is_some_and(|n| n.trim().parse::<u64>().is_ok());
+        if !ours {
+            return true;
+        }
+        rest = &after[end + 2..];
+    }
+    false
 }
 
 #[cfg(test)]
@@ -160,6 +183,10 @@ mod tests {
         w("deploy/bad.yaml", "a: [\n");
         w("target/x.yaml", "a: 1\n");
         w("yaml/crd.yaml", "kind: CustomResourceDefinition\n");
+        w(
+            "yaml/example.yaml",
+            "kind: Thing\nspec:\n  message: \"hello {{index}}{{pad 3}}\"\n",
+        );
         let (docs, notes) = yaml(d.path());
         let names: Vec<String> = docs
             .iter()
@@ -170,7 +197,8 @@ mod tests {
             [
                 "charts/c/Chart.yaml",
                 "charts/c/values.yaml",
-                "yaml/crd.yaml"
+                "yaml/crd.yaml",
+                "yaml/example.yaml"
             ]
         );
         assert_eq!(notes.len(), 1, "{notes:?}");

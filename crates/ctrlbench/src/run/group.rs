@@ -276,14 +276,25 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
     let kc = m.secrets.path().join("kubeconfig");
     id.write(&kc)?;
     let cpus = ctx.placement.controller_cpus(v)?;
+    let dir = std::path::absolute(
+        ctx.exp
+            .file
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new(".")),
+    )?;
     // Each replica gets its own {port}; the rest of its command is the same.
     m.replicas.clear();
     for k in 0..v.replicas() {
         let port = free_port()?;
         let fill = |a: &str| {
-            a.replace("{port}", &port.to_string())
-                .replace("{namespace}", &m.ns)
-                .replace("{kubeconfig}", &kc.display().to_string())
+            Placeholders {
+                port,
+                namespace: &m.ns,
+                kubeconfig: &kc,
+                dir: &dir,
+            }
+            .fill(a)
         };
         let args: Vec<String> = v.command().iter().skip(1).map(|a| fill(a)).collect();
         // Recorded as the file wrote them: the port and the paths differ
@@ -318,6 +329,26 @@ async fn start_command(ctx: &Ctx<'_>, vi: usize, m: &mut Member) -> Result<()> {
         m.start_controller().await?;
     }
     Ok(())
+}
+
+/// What a command's arguments, env, metrics and pprof URLs may name.
+struct Placeholders<'a> {
+    port: u16,
+    namespace: &'a str,
+    kubeconfig: &'a std::path::Path,
+    /// The experiment file's directory: a path in an argument (a script
+    /// the program runs) is then relative to the file, as its other paths
+    /// are, whatever directory ctrlbench runs in.
+    dir: &'a std::path::Path,
+}
+
+impl Placeholders<'_> {
+    fn fill(&self, a: &str) -> String {
+        a.replace("{port}", &self.port.to_string())
+            .replace("{namespace}", self.namespace)
+            .replace("{kubeconfig}", &self.kubeconfig.display().to_string())
+            .replace("{dir}", &self.dir.display().to_string())
+    }
 }
 
 /// A free port on 127.0.0.1 for `{port}` (the kernel's choice; released
@@ -369,7 +400,21 @@ fn now_nanos() -> u128 {
 
 #[cfg(test)]
 mod tests {
-    use super::teardown_bound;
+    use super::{Placeholders, teardown_bound};
+
+    #[test]
+    fn a_command_names_its_port_namespace_kubeconfig_and_directory() {
+        let p = Placeholders {
+            port: 8080,
+            namespace: "ns-1",
+            kubeconfig: std::path::Path::new("/s/kubeconfig"),
+            dir: std::path::Path::new("/e"),
+        };
+        assert_eq!(
+            p.fill("{dir}/../op/main.py --namespace={namespace} :{port} {kubeconfig}"),
+            "/e/../op/main.py --namespace=ns-1 :8080 /s/kubeconfig"
+        );
+    }
 
     #[test]
     fn the_teardown_bound_follows_the_work() {

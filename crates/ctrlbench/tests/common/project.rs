@@ -89,3 +89,8 @@ pub fn one_error(out: &Output) -> String {
 pub fn kube_rs_fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/echo-operator")
 }
+
+/// The kopf fixture, used in place: init --from only reads it.
+pub fn kopf_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kopf-operator")
+}

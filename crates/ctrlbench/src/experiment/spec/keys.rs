@@ -372,8 +372,8 @@ variant_keys! {
     /// report counts objects lost against. Needs a `[[fault]]` schedule and `schedule =
     /// "isolated"`.
     faults: bool, accepts All;
-    /// Required there: the program and its arguments. `{port}`, `{namespace}` and `{kubeconfig}`
-    /// are replaced.
+    /// Required there: the program and its arguments. `{port}`, `{namespace}`, `{kubeconfig}` and
+    /// `{dir}` (this file's directory, for a path in an argument) are replaced.
     command: Vec<String>, accepts Command;
     /// A command that builds the command's program, run before anything starts, e.g. `["go",
     /// "build", "-o", "bin/manager", "./cmd"]` or `["cargo", "build", "--release"]`; once per
