@@ -483,3 +483,97 @@ fn other_operators_and_directories_get_one_line_saying_what_to_do() {
         .collect();
     assert!(written.is_empty(), "{written:?}");
 }
+
+/// `init --from` on the two-kind fixture (tests/fixtures/fleet-operator),
+/// timed: the file it wrote for `--kind`.
+fn init_fleet(cwd: &Path, kind: &str) -> String {
+    common::project::copy_named_fixture(cwd, "fleet-operator");
+    let t0 = std::time::Instant::now();
+    let out = init_in(cwd, &["--from", "fleet-operator", "--kind", kind]);
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_success(&out);
+    std::fs::read_to_string(cwd.join("fleet-operator.toml")).unwrap()
+}
+
+/// One manager, two kinds: the file for Ship takes its readiness from
+/// Ship's own controller and names Crew's CRD in extra_crds, since the
+/// manager waits for Crew's cache too; it plans with no edit.
+#[test]
+fn a_two_kind_manager_gets_the_other_kinds_crd_and_plans_unedited() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = init_fleet(tmp.path(), "Ship");
+    for want in [
+        "crd = \"fleet-operator/config/crd/bases/fleet.example.com_ships.yaml\"",
+        "extra_crds = [\n  \"fleet-operator/config/crd/bases/fleet.example.com_crews.yaml\",\n]",
+        "object = \"fleet-operator/config/samples/fleet_v1_ship.yaml\"",
+        "ready = { condition = \"Ready\" }",
+        "internal/controller/ship_controller.go",
+    ] {
+        assert!(text.contains(want), "{want} not in:\n{text}");
+    }
+    let out = ctrlbench()
+        .current_dir(tmp.path())
+        .args(["run", "fleet-operator.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert!(!tmp.path().join("fleet-operator/bin/manager").exists());
+}
+
+/// Crew's controller is the scaffold's empty reconcile: no condition to
+/// read, so the rule is a TODO, and `run --dry-run` refuses it in one line.
+#[test]
+fn a_kind_whose_controller_sets_no_condition_gets_a_todo_that_run_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = init_fleet(tmp.path(), "Crew");
+    assert!(text.contains("ready = { todo = \""), "{text}");
+    assert!(
+        text.contains("Crew's controller sets no condition"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "extra_crds = [\n  \"fleet-operator/config/crd/bases/fleet.example.com_ships.yaml\",\n]"
+        ),
+        "{text}"
+    );
+    let out = ctrlbench()
+        .current_dir(tmp.path())
+        .args(["run", "fleet-operator.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    let e = one_error(&out);
+    assert!(e.contains("the readiness rule is still a TODO"), "{e}");
+}
+
+/// The slow lane: the two-kind manager built by its `build` step and run
+/// on the local plane, N=50 Ships to all Ready with the file as init wrote
+/// it. The manager starts only once Crew is served too: ctrlbench installs
+/// the CRD that extra_crds names.
+#[test]
+fn the_two_kind_operator_runs_to_all_ready_with_no_edit() {
+    let plane = shared_plane();
+    let tmp = tempfile::tempdir().unwrap();
+    init_fleet(tmp.path(), "Ship");
+    let results = tmp.path().join("results");
+    let out = ctrlbench()
+        .current_dir(tmp.path())
+        .args(["run", "fleet-operator.toml", "--no-progress", "--results"])
+        .arg(&results)
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig_path)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let dir = only_results_dir(&results);
+    let m = read_manifest(&dir);
+    assert_eq!(m.runs[0].ready, 50, "{:?}", m.runs[0]);
+    assert_eq!(m.builds.len(), 1);
+    assert!(m.builds[0].ran);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("apiserver Ship update p99"), "{report}");
+}

@@ -94,3 +94,26 @@ pub fn kube_rs_fixture() -> PathBuf {
 pub fn kopf_fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kopf-operator")
 }
+
+/// A copy of `tests/fixtures/<name>` in `root` (as `root/<name>`), so that
+/// its build writes nothing into the checkout.
+pub fn copy_named_fixture(root: &Path, name: &str) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let p = e.unwrap().path();
+            let t = to.join(p.file_name().unwrap());
+            if p.is_dir() {
+                copy(&p, &t);
+            } else {
+                std::fs::copy(&p, &t).unwrap();
+            }
+        }
+    }
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let to = root.join(name);
+    copy(&from, &to);
+    to
+}
