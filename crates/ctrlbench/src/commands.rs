@@ -259,12 +259,15 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     let notes = crate::run::preflight::check(&exp, &opts).await?;
     let runs = plan::expand(&exp);
     if a.dry_run {
-        emit(&plan::render(&exp, &runs))?;
+        use crate::run::first_builds;
+        let local = crate::run::target::named(&exp, &opts) == (None, None);
+        let first = first_builds::find(&exp, local, &first_builds::Where::here()?)?;
+        emit(&plan::render(&exp, &runs, &first.builds))?;
         emit(&plan::render_power(
             &exp,
             &crate::calibration::for_run(&exp),
         ))?;
-        for n in &notes.0 {
+        for n in notes.0.iter().chain(&first.notes) {
             emit(&format!("note: {n}\n"))?;
         }
         return Ok(ExitCode::SUCCESS);

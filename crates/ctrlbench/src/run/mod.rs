@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod build;
 pub mod builds;
 mod controller;
+pub mod first_builds;
 pub mod group;
 pub mod identity;
 pub mod loader;
