@@ -52,6 +52,8 @@ pub struct RunOptions {
     pub progress: bool,
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
+    /// `--dry-run`: the checks write nothing and ask no network.
+    pub dry_run: bool,
 }
 
 /// Where the results went and whether the experiment finished.
