@@ -7,6 +7,8 @@
 //! (`${XDG_CACHE_HOME:-~/.cache}/ctrlbench/k8s/<version>/`). Otherwise both are
 //! built with Go from the module proxy through the wrapper modules in
 //! `tools/k8s/` (embedded here, so an installed binary can build them too).
+//! [`missing`] tells what would be built, building and writing nothing (the
+//! dry run's estimate), from a [`Lookup`]: the environment and a cache root.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -108,26 +110,103 @@ pub fn normalize_version(v: &str) -> Result<String> {
     Ok(v.to_string())
 }
 
+/// `${XDG_CACHE_HOME:-~/.cache}/ctrlbench/`: every binary, build and
+/// baseline tree ctrlbench keeps.
+pub fn cache_root() -> Result<PathBuf> {
+    let base = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
+    Ok(base.join("ctrlbench"))
+}
+
 /// `${XDG_CACHE_HOME:-~/.cache}/ctrlbench/k8s/<version>/`.
 pub fn cache_dir(version: &str) -> Result<PathBuf> {
-    let base = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
-    Ok(base.join("ctrlbench").join("k8s").join(version))
+    Ok(cache_root()?.join("k8s").join(version))
+}
+
+/// The variables envtest reads, naming binaries or their directory.
+const VARS: [&str; 5] = [
+    "KUBEBUILDER_ASSETS",
+    "TEST_ASSET_ETCD",
+    "TEST_ASSET_KUBE_APISERVER",
+    "TEST_ASSET_KUBE_CONTROLLER_MANAGER",
+    "TEST_ASSET_KUBE_SCHEDULER",
+];
+
+/// Where binaries are looked for: envtest's variables, read once, and the
+/// cache root. Taken apart from the process's environment so that what a
+/// run would build can be told for any cache (a test's temporary one too).
+#[derive(Debug, Clone)]
+pub struct Lookup {
+    /// The set, non-empty ones of [`VARS`].
+    vars: Vec<(&'static str, PathBuf)>,
+    /// `…/ctrlbench`, as [`cache_root`].
+    pub root: PathBuf,
+}
+
+impl Lookup {
+    /// The environment's variables and the cache root.
+    pub fn from_env() -> Result<Lookup> {
+        let vars = VARS
+            .iter()
+            .filter_map(|&k| {
+                std::env::var_os(k)
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (k, PathBuf::from(v)))
+            })
+            .collect();
+        Ok(Lookup {
+            vars,
+            root: cache_root()?,
+        })
+    }
+
+    /// A lookup of these variables (names from envtest's, others ignored) in
+    /// the cache at `root`.
+    pub fn new(root: &Path, vars: &[(&str, &Path)]) -> Lookup {
+        Lookup {
+            vars: VARS
+                .iter()
+                .filter_map(|&k| {
+                    vars.iter()
+                        .find(|(n, _)| *n == k)
+                        .map(|(_, v)| (k, v.to_path_buf()))
+                })
+                .collect(),
+            root: root.to_path_buf(),
+        }
+    }
+
+    fn var(&self, k: &str) -> Option<&Path> {
+        self.vars
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.as_path())
+    }
+
+    /// `…/ctrlbench/k8s/<version>/`: etcd and the Kubernetes binaries of one version.
+    pub fn k8s_dir(&self, version: &str) -> PathBuf {
+        self.root.join("k8s").join(version)
+    }
+
+    /// `…/ctrlbench/kwok/<version>/`.
+    pub fn kwok_dir(&self) -> PathBuf {
+        self.root.join("kwok").join(crate::kwok_build::KWOK_VERSION)
+    }
 }
 
 /// Resolves both binaries without building anything.
 pub fn find(version: &str) -> Result<Option<Binaries>> {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let assets = env("KUBEBUILDER_ASSETS");
-    let cache = cache_dir(version)?;
+    find_in(&Lookup::from_env()?, version)
+}
+
+/// [`find`] in `at`.
+pub fn find_in(at: &Lookup, version: &str) -> Result<Option<Binaries>> {
+    let assets = at.var("KUBEBUILDER_ASSETS");
+    let cache = at.k8s_dir(version);
     let lookup = |var: &str, name: &str| -> Option<(PathBuf, Source)> {
-        if let Some(p) = env(var) {
-            return Some((p, Source::Env));
+        if let Some(p) = at.var(var) {
+            return Some((p.to_path_buf(), Source::Env));
         }
-        if let Some(dir) = &assets {
+        if let Some(dir) = assets {
             return Some((dir.join(name), Source::KubebuilderAssets));
         }
         let p = cache.join(name);
@@ -235,31 +314,75 @@ pub fn install_scheduler(version: &str) -> Result<PathBuf> {
 /// then `$KUBEBUILDER_ASSETS` when it holds one, then the cache, else built.
 fn install_k8s_extra(version: &str, name: &str, var: &str) -> Result<PathBuf> {
     let version = normalize_version(version)?;
-    if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        let p = PathBuf::from(p);
+    let at = Lookup::from_env()?;
+    if let Some(p) = find_extra(&at, &version, name, var)? {
+        return Ok(p);
+    }
+    let cache = at.k8s_dir(&version);
+    let bin = cache.join(name);
+    let go = which_go()?;
+    let work = build_dir(&cache)?;
+    build_k8s(&go, work.path(), &version, name, &bin)?;
+    Ok(bin)
+}
+
+/// [`install_k8s_extra`]'s lookup, building nothing: `var`, then
+/// `$KUBEBUILDER_ASSETS` when it holds one, then the cache.
+fn find_extra(at: &Lookup, version: &str, name: &str, var: &str) -> Result<Option<PathBuf>> {
+    if let Some(p) = at.var(var) {
         if !p.is_file() {
             bail!(
                 "{} does not exist ({var}): point it at a {name} or unset it",
                 p.display()
             );
         }
-        return Ok(p);
+        return Ok(Some(p.to_path_buf()));
     }
-    if let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS").filter(|v| !v.is_empty()) {
-        let p = PathBuf::from(dir).join(name);
-        if p.is_file() {
-            return Ok(p);
+    if let Some(p) = at.var("KUBEBUILDER_ASSETS").map(|d| d.join(name))
+        && p.is_file()
+    {
+        return Ok(Some(p));
+    }
+    let bin = at.k8s_dir(version).join(name);
+    Ok(bin.is_file().then_some(bin))
+}
+
+/// The Kubernetes binaries of `version` that a plane would build first,
+/// found as [`install`], [`install_controller_manager`] and
+/// [`install_scheduler`] find them, with nothing built or written: etcd
+/// and kube-apiserver, then kube-controller-manager and kube-scheduler
+/// when asked for. `KUBEBUILDER_ASSETS` counts as holding the first two,
+/// as it does for [`find`].
+pub fn missing(
+    at: &Lookup,
+    version: &str,
+    controller_manager: bool,
+    scheduler: bool,
+) -> Result<Vec<&'static str>> {
+    let version = normalize_version(version)?;
+    let mut out = Vec::new();
+    if find_in(at, &version)?.is_none() {
+        // As `install`: each one the cache lacks is built.
+        let cache = at.k8s_dir(&version);
+        out.extend(
+            ["etcd", "kube-apiserver"]
+                .into_iter()
+                .filter(|n| !cache.join(n).is_file()),
+        );
+    }
+    for (wanted, name, var) in [
+        (
+            controller_manager,
+            "kube-controller-manager",
+            "TEST_ASSET_KUBE_CONTROLLER_MANAGER",
+        ),
+        (scheduler, "kube-scheduler", "TEST_ASSET_KUBE_SCHEDULER"),
+    ] {
+        if wanted && find_extra(at, &version, name, var)?.is_none() {
+            out.push(name);
         }
     }
-    let cache = cache_dir(&version)?;
-    let bin = cache.join(name);
-    if bin.is_file() {
-        return Ok(bin);
-    }
-    let go = which_go()?;
-    let work = build_dir(&cache)?;
-    build_k8s(&go, work.path(), &version, name, &bin)?;
-    Ok(bin)
+    Ok(out)
 }
 
 /// Builds `cmd` (kube-apiserver, kube-controller-manager or kube-scheduler) of Kubernetes

@@ -19,8 +19,7 @@ const SERVED_FRESH_FOR: Duration = Duration::from_secs(24 * 3600);
 
 /// The file the served versions are cached in: `…/ctrlbench/k8s/served-versions.txt`.
 pub fn served_versions_file() -> Result<PathBuf> {
-    let base = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
-    Ok(base.join("ctrlbench/k8s/served-versions.txt"))
+    Ok(binaries::cache_root()?.join("k8s/served-versions.txt"))
 }
 
 /// Ok when a plane of `version` can be had without surprises: its binaries
@@ -40,7 +39,35 @@ pub fn check_version(version: &str) -> Result<()> {
     if binaries::committed(&version) {
         return Ok(());
     }
-    let served = served_versions(&go)?;
+    served_among(&version, &served_versions(&go)?)
+}
+
+/// What a dry run can tell of `version` with nothing built, written or
+/// asked of the network: an error where [`check_version`] would fail for
+/// sure, a note where only the run can tell (Go then asks the proxy).
+/// Go's absence is no error here: the builds it would do are listed, with
+/// what they need.
+pub fn check_version_offline(version: &str) -> Result<Option<String>> {
+    let version = binaries::normalize_version(version)?;
+    if binaries::find(&version)?.is_some() || binaries::committed(&version) {
+        return Ok(None);
+    }
+    // A stale list still holds every version it held: the proxy keeps them.
+    let cached = served_versions_file()
+        .ok()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .map(|t| t.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .filter(|v| !v.is_empty());
+    match cached {
+        Some(served) if served.iter().any(|v| v == &format!("v{version}")) => Ok(None),
+        _ => Ok(Some(format!(
+            "Kubernetes {version} is not a release ctrlbench has modules for: whether the Go module proxy serves it is asked when the run starts"
+        ))),
+    }
+}
+
+/// Ok when the proxy's list `served` holds `version`.
+fn served_among(version: &str, served: &[String]) -> Result<()> {
     if !served.iter().any(|v| v == &format!("v{version}")) {
         let newest: Vec<&str> = served
             .iter()
@@ -98,6 +125,16 @@ fn served_versions(go: &Path) -> Result<Vec<String>> {
 /// The feature gates the kube-apiserver of `version` knows, when its binary
 /// is at hand (None: not built yet, so gates are checked when it starts).
 pub fn feature_gates(version: &str) -> Result<Option<BTreeSet<String>>> {
+    gates(version, true)
+}
+
+/// [`feature_gates`], with the table read but never cached (a dry run
+/// writes nothing).
+pub fn feature_gates_unkept(version: &str) -> Result<Option<BTreeSet<String>>> {
+    gates(version, false)
+}
+
+fn gates(version: &str, keep: bool) -> Result<Option<BTreeSet<String>>> {
     let Some(b) = binaries::find(version)? else {
         return Ok(None);
     };
@@ -108,7 +145,7 @@ pub fn feature_gates(version: &str) -> Result<Option<BTreeSet<String>>> {
         return Ok(Some(text.lines().map(str::to_string).collect()));
     }
     let gates = gates_of(&b.kube_apiserver)?;
-    if let Some(f) = &cached {
+    if let Some(f) = cached.as_ref().filter(|_| keep) {
         let text: Vec<&str> = gates.iter().map(String::as_str).collect();
         write_atomic(f, &text.join("\n"))?;
     }

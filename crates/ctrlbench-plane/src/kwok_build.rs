@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::binaries::{build, build_dir, go_command, which_go};
+use crate::binaries::{Lookup, build, build_dir, go_command, which_go};
 use crate::kwok::Kwok;
 
 /// The KWOK release built.
@@ -28,22 +28,29 @@ const STAGES: [&str; 5] = [
     "kustomize/stage/pod/fast/pod-delete.yaml",
 ];
 
-/// `${XDG_CACHE_HOME:-~/.cache}/ctrlbench/kwok/<version>/`.
-fn cache_dir() -> Result<PathBuf> {
-    let base = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
-    Ok(base.join("ctrlbench").join("kwok").join(KWOK_VERSION))
+/// KWOK and its stages where `at`'s cache keeps them (`kwok/<version>/`).
+fn cached(at: &Lookup) -> Kwok {
+    let cache = at.kwok_dir();
+    Kwok {
+        bin: cache.join("kwok"),
+        stages: cache.join("stages.yaml"),
+    }
+}
+
+/// Whether [`install_kwok`] would build KWOK (nothing built or written).
+pub fn missing(at: &Lookup) -> bool {
+    let kwok = cached(at);
+    !(kwok.bin.is_file() && kwok.stages.is_file())
 }
 
 /// KWOK from the cache, built there first if missing.
 pub fn install_kwok() -> Result<Kwok> {
-    let cache = cache_dir()?;
-    let kwok = Kwok {
-        bin: cache.join("kwok"),
-        stages: cache.join("stages.yaml"),
-    };
-    if kwok.bin.is_file() && kwok.stages.is_file() {
+    let at = Lookup::from_env()?;
+    let kwok = cached(&at);
+    if !missing(&at) {
         return Ok(kwok);
     }
+    let cache = at.kwok_dir();
     let go = which_go()?;
     let work = build_dir(&cache)?;
     let dir = work.path().join("kwok");

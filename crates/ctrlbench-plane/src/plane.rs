@@ -37,7 +37,7 @@ pub use super::options::install_blocking;
 use super::options::{Member, PlaneOptions};
 use super::process::{Process, Signal};
 use super::tempdir::{DirGuard, Owner, TEMP_PREFIX};
-pub use super::tempdir::{boot_id, looks_like_plane_dir, sweep_orphans};
+pub use super::tempdir::{boot_id, looks_like_plane_dir, orphans, sweep_orphans};
 use super::tinyca;
 
 /// A running control plane.

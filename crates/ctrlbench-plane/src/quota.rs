@@ -191,6 +191,22 @@ impl Drop for Quota {
     }
 }
 
+/// Whether [`Quota::create`] could make its cgroup, asked of the kernel
+/// without making one: a cpu hierarchy, and write access where the cgroup
+/// would go.
+pub fn check_writable() -> Result<()> {
+    let h = hierarchy().context("cpu_limit needs a writable cgroup cpu controller")?;
+    let (Hierarchy::V2(parent) | Hierarchy::V1(parent)) = &h;
+    let access = rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK;
+    if rustix::fs::access(parent, access).is_err() {
+        bail!(
+            "cpu_limit: cannot create a cgroup under {} (it needs root or a delegated cgroup): drop cpu_limit or run where cgroups are writable",
+            parent.display()
+        );
+    }
+    Ok(())
+}
+
 /// Removes the empty quota cgroups of harnesses that no longer run.
 pub fn sweep() {
     let Ok(h) = hierarchy() else { return };

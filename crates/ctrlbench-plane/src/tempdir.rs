@@ -52,10 +52,19 @@ pub fn boot_id() -> String {
 /// killed with SIGKILL cannot clean up; its etcd and kube-apiserver died with
 /// it by the parent-death signal). Returns what was removed.
 pub fn sweep_orphans() -> Vec<PathBuf> {
-    let mut removed = Vec::new();
+    orphans()
+        .into_iter()
+        .filter(|p| std::fs::remove_dir_all(p).is_ok())
+        .collect()
+}
+
+/// The temporary plane directories whose owner is gone, removed by
+/// nothing (what [`sweep_orphans`] would remove).
+pub fn orphans() -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return removed;
+        return Vec::new();
     };
+    let mut found = Vec::new();
     for e in entries.flatten() {
         let path = e.path();
         let ours = path
@@ -68,11 +77,11 @@ pub fn sweep_orphans() -> Vec<PathBuf> {
         let owner: Option<Owner> = std::fs::read_to_string(path.join("owner.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
-        if owner.is_some_and(|o| o.gone()) && std::fs::remove_dir_all(&path).is_ok() {
-            removed.push(path);
+        if owner.is_some_and(|o| o.gone()) {
+            found.push(path);
         }
     }
-    removed
+    found
 }
 
 /// Removes a directory unless the plane took ownership of it.

@@ -242,7 +242,8 @@ pub enum ControllersCmd {
 pub struct RunArgs {
     /// Built-in experiment name or path to an experiment file.
     pub experiment: String,
-    /// Print the plan and an estimated duration, run nothing.
+    /// Print the plan and an estimated duration (the builds still to do
+    /// included); run, build and write nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Override the scales, e.g. --scales 50,200.

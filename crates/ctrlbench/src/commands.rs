@@ -241,19 +241,39 @@ pub async fn run(a: RunArgs) -> ExitCode {
 
 async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     use crate::experiment::{self, plan};
-    sweep();
+    // A dry run writes nothing: what a run would do is said instead.
+    if a.dry_run {
+        for d in ctrlbench_plane::plane::orphans() {
+            eprintln!(
+                "would remove {} (its ctrlbench process is gone; not in a dry run)",
+                d.display()
+            );
+        }
+    } else {
+        sweep();
+    }
     let mut exp = experiment::load(&a.experiment)?;
     a.overrides().apply(&mut exp)?;
     confirm_target(&exp, &a)?;
     if let Some(r) = &a.baseline {
-        for t in crate::run::baseline::add_twins(&mut exp, r)? {
-            eprintln!(
-                "baseline: {} is {} built from {r} ({}, in {})",
-                t.twin,
-                t.variant,
-                &t.commit[..12.min(t.commit.len())],
-                t.tree.display()
-            );
+        for t in crate::run::baseline::add_twins(&mut exp, r, a.dry_run)? {
+            let commit = &t.commit[..12.min(t.commit.len())];
+            if t.exported {
+                eprintln!(
+                    "baseline: {} is {} built from {r} ({commit}, in {})",
+                    t.twin,
+                    t.variant,
+                    t.tree.display()
+                );
+            } else {
+                eprintln!(
+                    "baseline: {} would be {} built from {r} ({commit}), exported from {} into {} (not in a dry run)",
+                    t.twin,
+                    t.variant,
+                    t.repo.display(),
+                    t.tree.display()
+                );
+            }
         }
     }
     if a.fail_on_regression.is_some() && exp.compare.is_empty() {
@@ -267,19 +287,28 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         progress: !a.no_progress,
         kubeconfig: a.kubeconfig.clone(),
         context: a.context.clone(),
+        dry_run: a.dry_run,
     };
     // Before any build: a wrong kubeconfig, version or path costs seconds.
     let notes = crate::run::preflight::check(&exp, &opts).await?;
     let runs = plan::expand(&exp);
     if a.dry_run {
-        emit(&plan::render(&exp, &runs))?;
+        use crate::run::first_builds;
+        let local = crate::run::target::named(&exp, &opts) == (None, None);
+        let first = first_builds::find(&exp, local, &first_builds::Where::here()?)?;
+        emit(&plan::render(&exp, &runs, &first.builds))?;
         emit(&plan::render_power(
             &exp,
             &crate::calibration::for_run(&exp),
         ))?;
-        for n in &notes.0 {
+        for n in notes.0.iter().chain(&first.notes) {
             emit(&format!("note: {n}\n"))?;
         }
+        emit(&format!(
+            "results: a run writes them under {}/<UTC time>-{}/ (a dry run writes nothing)\n",
+            opts.results_root.display(),
+            exp.name
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     for n in &notes.0 {

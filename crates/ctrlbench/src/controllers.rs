@@ -15,7 +15,7 @@ use ctrlbench_plane::binaries::go_command;
 use ctrlbench_plane::process::{Lifetime, own};
 
 /// The workspace this binary was built from (where controllers/go lives).
-fn workspace() -> PathBuf {
+pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -167,22 +167,30 @@ pub fn third_party_known(name: &str) -> Result<&'static str> {
     Ok(pkg)
 }
 
+/// Where `@<name>`'s binary is kept in the cache at `root` (built or not):
+/// `controllers/<name>-<hash of go.mod/go.sum>/<name>`.
+pub fn third_party_path(root: &Path, name: &str) -> Result<PathBuf> {
+    third_party_known(name)?;
+    let src = workspace().join("controllers").join(name);
+    Ok(root
+        .join("controllers")
+        .join(format!("{name}-{:016x}", source_hash(&src)?))
+        .join(name))
+}
+
 /// `@<name>`'s binary: `~/.cache/ctrlbench/controllers/<name>-<hash of go.mod/go.sum>/`.
 pub fn third_party_binary(name: &str) -> Result<PathBuf> {
     let pkg = third_party_known(name)?;
     let src = workspace().join("controllers").join(name);
-    let cache = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
-    let dir = cache
-        .join("ctrlbench/controllers")
-        .join(format!("{name}-{:016x}", source_hash(&src)?));
-    let bin = dir.join(name);
+    let bin = third_party_path(&ctrlbench_plane::binaries::cache_root()?, name)?;
     if bin.is_file() {
         return Ok(bin);
     }
+    let dir = bin.parent().context("a cached binary has a directory")?;
     if !which("go") {
         bail!("Go is not installed: @{name} ({pkg}) is built with Go");
     }
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(dir)?;
     eprintln!("building @{name} ({pkg}) …");
     let tmp = dir.join(format!("{name}.partial"));
     let out = go_command(Path::new("go"))
@@ -204,10 +212,16 @@ pub fn third_party_binary(name: &str) -> Result<PathBuf> {
     Ok(bin)
 }
 
-fn rust_binary() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("CTRLBENCH_WIDGET_CONTROLLER") {
-        return Ok(PathBuf::from(p));
+/// Where the Rust controller is looked for: beside the running binary.
+/// None when `CTRLBENCH_WIDGET_CONTROLLER` names it: nothing is built then.
+pub fn rust_binary_path() -> Result<Option<PathBuf>> {
+    if std::env::var_os("CTRLBENCH_WIDGET_CONTROLLER").is_some() {
+        return Ok(None);
     }
+    beside_harness().map(Some)
+}
+
+fn beside_harness() -> Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let mut dir = exe
         .parent()
@@ -218,12 +232,20 @@ fn rust_binary() -> Result<PathBuf> {
     {
         dir = up;
     }
-    let candidate = dir.join("widget-controller");
+    Ok(dir.join("widget-controller"))
+}
+
+fn rust_binary() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("CTRLBENCH_WIDGET_CONTROLLER") {
+        return Ok(PathBuf::from(p));
+    }
+    let candidate = beside_harness()?;
+    let exe = std::env::current_exe()?;
     // Always ask cargo in a checkout: it is a no-op when up to date and
     // rebuilds a stale controller, which a file-exists check would miss.
     let ws = workspace();
     if ws.join("Cargo.toml").is_file() && which("cargo") {
-        let release = dir.ends_with("release");
+        let release = candidate.parent().is_some_and(|d| d.ends_with("release"));
         let mut cmd = nested_cargo();
         cmd.args(["build", "--quiet", "-p", "widget-controller"])
             .current_dir(&ws);
@@ -264,7 +286,7 @@ pub fn rust_binary_with_allocator(allocator: &str) -> Result<PathBuf> {
             "allocator = {allocator:?} builds the controller with cargo: run ctrlbench from a checkout"
         );
     }
-    let target = ws.join("target").join(format!("allocator-{allocator}"));
+    let target = allocator_target(&ws, allocator);
     eprintln!("building the Rust controller with {allocator} …");
     let mut cmd = nested_cargo();
     cmd.args([
@@ -284,6 +306,12 @@ pub fn rust_binary_with_allocator(allocator: &str) -> Result<PathBuf> {
         bail!("cargo build -p widget-controller --features {allocator} failed");
     }
     Ok(target.join("release/widget-controller"))
+}
+
+/// The target directory of the allocator build (`target/allocator-<name>`
+/// of the workspace `ws`): its own, so the default build is never rebuilt over.
+pub fn allocator_target(ws: &Path, allocator: &str) -> PathBuf {
+    ws.join("target").join(format!("allocator-{allocator}"))
 }
 
 /// A `cargo` for building the controller from inside `cargo run` or
@@ -350,10 +378,12 @@ fn source_hash(src: &Path) -> Result<u64> {
     Ok(h.finish())
 }
 
-fn go_binary(label: &str) -> Result<PathBuf> {
-    let Some(extra) = go_build(label).map(|b| b.args) else {
+/// Where the Go controller's `label` build is kept in the cache at `root`
+/// (built or not): `controllers/go-<label>-<source hash>/widget-controller`.
+pub fn go_binary_path(root: &Path, label: &str) -> Result<PathBuf> {
+    if go_build(label).is_none() {
         bail!("no Go build {label:?}: use {}", go_labels());
-    };
+    }
     let src = workspace().join("controllers/go");
     if !src.join("main.go").is_file() {
         bail!(
@@ -361,20 +391,26 @@ fn go_binary(label: &str) -> Result<PathBuf> {
             src.display()
         );
     }
-    let cache = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
-    let dir = cache
-        .join("ctrlbench/controllers")
-        .join(format!("go-{label}-{:016x}", source_hash(&src)?));
-    let bin = dir.join("widget-controller");
+    Ok(root
+        .join("controllers")
+        .join(format!("go-{label}-{:016x}", source_hash(&src)?))
+        .join("widget-controller"))
+}
+
+fn go_binary(label: &str) -> Result<PathBuf> {
+    let bin = go_binary_path(&ctrlbench_plane::binaries::cache_root()?, label)?;
     if bin.is_file() {
         return Ok(bin);
     }
+    let extra = go_build(label).map(|b| b.args).unwrap_or_default();
+    let src = workspace().join("controllers/go");
+    let dir = bin.parent().context("a cached binary has a directory")?;
     if !which("go") {
         bail!(
             "Go is not installed: the Go reference controller (go@{label}) is built with Go ≥ 1.24"
         );
     }
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(dir)?;
     eprintln!("building the Go controller (controller-runtime {label}) …");
     let tmp = dir.join("widget-controller.partial");
     let out = go_command(Path::new("go"))

@@ -1,6 +1,7 @@
 //! The plan: an experiment expanded into runs (scale × repeat × variant
 //! group, variants interleaved in a counterbalanced order), with an estimate of how
-//! long it takes.
+//! long it takes: the runs, and the builds still to do before them (found
+//! by `run::first_builds`; priced there).
 
 use std::fmt::Write;
 
@@ -109,6 +110,14 @@ pub fn order(n: usize, repeat: u32, seed: u64) -> Vec<usize> {
     rows[idx[at % rows.len()]].clone()
 }
 
+/// A build a run does before its first run (a binary not cached yet, a
+/// `build` step that is due), with its estimated minutes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstBuild {
+    pub what: String,
+    pub minutes: f64,
+}
+
 /// Upper-bound estimate in seconds (every run uses its whole window, and
 /// every phase after it its timeout or duration).
 pub fn estimate_s(exp: &Experiment, runs: &[Run]) -> f64 {
@@ -124,8 +133,9 @@ pub fn estimate_s(exp: &Experiment, runs: &[Run]) -> f64 {
             .sum::<f64>()
 }
 
-/// What `run --dry-run` prints.
-pub fn render(exp: &Experiment, runs: &[Run]) -> String {
+/// What `run --dry-run` prints: the plan, the builds still to do and the
+/// estimate of both.
+pub fn render(exp: &Experiment, runs: &[Run], builds: &[FirstBuild]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "experiment {} ({})", exp.name, exp.file.display());
     if !exp.description.is_empty() {
@@ -203,13 +213,40 @@ pub fn render(exp: &Experiment, runs: &[Run]) -> String {
         );
     }
     let est = estimate_s(exp, runs);
+    if builds.is_empty() {
+        let _ = writeln!(
+            s,
+            "estimated duration: at most {} (nothing to build)",
+            min_s(est)
+        );
+        return s;
+    }
     let _ = writeln!(
         s,
-        "estimated duration: at most {:.0} min {:.0} s",
-        (est / 60.0).floor(),
-        est % 60.0
+        "builds first (once, then cached; minutes as measured cold on a 2-core machine):"
+    );
+    let width = builds
+        .iter()
+        .map(|b| b.what.chars().count())
+        .max()
+        .unwrap_or(0);
+    for b in builds {
+        let _ = writeln!(s, "  {:<width$}  {:>4.1} min", b.what, b.minutes);
+    }
+    let build_min: f64 = builds.iter().map(|b| b.minutes).sum();
+    let _ = writeln!(
+        s,
+        "estimated duration: at most {}: runs {}, builds {build_min:.1} min (first use only)",
+        min_s(est + build_min * 60.0),
+        min_s(est)
     );
     s
+}
+
+/// "4 min 5 s", the seconds rounded first (so never "60 s").
+fn min_s(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    format!("{} min {} s", s / 60, s % 60)
 }
 
 /// What the plan can decide: per figure asked about (Ready/s and every

@@ -31,7 +31,12 @@ pub struct Twin {
     pub variant: String,
     pub twin: String,
     pub commit: String,
+    /// The repository's top directory.
+    pub repo: PathBuf,
     pub tree: PathBuf,
+    /// Whether the tree is there: false only in a dry run, which names the
+    /// tree an export would make and makes none.
+    pub exported: bool,
 }
 
 /// The twin's name for variant `name`.
@@ -42,7 +47,9 @@ pub fn twin_name(name: &str) -> String {
 /// Adds a baseline twin of every command variant with a `build`, and its
 /// questions. Fails, with one line, when no variant has a build, a build
 /// directory is not in a git repository, or REF is not a commit there.
-pub fn add_twins(exp: &mut Experiment, reference: &str) -> Result<Vec<Twin>> {
+/// With `dry_run`, REF's tree is not exported: the twin points where it
+/// would be.
+pub fn add_twins(exp: &mut Experiment, reference: &str, dry_run: bool) -> Result<Vec<Twin>> {
     let flag = format!("--baseline {reference}");
     let built: Vec<usize> = exp
         .variants
@@ -101,7 +108,13 @@ pub fn add_twins(exp: &mut Experiment, reference: &str) -> Result<Vec<Twin>> {
                 top.display()
             );
         };
-        let tree = export(&top, &commit, reference)?;
+        let tree = tree_path(&ctrlbench_plane::binaries::cache_root()?, &top, &commit);
+        let exported = if dry_run {
+            tree.join(COMMIT_FILE).is_file()
+        } else {
+            export(&top, &commit, reference, &tree)?;
+            true
+        };
         let mut t = v.clone();
         t.name = name.clone();
         let twin_dir = match dir.strip_prefix(&top) {
@@ -123,7 +136,9 @@ pub fn add_twins(exp: &mut Experiment, reference: &str) -> Result<Vec<Twin>> {
             variant: v.name.clone(),
             twin: name,
             commit,
+            repo: top,
             tree,
+            exported,
         });
         added.push((i, t));
     }
@@ -134,15 +149,26 @@ pub fn add_twins(exp: &mut Experiment, reference: &str) -> Result<Vec<Twin>> {
     Ok(twins)
 }
 
-/// REF's tree of repository `top`, exported once per commit under the cache.
-fn export(top: &Path, commit: &str, reference: &str) -> Result<PathBuf> {
-    let base = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
+/// Where `commit` of repository `top` is exported in the cache at `root`:
+/// `baselines/<repository's hash>-<commit>`.
+fn tree_path(root: &Path, top: &Path, commit: &str) -> PathBuf {
     let repo = format!("{:x}", Sha256::digest(top.display().to_string().as_bytes()));
-    let tree = base
-        .join("ctrlbench/baselines")
-        .join(format!("{}-{commit}", &repo[..12]));
+    root.join("baselines")
+        .join(format!("{}-{commit}", &repo[..12]))
+}
+
+/// Whether `dir` lies in a baseline tree not exported yet (which only a
+/// dry run leaves so).
+pub fn unexported(dir: &Path) -> bool {
+    ctrlbench_plane::binaries::cache_root()
+        .is_ok_and(|root| dir.starts_with(root.join("baselines")))
+        && exported_commit(dir).is_none()
+}
+
+/// REF's tree of repository `top`, exported once per commit into `tree`.
+fn export(top: &Path, commit: &str, reference: &str, tree: &Path) -> Result<()> {
     if tree.join(COMMIT_FILE).is_file() {
-        return Ok(tree);
+        return Ok(());
     }
     let partial = tree.with_extension(format!("partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
@@ -153,8 +179,8 @@ fn export(top: &Path, commit: &str, reference: &str) -> Result<PathBuf> {
             partial.join(COMMIT_FILE),
             format!("{commit}\n{reference}\n"),
         )?;
-        let _ = std::fs::remove_dir_all(&tree);
-        std::fs::rename(&partial, &tree)?;
+        let _ = std::fs::remove_dir_all(tree);
+        std::fs::rename(&partial, tree)?;
         Ok(())
     });
     if let Err(e) = unpacked {
@@ -165,7 +191,7 @@ fn export(top: &Path, commit: &str, reference: &str) -> Result<PathBuf> {
             tree.display()
         )));
     }
-    Ok(tree)
+    Ok(())
 }
 
 /// `git archive COMMIT | tar -x -C into`.

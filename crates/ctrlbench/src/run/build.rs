@@ -56,9 +56,13 @@ pub fn steps(exp: &Experiment) -> Vec<Step> {
     out
 }
 
-/// What can be checked before a build: its directory and its program.
-pub fn check(exp: &Experiment) -> Result<()> {
+/// What can be checked before a build: its directory and its program. A
+/// dry run's baseline trees are not exported, so their steps wait for the run.
+pub fn check(exp: &Experiment, dry_run: bool) -> Result<()> {
     for s in steps(exp) {
+        if dry_run && super::baseline::unexported(&s.dir) {
+            continue;
+        }
         let who = || format!("{}: variant {}", exp.file.display(), s.variants[0]);
         if !s.dir.is_dir() {
             bail!(
@@ -68,6 +72,10 @@ pub fn check(exp: &Experiment) -> Result<()> {
             );
         }
         let first = &s.command[0];
+        // A dry run needs no Go: its list of builds says which need it.
+        if dry_run && first == "go" {
+            continue;
+        }
         let found = if first.contains('/') {
             s.dir.join(first).is_file()
         } else {
@@ -90,21 +98,38 @@ pub fn run_all(exp: &Experiment) -> Result<Vec<Build>> {
     steps(exp).iter().map(|s| run(exp, s)).collect()
 }
 
+/// Whether `run` would run the step, told by reading the same stamp, tree
+/// and program it reads (under the cache at `root`), with nothing built or
+/// written: a tree not there yet (a baseline not exported) is a build to do.
+pub fn due(exp: &Experiment, s: &Step, root: &Path) -> bool {
+    let Ok(tree) = tree_hash(&s.dir) else {
+        return true;
+    };
+    // `@name` is built by ctrlbench, on its own path; where it would be is enough.
+    let program = match s.program.strip_prefix('@') {
+        Some(name) => crate::controllers::third_party_path(root, name),
+        None => super::command_program(&exp.file, &s.program),
+    };
+    !unchanged(&stamp_path(root, s), &tree, program.ok().as_deref())
+}
+
+/// The stamp says `tree` was built last, and `program` is what it left.
+fn unchanged(stamp: &Path, tree: &str, program: Option<&Path>) -> bool {
+    let (Ok(previous), Some(program)) = (std::fs::read_to_string(stamp), program) else {
+        return false;
+    };
+    let mut it = previous.lines();
+    it.next() == Some(tree) && it.next() == file_sha256(program).ok().as_deref()
+}
+
 fn run(exp: &Experiment, s: &Step) -> Result<Build> {
     let shown = format!("{} (in {})", s.command.join(" "), s.dir.display());
     let tree = tree_hash(&s.dir)?;
-    let stamp = stamp_path(s)?;
+    let stamp = stamp_path(&ctrlbench_plane::binaries::cache_root()?, s);
     let program = || super::command_program(&exp.file, &s.program);
-    let previous = std::fs::read_to_string(&stamp).ok();
     let started = Instant::now();
     let mut ran = false;
-    let done_before = match (&previous, program()) {
-        (Some(p), Ok(prog)) => {
-            let mut it = p.lines();
-            it.next() == Some(tree.as_str()) && it.next() == file_sha256(&prog).ok().as_deref()
-        }
-        _ => false,
-    };
+    let done_before = unchanged(&stamp, &tree, program().ok().as_deref());
     if done_before {
         eprintln!("build {shown}: unchanged since its last success");
     } else {
@@ -180,9 +205,8 @@ fn build(s: &Step) -> Result<()> {
     Ok(())
 }
 
-/// Where a step's last success is remembered.
-fn stamp_path(s: &Step) -> Result<PathBuf> {
-    let base = dirs::cache_dir().context("no cache directory: set XDG_CACHE_HOME or HOME")?;
+/// Where a step's last success is remembered, in the cache at `root`.
+pub(crate) fn stamp_path(root: &Path, s: &Step) -> PathBuf {
     let mut h = Sha256::new();
     h.update(s.dir.display().to_string().as_bytes());
     for a in &s.command {
@@ -190,7 +214,7 @@ fn stamp_path(s: &Step) -> Result<PathBuf> {
         h.update(a.as_bytes());
     }
     let key = hex(&h.finalize());
-    Ok(base.join("ctrlbench/builds").join(&key[..32]))
+    root.join("builds").join(&key[..32])
 }
 
 /// A digest of every file under `dir` but hidden ones, bin/ and target/

@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod build;
 pub mod builds;
 mod controller;
+pub mod first_builds;
 pub mod group;
 pub mod identity;
 pub mod loader;
@@ -51,6 +52,8 @@ pub struct RunOptions {
     pub progress: bool,
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
+    /// `--dry-run`: the checks write nothing and ask no network.
+    pub dry_run: bool,
 }
 
 /// Where the results went and whether the experiment finished.

@@ -5,7 +5,10 @@
 //! the Go module proxy) and its feature gates (against the table read from
 //! the built kube-apiserver), the programs of command variants, and a
 //! cgroup for a CPU quota. A typo
-//! then costs a second instead of a build. `--dry-run` runs the same checks.
+//! then costs a second instead of a build. `--dry-run` runs the same checks
+//! but writes nothing and asks no network: no cgroup is made (write access
+//! is asked instead), no list of served versions fetched or kept, no gate
+//! table kept, and Go's absence is said with the builds that need it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -28,10 +31,11 @@ pub async fn check(exp: &Experiment, opts: &RunOptions) -> Result<Notes> {
         target::existing(kubeconfig.as_deref(), context.as_deref()).await?;
     } else {
         let exp = exp.clone();
-        notes = tokio::task::spawn_blocking(move || planes(&exp)).await??;
+        let dry_run = opts.dry_run;
+        notes = tokio::task::spawn_blocking(move || planes(&exp, dry_run)).await??;
     }
-    programs(exp)?;
-    cpu_limits(exp)?;
+    programs(exp, opts.dry_run)?;
+    cpu_limits(exp, opts.dry_run)?;
     // Without nodes no pod runs, and such a rule would hold for nothing:
     // say so before the window is sat out.
     let local = kubeconfig.is_none() && context.is_none();
@@ -85,12 +89,16 @@ fn owned_workloads(exp: &Experiment) -> Vec<String> {
 }
 
 /// A variant with `cpu_limit` needs a cgroup this process can make: one is
-/// made and removed now, so a machine without one fails before any build.
-fn cpu_limits(exp: &Experiment) -> Result<()> {
+/// made and removed now, so a machine without one fails before any build
+/// (a dry run asks for write access where it would go instead).
+fn cpu_limits(exp: &Experiment, dry_run: bool) -> Result<()> {
     if let Some(v) = exp.variants.iter().find(|v| v.cpu_limit().is_some()) {
+        let who = || format!("{}: variant {} cpu_limit", exp.file.display(), v.name);
+        if dry_run {
+            return ctrlbench_plane::quota::check_writable().with_context(who);
+        }
         ctrlbench_plane::quota::sweep();
-        ctrlbench_plane::quota::Quota::create(1000)
-            .with_context(|| format!("{}: variant {} cpu_limit", exp.file.display(), v.name))?;
+        ctrlbench_plane::quota::Quota::create(1000).with_context(who)?;
     }
     Ok(())
 }
@@ -128,7 +136,7 @@ fn results_writable(root: &Path) -> Result<()> {
 
 /// Each local plane the runs need: its version can be had and its gates
 /// exist in it.
-fn planes(exp: &Experiment) -> Result<Vec<String>> {
+fn planes(exp: &Experiment, dry_run: bool) -> Result<Vec<String>> {
     let mut planes: Vec<(Experiment, String)> = vec![(exp.clone(), "[cluster]".into())];
     for (i, v) in exp.variants.iter().enumerate() {
         if let Some(p) = exp.variant_plane(i) {
@@ -143,13 +151,22 @@ fn planes(exp: &Experiment) -> Result<Vec<String>> {
                 .as_deref()
                 .unwrap_or(binaries::DEFAULT_K8S_VERSION),
         )?;
-        known::check_version(&version)
-            .with_context(|| format!("{}: {whose} k8s_version", exp.file.display()))?;
+        let whose_version = || format!("{}: {whose} k8s_version", exp.file.display());
+        if dry_run {
+            notes.extend(known::check_version_offline(&version).with_context(whose_version)?);
+        } else {
+            known::check_version(&version).with_context(whose_version)?;
+        }
         let gates = &e.cluster.feature_gates;
         if gates.is_empty() {
             continue;
         }
-        match known::feature_gates(&version)? {
+        let table = if dry_run {
+            known::feature_gates_unkept(&version)?
+        } else {
+            known::feature_gates(&version)?
+        };
+        match table {
             Some(table) => {
                 let unknown = known::unknown_gates(gates, &table);
                 if let Some(first) = unknown.first() {
@@ -169,8 +186,8 @@ fn planes(exp: &Experiment) -> Result<Vec<String>> {
 }
 
 /// Every command variant's program and every `binary` exists and may be run.
-fn programs(exp: &Experiment) -> Result<()> {
-    super::build::check(exp)?;
+fn programs(exp: &Experiment, dry_run: bool) -> Result<()> {
+    super::build::check(exp, dry_run)?;
     for v in &exp.variants {
         // A program that `build` makes need not exist yet.
         if v.implementation == Impl::Command && v.keys.build.is_some() {
