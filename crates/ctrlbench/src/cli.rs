@@ -90,7 +90,7 @@ pub enum Command {
         #[arg(long, value_name = "X:Y", value_parser = parse_pair)]
         pair: Vec<(String, String)>,
         /// Exit 1 when a headline figure of B (T100, Ready/s, reconcile p99,
-        /// writes/s, peak RSS) is decidedly worse than A's by more than this
+        /// writes per object, peak RSS) is decidedly worse than A's by more than this
         /// (e.g. 10%): its whole 95 % interval beyond it on the worse side.
         /// Prints which, and the figures it could not decide (never a failure).
         #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
@@ -300,7 +300,7 @@ pub struct RunArgs {
     /// tag or commit of the build_dir's repository, exported into the cache;
     /// no network). The twins run interleaved and paired with the working
     /// tree's builds, and "<name> / <name>-baseline" is asked on T100,
-    /// Ready/s, reconcile p99, writes/s and peak RSS.
+    /// Ready/s, reconcile p99, writes per object and peak RSS.
     #[arg(long, value_name = "REF")]
     pub baseline: Option<String>,
     /// Exit 1 when a `[[compare]]` question (with --baseline: the working
