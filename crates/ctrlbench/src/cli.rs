@@ -50,16 +50,20 @@ pub enum Command {
         #[arg(long, value_name = "PERCENT", value_parser = parse_margin)]
         margin: Option<f64>,
     },
-    /// Print a results directory's answers and headline figures as JSON for
-    /// CI dashboards, on standard output.
+    /// Write a results directory's answers and headline figures as JSON for
+    /// CI dashboards.
     ///
     /// Every results directory already holds verdicts.json (written with
     /// its report): each question with figure, scale, A, B, ratio, 95 %
     /// interval, verdict, repeats and evidence, and each variant's headline
     /// figures (median, min, max over its repeats). `export` turns that
     /// into Bencher's metric format (bmf: {benchmark: {measure: {value,
-    /// lower_value, upper_value}}}) or github-action-benchmark's custom
-    /// JSON ([{name, unit, value, range, extra}]). Benchmarks are named
+    /// lower_value, upper_value}}}, on standard output) or
+    /// github-action-benchmark's custom JSON ([{name, unit, value, range,
+    /// extra}]) as two files, since that action takes one direction per
+    /// file: <OUT>-bigger.json (tool: customBiggerIsBetter) and
+    /// <OUT>-smaller.json (tool: customSmallerIsBetter); ratios of figures
+    /// without a better side are left out. Benchmarks are named
     /// <experiment>/N=<scale>/<variant>; questions' ratios
     /// <experiment>/N=<scale>/<B> / <A>.
     Export {
@@ -68,6 +72,12 @@ pub enum Command {
         /// bmf or github-action-benchmark (or verdicts: verdicts.json itself).
         #[arg(long, value_name = "FORMAT", value_parser = parse_export_format)]
         format: ExportFormat,
+        /// github-action-benchmark: the two files' common start, e.g.
+        /// `bench` for bench-bigger.json and bench-smaller.json (default:
+        /// DIR/github-action-benchmark). The other formats: a file to write
+        /// instead of standard output.
+        #[arg(long, value_name = "PATH")]
+        out: Option<PathBuf>,
         /// The equivalence margin of the verdicts (default: the manifest's, else 5%).
         #[arg(long, value_name = "PERCENT", value_parser = parse_margin)]
         margin: Option<f64>,

@@ -95,8 +95,9 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
         Command::Export {
             dir,
             format,
+            out,
             margin,
-        } => export(&dir, format, margin),
+        } => export(&dir, format, out.as_deref(), margin),
         Command::Compare {
             a,
             b: None,
@@ -439,20 +440,52 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
     }
 }
 
-/// Writes to stdout; a reader that went away (`| head`, `grep -q`) is not
-/// an error and must not panic.
-/// `ctrlbench export`: verdicts.json, as is or for a dashboard.
+/// `ctrlbench export`: verdicts.json, as is or for a dashboard, on standard
+/// output or into `out`; github-action-benchmark as two files, one per
+/// better side, each named with the `tool:` it is for.
 fn export(
     dir: &std::path::Path,
     format: crate::cli::ExportFormat,
+    out: Option<&std::path::Path>,
     margin: Option<f64>,
 ) -> Result<()> {
-    let verdicts = ctrlbench_report::export::verdicts_of(dir, margin)?;
-    let out = match format {
-        crate::cli::ExportFormat::Verdicts => verdicts,
-        crate::cli::ExportFormat::Dashboard(f) => ctrlbench_report::export::convert(&verdicts, f),
+    use crate::cli::ExportFormat;
+    use ctrlbench_report::export::{self as dash, Format};
+    let verdicts = dash::verdicts_of(dir, margin)?;
+    let json =
+        |v: &serde_json::Value| -> Result<String> { Ok(serde_json::to_string_pretty(v)? + "\n") };
+    let one = match format {
+        ExportFormat::Verdicts => verdicts,
+        ExportFormat::Dashboard(Format::Bmf) => dash::bmf(&verdicts),
+        ExportFormat::Dashboard(Format::GithubActionBenchmark) => {
+            let split = dash::github_action_benchmark(&verdicts);
+            let prefix = out.map_or_else(|| dir.join("github-action-benchmark"), Into::into);
+            for (side, entries, tool) in [
+                ("bigger", split.bigger, dash::BIGGER_TOOL),
+                ("smaller", split.smaller, dash::SMALLER_TOOL),
+            ] {
+                let mut name = prefix.clone().into_os_string();
+                name.push(format!("-{side}.json"));
+                let path = std::path::PathBuf::from(name);
+                let n = entries.len();
+                let text = json(&serde_json::Value::Array(entries))?;
+                ctrlbench_record::files::write_atomic(&path, text.as_bytes())?;
+                emit(&format!("{}: tool: {tool} ({n} entries)\n", path.display()))?;
+            }
+            if !split.sideless.is_empty() {
+                emit(&format!(
+                    "left out {} ratio(s) of figures without a better side: {}\n",
+                    split.sideless.len(),
+                    split.sideless.join(", ")
+                ))?;
+            }
+            return Ok(());
+        }
     };
-    emit(&(serde_json::to_string_pretty(&out)? + "\n"))
+    match out {
+        Some(path) => ctrlbench_record::files::write_atomic(path, json(&one)?.as_bytes()),
+        None => emit(&json(&one)?),
+    }
 }
 
 /// `ctrlbench init`: the commented template, or a file read off a project.
@@ -490,6 +523,8 @@ fn init(
     Ok(())
 }
 
+/// Writes to stdout; a reader that went away (`| head`, `grep -q`) is not
+/// an error and must not panic.
 fn emit(text: &str) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
