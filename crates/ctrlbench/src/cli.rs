@@ -116,6 +116,23 @@ pub enum Command {
         #[arg(long, value_name = "VARIANT|probe")]
         reference: Option<String>,
     },
+    /// Gate a results directory on its own [[compare]] answers, as `run
+    /// --fail-on-regression` does when its runs end: exit 1 when one is
+    /// decided worse by more than the threshold (its whole 95 % interval
+    /// beyond it on the worse side), 0 otherwise.
+    ///
+    /// For CI, where the run and the gate are separate steps: `run
+    /// --baseline REF --until-decided`, then `gate RESULTS_DIR
+    /// --fail-on-regression 10%`. Undecided answers are listed with the
+    /// smallest change they could see and never fail. Errors (no results,
+    /// no [[compare]] question) exit 1 too, with one line on stderr.
+    Gate {
+        /// A results directory (results/<UTC timestamp>-<experiment>).
+        dir: PathBuf,
+        /// The regression beyond which the gate fails, e.g. 10%.
+        #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+        fail_on_regression: f64,
+    },
     /// Say what on this machine would disturb a measurement right now:
     /// other processes' CPU (a run is flagged "machine busy" above 10 % of
     /// a core), steal, load, the CPU governor, memory, swap and disk. Exits

@@ -163,6 +163,10 @@ pub async fn dispatch(cmd: Command) -> Result<()> {
             kind,
             cargo_profile,
         } => init(name, from, kind, &cargo_profile),
+        Command::Gate {
+            dir,
+            fail_on_regression,
+        } => gate_answers(&dir, fail_on_regression),
         Command::Calibrate { dir } => {
             emit(&crate::calibration::calibrate(&dir)?)?;
             Ok(())
@@ -317,15 +321,24 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         );
     }
     if let Some(t) = a.fail_on_regression {
-        run_gate(&outcome.dir, t)?;
+        gate_answers(&outcome.dir, t)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// `run --fail-on-regression`: the run's own `[[compare]]` answers, gated.
-fn run_gate(dir: &std::path::Path, threshold: f64) -> Result<()> {
-    use ctrlbench_report::{questions, verdict};
+/// `run --fail-on-regression` and `ctrlbench gate`: a run's own
+/// `[[compare]]` answers, gated; an error (exit 1) only for a decided
+/// regression, or for a directory with nothing to gate.
+fn gate_answers(dir: &std::path::Path, threshold: f64) -> Result<()> {
+    use ctrlbench_report::questions::{self, Source};
+    use ctrlbench_report::verdict;
     let answers = questions::questions(dir, verdict::DEFAULT_MARGIN)?;
+    if !answers.iter().any(|a| a.source == Source::Compare) {
+        bail!(
+            "{}: no [[compare]] answer to gate on (run with --baseline REF, or add [[compare]])",
+            dir.display()
+        );
+    }
     let g = ctrlbench_report::gate::of_answers(&answers, threshold);
     let pct = verdict::percent(threshold);
     emit(&format!("\nRegression gate (±{pct}, {}):\n", g.normalised))?;
