@@ -37,6 +37,7 @@ pub const HEADLINE: &[Metric] = &[
     Metric::T100,
     Metric::ReadyPerS,
     Metric::WritesPerS,
+    Metric::WritesPerObject,
     Metric::Conflicts,
     Metric::ThrottleWait,
     Metric::Cpu,
@@ -453,4 +454,58 @@ fn ratio_table(rows: &[Row], margin: f64, label: impl Fn(&Group, &Group) -> Stri
         ]);
     }
     t.markdown()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::RunFigures;
+    use crate::interval::Method;
+
+    /// A decided rise names a side only where the gate's table gives one:
+    /// writes/s rises when a build converges sooner, writes per object
+    /// only when it writes more.
+    #[test]
+    fn a_decided_writes_per_s_claims_no_side_and_writes_per_object_does() {
+        let g = |v: &str| Group {
+            scale: 20,
+            variant: v.into(),
+            runs: vec![RunFigures::empty(20, v, 1)],
+        };
+        let (a, b) = (g("x"), g("x"));
+        let r = Ratio {
+            ratio: 1.6,
+            interval: Some((1.5, 1.7)),
+            method: Method::Paired { pairs: 5 },
+        };
+        let t = ratio_table(
+            &[
+                (&a, &b, Metric::WritesPerS, Some(r)),
+                (&a, &b, Metric::WritesPerObject, Some(r)),
+            ],
+            0.05,
+            |x, _| x.variant.clone(),
+        );
+        let row = |figure: &str| {
+            t.lines()
+                .find(|l| l.contains(&format!("| {figure} |")))
+                .unwrap_or_else(|| panic!("no {figure} row in {t}"))
+                .to_string()
+        };
+        assert!(row("writes/s").ends_with("| B higher |"), "{t}");
+        assert!(
+            row("writes per object").ends_with("| B higher (worse) |"),
+            "{t}"
+        );
+        let line = answer(
+            20,
+            "x",
+            Metric::WritesPerS,
+            &r,
+            0.05,
+            "B",
+            better(Metric::WritesPerS),
+        );
+        assert!(line.contains("— B higher, "), "{line}");
+    }
 }

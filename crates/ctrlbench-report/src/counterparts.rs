@@ -15,7 +15,9 @@ use crate::metrics::Metric;
 use crate::stats::{fmt_duration, fmt_stat, stat};
 
 /// The questions in the order the report prints them, their section
-/// heading, and whether higher is better on their headline figure.
+/// heading, and whether higher is better on their headline figure (for a
+/// figure with a side in `gate::better`, that side: a test keeps them equal;
+/// the phase figures have theirs only here).
 pub(crate) const QUESTIONS: &[(&str, &str, bool)] = &[
     ("throughput", "Throughput", true),
     ("coverage", "Correctness and coverage", true),
@@ -41,6 +43,14 @@ impl Figure {
             Figure::Metric(m) => m.label(),
             Figure::IdleRequests => "controller requests/s when idle",
             Figure::DeleteLength => "delete phase length",
+        }
+    }
+
+    /// Whether higher is better, where the gate's tables say.
+    fn better(self) -> Option<bool> {
+        match self {
+            Figure::Metric(m) => crate::gate::better(m),
+            Figure::IdleRequests | Figure::DeleteLength => None,
         }
     }
 
@@ -181,7 +191,7 @@ pub(crate) fn pairings(groups: &[Group]) -> Vec<Pairing<'_>> {
             };
             out.push(Pairing {
                 question,
-                higher_is_better,
+                higher_is_better: figure.better().unwrap_or(higher_is_better),
                 variant: g,
                 counterpart: h,
                 figure,
@@ -222,5 +232,33 @@ pub(crate) fn oriented(p: &Pairing) -> Option<Ratio> {
         interleaved(p.variant, p.counterpart, f)
     } else {
         interleaved(p.counterpart, p.variant, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A question's heading orients its ratios by the question's side; on a
+    /// figure the gate's tables give a side, the two must agree.
+    #[test]
+    fn questions_take_the_side_the_gate_gives_their_figures() {
+        let on = [
+            ("throughput", Metric::ReadyPerS),
+            ("coverage", Metric::Ready),
+            ("steady-state", Metric::WritesPerObject),
+            ("memory", Metric::PeakRss),
+            ("duplicates", Metric::ReconcilesPerObject),
+        ];
+        for (question, m) in on {
+            let side = QUESTIONS.iter().find(|q| q.0 == question).unwrap().2;
+            let f = Figure::Metric(m);
+            assert!(
+                f.better().is_none_or(|b| b == side),
+                "{question}: {} is {:?} in gate::better",
+                m.label(),
+                f.better()
+            );
+        }
     }
 }

@@ -3,8 +3,10 @@
 //! verdict, repeats and the evidence that decided it, plus every variant's
 //! headline figures), and what `ctrlbench export` turns it into for CI
 //! dashboards: Bencher's metric format (BMF) and github-action-benchmark's
-//! custom JSON. All three are built from the same answers and groups the
-//! report prints, so a dashboard shows what the report says.
+//! custom JSON, one array per better side since that action takes one
+//! direction per file. All are built from the same answers and groups the
+//! report prints, so a dashboard shows what the report says; which side is
+//! better is `gate::better`'s.
 
 use std::path::Path;
 
@@ -12,6 +14,7 @@ use anyhow::Result;
 use serde_json::{Map, Value, json};
 
 use crate::figures::{self, Group};
+use crate::gate::better;
 use crate::load::Results;
 use crate::metrics::{Metric, Unit};
 use crate::questions::{self, Answer, Source};
@@ -36,7 +39,8 @@ pub const TRACKED: &[Metric] = &[
 pub enum Format {
     /// Bencher Metric Format: `{benchmark: {measure: {value, lower_value, upper_value}}}`.
     Bmf,
-    /// github-action-benchmark's custom JSON: `[{name, unit, value, range, extra}]`.
+    /// github-action-benchmark's custom JSON: `[{name, unit, value, range, extra}]`,
+    /// two arrays (see [`github_action_benchmark`]).
     GithubActionBenchmark,
 }
 
@@ -156,75 +160,126 @@ fn finite(v: Option<f64>) -> Option<f64> {
     v.filter(|x| x.is_finite())
 }
 
-/// `verdicts.json` (as written) in `format`.
-pub fn convert(verdicts: &Value, format: Format) -> Value {
-    let experiment = verdicts["experiment"].as_str().unwrap_or("ctrlbench");
-    let variants = verdicts["variants"].as_array().cloned().unwrap_or_default();
-    let qs = verdicts["questions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let var_name = |v: &Value| {
+/// github-action-benchmark's `tool:` for the entries where bigger is better.
+pub const BIGGER_TOOL: &str = "customBiggerIsBetter";
+/// Its `tool:` for the entries where smaller is better.
+pub const SMALLER_TOOL: &str = "customSmallerIsBetter";
+
+/// Benchmark names: `<experiment>/N=<scale>/<variant>` for a variant's
+/// figures, `<experiment>/N=<scale>/<B> / <A>` for a question's ratio.
+struct Names<'a> {
+    experiment: &'a str,
+}
+
+impl Names<'_> {
+    fn variant(&self, v: &Value) -> String {
         format!(
-            "{experiment}/N={}/{}",
+            "{}/N={}/{}",
+            self.experiment,
             v["scale"],
             v["variant"].as_str().unwrap_or("?")
         )
-    };
-    let q_name = |q: &Value| {
+    }
+
+    fn question(&self, q: &Value) -> String {
         format!(
-            "{experiment}/N={}/{} / {}",
+            "{}/N={}/{} / {}",
+            self.experiment,
             q["scale"],
             q["b"].as_str().unwrap_or("?"),
             q["a"].as_str().unwrap_or("?")
         )
-    };
-    match format {
-        Format::Bmf => {
-            let mut out = Map::new();
-            for v in &variants {
-                let mut measures = Map::new();
-                for (fig, f) in v["figures"].as_object().into_iter().flatten() {
-                    measures.insert(
-                        fig.clone(),
-                        json!({"value": f["median"], "lower_value": f["min"], "upper_value": f["max"]}),
-                    );
-                }
-                out.insert(var_name(v), Value::Object(measures));
-            }
-            for q in qs.iter().filter(|q| !q["ratio"].is_null()) {
-                let entry = out
-                    .entry(q_name(q))
-                    .or_insert_with(|| Value::Object(Map::new()));
-                entry[format!("{} ratio", q["figure"].as_str().unwrap_or("?"))] = json!({"value": q["ratio"], "lower_value": q["lower"], "upper_value": q["upper"]});
-            }
-            Value::Object(out)
+    }
+}
+
+fn parts(verdicts: &Value) -> (Names<'_>, Vec<Value>, Vec<Value>) {
+    let experiment = verdicts["experiment"].as_str().unwrap_or("ctrlbench");
+    let list = |k: &str| verdicts[k].as_array().cloned().unwrap_or_default();
+    (Names { experiment }, list("variants"), list("questions"))
+}
+
+/// `verdicts.json` (as written) in Bencher's metric format.
+pub fn bmf(verdicts: &Value) -> Value {
+    let (names, variants, qs) = parts(verdicts);
+    let mut out = Map::new();
+    for v in &variants {
+        let mut measures = Map::new();
+        for (fig, f) in v["figures"].as_object().into_iter().flatten() {
+            measures.insert(
+                fig.clone(),
+                json!({"value": f["median"], "lower_value": f["min"], "upper_value": f["max"]}),
+            );
         }
-        Format::GithubActionBenchmark => {
-            let mut out = Vec::new();
-            for v in &variants {
-                for (fig, f) in v["figures"].as_object().into_iter().flatten() {
-                    out.push(json!({
-                        "name": format!("{} {fig}", var_name(v)),
-                        "unit": f["unit"],
-                        "value": f["median"],
-                        "range": range(&f["min"], &f["max"]),
-                        "extra": format!("median of {} run(s)", f["runs"]),
-                    }));
-                }
-            }
-            for q in qs.iter().filter(|q| !q["ratio"].is_null()) {
-                out.push(json!({
-                    "name": format!("{} {} ratio", q_name(q), q["figure"].as_str().unwrap_or("?")),
-                    "unit": "ratio",
-                    "value": q["ratio"],
-                    "range": range(&q["lower"], &q["upper"]),
-                    "extra": q["words"],
-                }));
-            }
-            Value::Array(out)
+        out.insert(names.variant(v), Value::Object(measures));
+    }
+    for q in qs.iter().filter(|q| !q["ratio"].is_null()) {
+        let entry = out
+            .entry(names.question(q))
+            .or_insert_with(|| Value::Object(Map::new()));
+        entry[format!("{} ratio", q["figure"].as_str().unwrap_or("?"))] =
+            json!({"value": q["ratio"], "lower_value": q["lower"], "upper_value": q["upper"]});
+    }
+    Value::Object(out)
+}
+
+/// github-action-benchmark's custom JSON, split by better side: the action
+/// alerts on a change in one direction per file (`tool:`), so a mixed array
+/// would call half the improvements regressions.
+#[derive(Debug, Default)]
+pub struct Split {
+    /// For `tool: customBiggerIsBetter`.
+    pub bigger: Vec<Value>,
+    /// For `tool: customSmallerIsBetter`.
+    pub smaller: Vec<Value>,
+    /// Names of the ratios left out: their figure has no better side.
+    pub sideless: Vec<String>,
+}
+
+impl Split {
+    fn push(&mut self, higher_is_better: Option<bool>, name: String, entry: Value) {
+        match higher_is_better {
+            Some(true) => self.bigger.push(entry),
+            Some(false) => self.smaller.push(entry),
+            None => self.sideless.push(name),
         }
     }
+}
+
+/// `verdicts.json` (as written) as github-action-benchmark's two arrays. A
+/// variant's figure goes by `gate::better`; a question's ratio B/A by its
+/// `higher_is_better` (a ratio above 1 is B higher).
+pub fn github_action_benchmark(verdicts: &Value) -> Split {
+    let (names, variants, qs) = parts(verdicts);
+    let mut out = Split::default();
+    for v in &variants {
+        for (fig, f) in v["figures"].as_object().into_iter().flatten() {
+            let name = format!("{} {fig}", names.variant(v));
+            let entry = json!({
+                "name": name,
+                "unit": f["unit"],
+                "value": f["median"],
+                "range": range(&f["min"], &f["max"]),
+                "extra": format!("median of {} run(s)", f["runs"]),
+            });
+            out.push(Metric::named(fig).and_then(better), name, entry);
+        }
+    }
+    for q in qs.iter().filter(|q| !q["ratio"].is_null()) {
+        let name = format!(
+            "{} {} ratio",
+            names.question(q),
+            q["figure"].as_str().unwrap_or("?")
+        );
+        let entry = json!({
+            "name": name,
+            "unit": "ratio",
+            "value": q["ratio"],
+            "range": range(&q["lower"], &q["upper"]),
+            "extra": q["words"],
+        });
+        out.push(q["higher_is_better"].as_bool(), name, entry);
+    }
+    out
 }
 
 /// "0.93–1.07", or "" without an interval.
@@ -245,12 +300,19 @@ mod tests {
             "experiment": "quick",
             "questions": [
                 {"question": "N=50 Ready/s: b / a", "figure": "Ready/s", "scale": 50, "a": "a", "b": "b",
-                 "ratio": 0.5, "lower": 0.4, "upper": 0.6, "verdict": "lower", "words": "b lower (worse), 3 repeats"},
+                 "ratio": 0.5, "lower": 0.4, "upper": 0.6, "verdict": "lower", "higher_is_better": true,
+                 "words": "b lower (worse), 3 repeats"},
                 {"question": "N=50 T100: b / a", "figure": "T100", "scale": 50, "a": "a", "b": "b",
-                 "ratio": null, "lower": null, "upper": null, "verdict": "undecided", "words": "undecided"}
+                 "ratio": null, "lower": null, "upper": null, "verdict": "undecided", "higher_is_better": false,
+                 "words": "undecided"},
+                {"question": "N=50 409s: b / a", "figure": "409s", "scale": 50, "a": "a", "b": "b",
+                 "ratio": 1.2, "lower": 1.1, "upper": 1.3, "verdict": "higher", "higher_is_better": null,
+                 "words": "b higher, 3 repeats"}
             ],
             "variants": [
-                {"variant": "a", "scale": 50, "figures": {"Ready/s": {"unit": "1/s", "median": 20.0, "min": 18.0, "max": 22.0, "runs": 3}}}
+                {"variant": "a", "scale": 50, "figures": {
+                    "Ready/s": {"unit": "1/s", "median": 20.0, "min": 18.0, "max": 22.0, "runs": 3},
+                    "peak RSS": {"unit": "bytes", "median": 3.0e7, "min": 2.9e7, "max": 3.1e7, "runs": 3}}}
             ]
         })
     }
@@ -259,7 +321,7 @@ mod tests {
     /// value, lower_value and upper_value (numbers).
     #[test]
     fn bmf_has_benchmarks_of_measures_of_three_numbers() {
-        let out = convert(&sample(), Format::Bmf);
+        let out = bmf(&sample());
         let obj = out.as_object().unwrap();
         assert_eq!(
             obj.keys().collect::<Vec<_>>(),
@@ -284,15 +346,15 @@ mod tests {
         );
     }
 
-    /// github-action-benchmark's custom JSON: an array of objects with
-    /// name, unit and value (a number), and the optional range and extra
-    /// (strings).
+    /// github-action-benchmark's custom JSON: arrays of objects with name,
+    /// unit and value (a number), and the optional range and extra
+    /// (strings); Ready/s and its ratio where bigger is better, peak RSS
+    /// where smaller is, and the 409s ratio, which has no better side, in
+    /// neither.
     #[test]
-    fn github_action_benchmark_entries_have_its_field_names() {
-        let out = convert(&sample(), Format::GithubActionBenchmark);
-        let arr = out.as_array().unwrap();
-        assert_eq!(arr.len(), 2);
-        for e in arr {
+    fn github_action_benchmark_splits_by_better_side_with_its_field_names() {
+        let out = github_action_benchmark(&sample());
+        for e in out.bigger.iter().chain(&out.smaller) {
             let mut keys: Vec<&String> = e.as_object().unwrap().keys().collect();
             keys.sort();
             assert_eq!(keys, ["extra", "name", "range", "unit", "value"]);
@@ -300,10 +362,28 @@ mod tests {
             assert!(e["value"].is_number());
             assert!(e["range"].is_string() && e["extra"].is_string());
         }
-        assert_eq!(arr[0]["name"], "quick/N=50/a Ready/s");
-        assert_eq!(arr[0]["range"], "18.0000–22.0000");
-        assert_eq!(arr[1]["unit"], "ratio");
-        assert_eq!(arr[1]["extra"], "b lower (worse), 3 repeats");
+        let names = |v: &[Value]| -> Vec<String> {
+            v.iter()
+                .map(|e| e["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names(&out.bigger),
+            ["quick/N=50/a Ready/s", "quick/N=50/b / a Ready/s ratio"]
+        );
+        assert_eq!(names(&out.smaller), ["quick/N=50/a peak RSS"]);
+        assert_eq!(out.sideless, ["quick/N=50/b / a 409s ratio"]);
+        assert_eq!(out.bigger[0]["range"], "18.0000–22.0000");
+        assert_eq!(out.bigger[1]["unit"], "ratio");
+        assert_eq!(out.bigger[1]["extra"], "b lower (worse), 3 repeats");
+    }
+
+    /// Every figure a dashboard tracks lands in one of the two files.
+    #[test]
+    fn every_tracked_figure_has_a_better_side() {
+        for m in TRACKED {
+            assert!(better(*m).is_some(), "{}", m.label());
+        }
     }
 
     #[test]

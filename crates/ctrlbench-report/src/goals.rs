@@ -17,12 +17,12 @@ use crate::load::Results;
 use crate::metrics::Metric;
 
 /// The figures a `rust-X` / `go-X` pair whose variants both ran with
-/// `work_ms = 0` is compared on, each with whether higher is better.
-pub const RUST_GO_FIGURES: &[(Metric, bool)] = &[
-    (Metric::ReadyPerS, true),
-    (Metric::PeakRss, false),
-    (Metric::CpuPerReconcile, false),
-    (Metric::StartInitialList, false),
+/// `work_ms = 0` is compared on; which side is better is `gate::better`'s.
+pub const RUST_GO_FIGURES: &[Metric] = &[
+    Metric::ReadyPerS,
+    Metric::PeakRss,
+    Metric::CpuPerReconcile,
+    Metric::StartInitialList,
 ];
 
 /// Whether the pair `rust` / `go` is compared on `metric`: the start-up's

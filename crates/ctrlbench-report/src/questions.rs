@@ -18,6 +18,7 @@ use ctrlbench_record::manifest::Evidence;
 use crate::counterparts::{self, Zero};
 use crate::evidence;
 use crate::figures::{self, Group, RunFigures, interleaved};
+use crate::gate::better;
 use crate::goals::{self, RUST_GO_FIGURES};
 use crate::interval::{Method, Ratio};
 use crate::load::Results;
@@ -252,9 +253,9 @@ pub(crate) fn answers(
         } else {
             &RUST_GO_FIGURES[..1]
         };
-        for &(m, higher) in figures
+        for &m in figures
             .iter()
-            .filter(|(m, _)| goals::rust_go_asks(*m, rust, go))
+            .filter(|m| goals::rust_go_asks(**m, rust, go))
         {
             let r = judge(ev, m.label(), go, rust, |f| f.get(m));
             out.push(Answer::of(
@@ -262,7 +263,7 @@ pub(crate) fn answers(
                 (go, rust),
                 m.label(),
                 r,
-                Some(higher),
+                better(m),
                 margin,
             ));
         }
@@ -315,7 +316,7 @@ pub(crate) fn answers(
                         (a, b),
                         m.label(),
                         r,
-                        None,
+                        better(m),
                         margin,
                     ));
                 }
@@ -353,7 +354,7 @@ fn missing(
         paired: true,
         verdict: Verdict::Undecided,
         mde: None,
-        higher_is_better: None,
+        higher_is_better: better(m),
         words: format!(
             "undecided: no runs of {} at this scale",
             absent.join(" or ")

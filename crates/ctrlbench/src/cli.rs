@@ -50,16 +50,20 @@ pub enum Command {
         #[arg(long, value_name = "PERCENT", value_parser = parse_margin)]
         margin: Option<f64>,
     },
-    /// Print a results directory's answers and headline figures as JSON for
-    /// CI dashboards, on standard output.
+    /// Write a results directory's answers and headline figures as JSON for
+    /// CI dashboards.
     ///
     /// Every results directory already holds verdicts.json (written with
     /// its report): each question with figure, scale, A, B, ratio, 95 %
     /// interval, verdict, repeats and evidence, and each variant's headline
     /// figures (median, min, max over its repeats). `export` turns that
     /// into Bencher's metric format (bmf: {benchmark: {measure: {value,
-    /// lower_value, upper_value}}}) or github-action-benchmark's custom
-    /// JSON ([{name, unit, value, range, extra}]). Benchmarks are named
+    /// lower_value, upper_value}}}, on standard output) or
+    /// github-action-benchmark's custom JSON ([{name, unit, value, range,
+    /// extra}]) as two files, since that action takes one direction per
+    /// file: <OUT>-bigger.json (tool: customBiggerIsBetter) and
+    /// <OUT>-smaller.json (tool: customSmallerIsBetter); ratios of figures
+    /// without a better side are left out. Benchmarks are named
     /// <experiment>/N=<scale>/<variant>; questions' ratios
     /// <experiment>/N=<scale>/<B> / <A>.
     Export {
@@ -68,6 +72,12 @@ pub enum Command {
         /// bmf or github-action-benchmark (or verdicts: verdicts.json itself).
         #[arg(long, value_name = "FORMAT", value_parser = parse_export_format)]
         format: ExportFormat,
+        /// github-action-benchmark: the two files' common start, e.g.
+        /// `bench` for bench-bigger.json and bench-smaller.json (default:
+        /// DIR/github-action-benchmark). The other formats: a file to write
+        /// instead of standard output.
+        #[arg(long, value_name = "PATH")]
+        out: Option<PathBuf>,
         /// The equivalence margin of the verdicts (default: the manifest's, else 5%).
         #[arg(long, value_name = "PERCENT", value_parser = parse_margin)]
         margin: Option<f64>,
@@ -90,7 +100,7 @@ pub enum Command {
         #[arg(long, value_name = "X:Y", value_parser = parse_pair)]
         pair: Vec<(String, String)>,
         /// Exit 1 when a headline figure of B (T100, Ready/s, reconcile p99,
-        /// writes/s, peak RSS) is decidedly worse than A's by more than this
+        /// writes per object, peak RSS) is decidedly worse than A's by more than this
         /// (e.g. 10%): its whole 95 % interval beyond it on the worse side.
         /// Prints which, and the figures it could not decide (never a failure).
         #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
@@ -105,6 +115,23 @@ pub enum Command {
         /// throughput figures only), so a slower machine is not a regression.
         #[arg(long, value_name = "VARIANT|probe")]
         reference: Option<String>,
+    },
+    /// Gate a results directory on its own [[compare]] answers, as `run
+    /// --fail-on-regression` does when its runs end: exit 1 when one is
+    /// decided worse by more than the threshold (its whole 95 % interval
+    /// beyond it on the worse side), 0 otherwise.
+    ///
+    /// For CI, where the run and the gate are separate steps: `run
+    /// --baseline REF --until-decided`, then `gate RESULTS_DIR
+    /// --fail-on-regression 10%`. Undecided answers are listed with the
+    /// smallest change they could see and never fail. Errors (no results,
+    /// no [[compare]] question) exit 1 too, with one line on stderr.
+    Gate {
+        /// A results directory (results/<UTC timestamp>-<experiment>).
+        dir: PathBuf,
+        /// The regression beyond which the gate fails, e.g. 10%.
+        #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+        fail_on_regression: f64,
     },
     /// Say what on this machine would disturb a measurement right now:
     /// other processes' CPU (a run is flagged "machine busy" above 10 % of
@@ -307,7 +334,7 @@ pub struct RunArgs {
     /// tag or commit of the build_dir's repository, exported into the cache;
     /// no network). The twins run interleaved and paired with the working
     /// tree's builds, and "<name> / <name>-baseline" is asked on T100,
-    /// Ready/s, reconcile p99, writes/s and peak RSS.
+    /// Ready/s, reconcile p99, writes per object and peak RSS.
     #[arg(long, value_name = "REF")]
     pub baseline: Option<String>,
     /// Exit 1 when a `[[compare]]` question (with --baseline: the working

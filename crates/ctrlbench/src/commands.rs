@@ -141,8 +141,9 @@ fn offline(cmd: Command) -> Result<()> {
         Command::Export {
             dir,
             format,
+            out,
             margin,
-        } => export(&dir, format, margin),
+        } => export(&dir, format, out.as_deref(), margin),
         Command::Compare {
             a,
             b: None,
@@ -208,6 +209,10 @@ fn offline(cmd: Command) -> Result<()> {
             kind,
             cargo_profile,
         } => init(name, from, kind, &cargo_profile),
+        Command::Gate {
+            dir,
+            fail_on_regression,
+        } => gate_answers(&dir, fail_on_regression),
         Command::Calibrate { dir } => {
             emit(&crate::calibration::calibrate(&dir)?)?;
             Ok(())
@@ -358,15 +363,24 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         );
     }
     if let Some(t) = a.fail_on_regression {
-        run_gate(&outcome.dir, t)?;
+        gate_answers(&outcome.dir, t)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// `run --fail-on-regression`: the run's own `[[compare]]` answers, gated.
-fn run_gate(dir: &std::path::Path, threshold: f64) -> Result<()> {
-    use ctrlbench_report::{questions, verdict};
+/// `run --fail-on-regression` and `ctrlbench gate`: a run's own
+/// `[[compare]]` answers, gated; an error (exit 1) only for a decided
+/// regression, or for a directory with nothing to gate.
+fn gate_answers(dir: &std::path::Path, threshold: f64) -> Result<()> {
+    use ctrlbench_report::questions::{self, Source};
+    use ctrlbench_report::verdict;
     let answers = questions::questions(dir, verdict::DEFAULT_MARGIN)?;
+    if !answers.iter().any(|a| a.source == Source::Compare) {
+        bail!(
+            "{}: no [[compare]] answer to gate on (run with --baseline REF, or add [[compare]])",
+            dir.display()
+        );
+    }
     let g = ctrlbench_report::gate::of_answers(&answers, threshold);
     let pct = verdict::percent(threshold);
     emit(&format!("\nRegression gate (±{pct}, {}):\n", g.normalised))?;
@@ -481,20 +495,52 @@ async fn cluster(cmd: ClusterCmd) -> Result<()> {
     }
 }
 
-/// Writes to stdout; a reader that went away (`| head`, `grep -q`) is not
-/// an error and must not panic.
-/// `ctrlbench export`: verdicts.json, as is or for a dashboard.
+/// `ctrlbench export`: verdicts.json, as is or for a dashboard, on standard
+/// output or into `out`; github-action-benchmark as two files, one per
+/// better side, each named with the `tool:` it is for.
 fn export(
     dir: &std::path::Path,
     format: crate::cli::ExportFormat,
+    out: Option<&std::path::Path>,
     margin: Option<f64>,
 ) -> Result<()> {
-    let verdicts = ctrlbench_report::export::verdicts_of(dir, margin)?;
-    let out = match format {
-        crate::cli::ExportFormat::Verdicts => verdicts,
-        crate::cli::ExportFormat::Dashboard(f) => ctrlbench_report::export::convert(&verdicts, f),
+    use crate::cli::ExportFormat;
+    use ctrlbench_report::export::{self as dash, Format};
+    let verdicts = dash::verdicts_of(dir, margin)?;
+    let json =
+        |v: &serde_json::Value| -> Result<String> { Ok(serde_json::to_string_pretty(v)? + "\n") };
+    let one = match format {
+        ExportFormat::Verdicts => verdicts,
+        ExportFormat::Dashboard(Format::Bmf) => dash::bmf(&verdicts),
+        ExportFormat::Dashboard(Format::GithubActionBenchmark) => {
+            let split = dash::github_action_benchmark(&verdicts);
+            let prefix = out.map_or_else(|| dir.join("github-action-benchmark"), Into::into);
+            for (side, entries, tool) in [
+                ("bigger", split.bigger, dash::BIGGER_TOOL),
+                ("smaller", split.smaller, dash::SMALLER_TOOL),
+            ] {
+                let mut name = prefix.clone().into_os_string();
+                name.push(format!("-{side}.json"));
+                let path = std::path::PathBuf::from(name);
+                let n = entries.len();
+                let text = json(&serde_json::Value::Array(entries))?;
+                ctrlbench_record::files::write_atomic(&path, text.as_bytes())?;
+                emit(&format!("{}: tool: {tool} ({n} entries)\n", path.display()))?;
+            }
+            if !split.sideless.is_empty() {
+                emit(&format!(
+                    "left out {} ratio(s) of figures without a better side: {}\n",
+                    split.sideless.len(),
+                    split.sideless.join(", ")
+                ))?;
+            }
+            return Ok(());
+        }
     };
-    emit(&(serde_json::to_string_pretty(&out)? + "\n"))
+    match out {
+        Some(path) => ctrlbench_record::files::write_atomic(path, json(&one)?.as_bytes()),
+        None => emit(&json(&one)?),
+    }
 }
 
 /// `ctrlbench init`: the commented template, or a file read off a project.
@@ -532,6 +578,8 @@ fn init(
     Ok(())
 }
 
+/// Writes to stdout; a reader that went away (`| head`, `grep -q`) is not
+/// an error and must not panic.
 fn emit(text: &str) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();

@@ -1,6 +1,6 @@
-//! The `report` and `compare` subcommands on the report crate's recorded
-//! fixtures: files written, ratios printed, one error line for a directory
-//! that is not a results directory.
+//! The `report`, `compare` and `export` subcommands on the report crate's
+//! recorded fixtures: files written, ratios printed, one error line for a
+//! directory that is not a results directory.
 
 mod common;
 use common::assert_success;
@@ -148,4 +148,77 @@ fn a_closed_stdout_is_not_a_panic() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
     assert!(out.status.success(), "{} {err}", out.status);
+}
+
+/// github-action-benchmark takes one direction per file: Ready/s (and the
+/// rust / go ratio on it) where bigger is better, the costs where smaller
+/// is; each file printed with its `tool:`, and by default in the results
+/// directory.
+#[test]
+fn cli_export_github_action_benchmark_writes_one_file_per_side() {
+    let bin = env!("CARGO_BIN_EXE_ctrlbench");
+    let (tmp, dir) = scratch("results-perf-small");
+    let prefix = tmp.path().join("bench");
+    let out = Command::new(bin)
+        .arg("export")
+        .arg(&dir)
+        .args(["--format", "github-action-benchmark", "--out"])
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let read = |side: &str| -> Vec<serde_json::Value> {
+        let path = tmp.path().join(format!("bench-{side}.json"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let (bigger, smaller) = (read("bigger"), read("smaller"));
+    for (side, tool, n) in [
+        ("bigger", "customBiggerIsBetter", bigger.len()),
+        ("smaller", "customSmallerIsBetter", smaller.len()),
+    ] {
+        let line = format!(
+            "{}: tool: {tool} ({n} entries)",
+            prefix.display().to_string() + "-" + side + ".json"
+        );
+        assert!(stdout.contains(&line), "{line} not in:\n{stdout}");
+    }
+    let names = |v: &[serde_json::Value]| -> Vec<String> {
+        v.iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (b, s) = (names(&bigger), names(&smaller));
+    assert!(!b.is_empty() && !s.is_empty(), "{b:?} {s:?}");
+    assert!(
+        b.iter().all(|n| n.contains("Ready/s")),
+        "bigger is better: {b:?}"
+    );
+    assert!(
+        b.iter().any(|n| n.ends_with("Ready/s ratio")),
+        "the rust / go Ready/s ratio: {b:?}"
+    );
+    for want in ["peak RSS", "T100", "writes per object", "CPU per reconcile"] {
+        assert!(s.iter().any(|n| n.contains(want)), "{want} not in {s:?}");
+    }
+    assert!(
+        s.iter()
+            .all(|n| !n.contains("Ready/s") && !n.contains("writes/s")),
+        "{s:?}"
+    );
+    // Without --out, beside the results.
+    let out = Command::new(bin)
+        .arg("export")
+        .arg(&dir)
+        .args(["--format", "github-action-benchmark"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    for side in ["bigger", "smaller"] {
+        assert!(
+            dir.join(format!("github-action-benchmark-{side}.json"))
+                .is_file()
+        );
+    }
 }

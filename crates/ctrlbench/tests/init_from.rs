@@ -35,6 +35,8 @@ fn a_kubebuilder_project_gives_a_file_that_plans_unedited() {
         "{ api_groups = [\"cache.example.com\"], resources = [\"memcacheds/status\"], verbs = [\"get\", \"patch\", \"update\"] }",
         "{ api_groups = [\"apps\"], resources = [\"deployments\"], verbs = [\"list\", \"watch\"] }",
         "lease = \"1a9f0645.example.com\"",
+        // `run --baseline` must be able to decide a 10 % change.
+        "repeats = \"auto\"",
     ] {
         assert!(text.contains(want), "{want} not in:\n{text}");
     }
@@ -151,6 +153,9 @@ fn the_fixture_operator_runs_to_all_ready_with_no_edit() {
                 "run",
                 "memcached-operator.toml",
                 "--no-progress",
+                // The file repeats until decided; asking nothing, that is 3.
+                "--repeats",
+                "1",
                 "--results",
             ])
             .arg(results)
@@ -355,7 +360,9 @@ fn the_kube_rs_operator_runs_to_all_ready_with_no_edit() {
     let results = tmp.path().join("results");
     let out = ctrlbench()
         .current_dir(tmp.path())
-        .args(["run", "echo-operator.toml", "--no-progress", "--results"])
+        .args(["run", "echo-operator.toml", "--no-progress"])
+        // The file repeats until decided; asking nothing, that is 3.
+        .args(["--repeats", "1", "--results"])
         .arg(&results)
         .arg("--kubeconfig")
         .arg(&plane.kubeconfig_path)

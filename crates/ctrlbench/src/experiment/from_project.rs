@@ -183,7 +183,7 @@ pub(super) fn top_keys(name: &str, kind: &str) -> String {
          window_s = 120               # observation window from the first create\n\
          stop_when_converged = true   # stop once every object is ready and the reconciles are quiet\n\
          quiet_s = 3\n\
-         repeats = 1\n\
+         repeats = \"auto\"             # until every question is decided (3 to 10): one repeat cannot decide a 10 % change\n\
          concurrency = 16             # loader: creates in flight\n\n",
         q(name),
         q(&format!(

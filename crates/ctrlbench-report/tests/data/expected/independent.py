@@ -99,7 +99,7 @@ Ratios and verdicts (margin M: manifest.json margin, else 0.05, or --margin):
                   at N >= 100 000 after the load, the initial list; else
                   Ready/s), every manifest goal's pair on its figure not
                   asked already (better side the bound's), and every manifest
-                  [[compare]] pair per scale (no better side); counterpart
+                  [[compare]] pair per scale (COMPARE_SIDES); counterpart
                   questions are not recomputed
 
 Machine noise (A/A), the section checked whole when the report has it, and
@@ -830,6 +830,11 @@ COMPARE_FIGURES = {
     "controller writes/s (own client)": ("writes/s", "writes_per_s"),
     "cpu": ("CPU", "cpu"), "controller cpu": ("CPU", "cpu"),
 }
+# Which side is better, per label the report prints: a [[compare]] answer's
+# verdict says "(better)" / "(worse)" on these; writes/s, CPU and mean
+# reconcile have no side (a build that converges sooner raises writes/s).
+COMPARE_SIDES = {"Ready/s": True, "peak RSS": False, "CPU per reconcile": False, "T100": False,
+                 "reconcile p99": False}
 GOAL_LABELS = {"ready_per_s": "Ready/s", "peak_rss": "peak RSS", "cpu_per_reconcile": "CPU per reconcile",
                "initial_list": "start → initial list"}
 
@@ -884,7 +889,8 @@ def expected_answers(groups, manifest, margin):
                 missing = " or ".join(v for v, g in ((q["b"], b), (q["a"], a)) if g is None)
                 out[key] = (None, f"undecided: no runs of {missing} at this scale")
             else:
-                out[key] = answer_cells(a, b, fig[1], margin, q["b"], None) if fig else None
+                out[key] = (answer_cells(a, b, fig[1], margin, q["b"], COMPARE_SIDES.get(label))
+                            if fig else None)
     return out
 
 
