@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 /// The workflow of docs/ci.md, parsed.
-fn workflow() -> serde_yaml::Value {
+fn workflow() -> serde_json::Value {
     let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/ci.md");
     let text = std::fs::read_to_string(&page).unwrap();
     let start = text
@@ -23,21 +23,21 @@ fn workflow() -> serde_yaml::Value {
         .expect("docs/ci.md has a ```yaml block")
         + 8;
     let end = start + text[start..].find("\n```").expect("the yaml block ends");
-    serde_yaml::from_str(&text[start..end]).expect("the workflow is YAML")
+    serde_saphyr::from_str(&text[start..end]).expect("the workflow is YAML")
 }
 
 /// The workflow's one job's steps.
-fn steps(w: &serde_yaml::Value) -> Vec<serde_yaml::Value> {
-    let jobs = w["jobs"].as_mapping().expect("jobs");
+fn steps(w: &serde_json::Value) -> Vec<serde_json::Value> {
+    let jobs = w["jobs"].as_object().expect("jobs");
     assert_eq!(jobs.len(), 1, "one job");
     let job = jobs.values().next().unwrap();
-    job["steps"].as_sequence().expect("steps").clone()
+    job["steps"].as_array().expect("steps").clone()
 }
 
 /// The gate step's shell lines, as written in the docs.
 fn gate_lines() -> String {
     let w = workflow();
-    let gate: Vec<serde_yaml::Value> = steps(&w)
+    let gate: Vec<serde_json::Value> = steps(&w)
         .into_iter()
         .filter(|s| s["name"].as_str() == Some("gate"))
         .collect();
@@ -67,7 +67,7 @@ fn the_workflow_fails_when_its_gate_does() {
     assert_eq!(w["permissions"]["contents"].as_str(), Some("read"));
     assert_eq!(w["permissions"]["pull-requests"].as_str(), Some("write"));
     assert!(w["env"]["CTRLBENCH_REF"].as_str().is_some());
-    let with = |uses: &str| -> Vec<serde_yaml::Value> {
+    let with = |uses: &str| -> Vec<serde_json::Value> {
         steps
             .iter()
             .filter(|s| s["uses"].as_str().is_some_and(|u| u.starts_with(uses)))

@@ -569,7 +569,15 @@ fn the_two_kind_operator_runs_to_all_ready_with_no_edit() {
     let results = tmp.path().join("results");
     let out = ctrlbench()
         .current_dir(tmp.path())
-        .args(["run", "fleet-operator.toml", "--no-progress", "--results"])
+        // The file repeats until decided; asking nothing, that is 3.
+        .args([
+            "run",
+            "fleet-operator.toml",
+            "--no-progress",
+            "--repeats",
+            "1",
+        ])
+        .arg("--results")
         .arg(&results)
         .arg("--kubeconfig")
         .arg(&plane.kubeconfig_path)
