@@ -41,6 +41,7 @@ pub struct FootprintRow {
     pub selector: String,
     /// The request named the workload's own kind (the objects the run
     /// creates), not a child object or anything else.
+    #[serde(default)]
     pub workload: bool,
     pub count: u64,
     /// The apiserver's time for them, summed (0 for watches).

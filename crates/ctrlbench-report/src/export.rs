@@ -81,7 +81,22 @@ pub fn verdicts(results: &Results, groups: &[Group], answers: &[Answer], margin:
         "decided": decided,
         "asked": answers.len(),
         "questions": answers.iter().map(question).collect::<Vec<_>>(),
+        "diagnosis": crate::diagnosis::diagnose(groups).iter().map(finding).collect::<Vec<_>>(),
         "variants": groups.iter().map(variant).collect::<Vec<_>>(),
+    })
+}
+
+/// One finding of the diagnosis: its rule, where, its evidence and fix.
+fn finding(f: &crate::diagnosis::Finding) -> Value {
+    json!({
+        "rule": f.rule.id,
+        "name": f.rule.name,
+        "scale": f.scale,
+        "variant": f.variant,
+        "evidence": f.evidence,
+        "cost": f.cost,
+        "framework": f.framework.map(|fw| fw.name()),
+        "fix": f.framework.map(|fw| f.rule.fix.of(fw)),
     })
 }
 

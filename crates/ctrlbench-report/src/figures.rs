@@ -55,6 +55,12 @@ pub struct RunFigures {
     pub plane_processes: Vec<(String, Option<f64>, Option<f64>)>,
     /// Pod start times (pods.csv; None: no pod in the run's namespace).
     pub pods: Option<crate::pods::PodFigures>,
+    /// The create phase's API footprint (footprint.csv; None: no audit log).
+    pub footprint: Option<crate::footprint::Footprint>,
+    /// Controller replicas (1 unless the variant ran several).
+    pub replicas: usize,
+    /// Objects first seen Ready by the window end.
+    pub ready: u64,
 }
 
 impl RunFigures {
@@ -86,6 +92,9 @@ impl RunFigures {
             start_mode: None,
             plane_processes: Vec::new(),
             pods: None,
+            footprint: None,
+            replicas: 1,
+            ready: 0,
         }
     }
 
@@ -125,6 +134,12 @@ pub fn run_figures(run: &Run) -> RunFigures {
         start_mode: summary.and_then(|s| s.start.as_ref()).map(|s| s.mode),
         plane_processes: plane_processes(run),
         pods: crate::pods::of(run),
+        footprint: run
+            .footprint
+            .as_deref()
+            .map(crate::footprint::Footprint::of),
+        replicas: summary.map_or(1, |s| s.replicas.len().max(1)),
+        ready: summary.map_or(0, |s| s.ready),
     };
     for &m in Metric::ALL {
         f.set(m, m.of(&inputs));

@@ -44,10 +44,12 @@ pub mod attribution;
 pub mod compare;
 pub mod context;
 mod counterparts;
+pub mod diagnosis;
 pub mod evidence;
 pub mod export;
 pub mod faults;
 pub mod figures;
+pub mod footprint;
 pub mod forest;
 pub mod gate;
 mod goals;
@@ -154,6 +156,15 @@ pub fn render(dir: &Path) -> Result<(String, String)> {
 pub fn render_with(dir: &Path, opts: &Options) -> Result<(String, String)> {
     let ctx = context::ReportCtx::load(dir, opts)?;
     Ok(render_ctx(&ctx))
+}
+
+/// The report's "What to fix" of a results directory, as Markdown text:
+/// what `ctrlbench diagnose` prints.
+pub fn diagnose_text(dir: &Path) -> Result<String> {
+    let ctx = context::ReportCtx::load(dir, &Options::default())?;
+    let mut out = Vec::new();
+    sections::what_to_fix(&ctx, &mut out);
+    Ok(out.iter().map(Block::markdown).collect())
 }
 
 fn render_ctx(ctx: &context::ReportCtx) -> (String, String) {

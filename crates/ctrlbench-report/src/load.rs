@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use ctrlbench_record::audit::{self, AuditRecord};
 use ctrlbench_record::faults::{self, FaultRecord};
+use ctrlbench_record::footprint::{self, FootprintRow};
 use ctrlbench_record::phases::{self, PhaseRecord};
 use ctrlbench_record::pods::{self, PodRecord};
 use ctrlbench_record::series::Series;
@@ -39,6 +40,9 @@ pub struct Run {
     /// audit.csv: the apiserver's record of each widget write in the run's
     /// namespace (None: no audit log for this run).
     pub audit: Option<Vec<AuditRecord>>,
+    /// footprint.csv: every request of the run's controller, counted
+    /// (None: no audit log for this run).
+    pub footprint: Option<Vec<FootprintRow>>,
     /// phases.csv (empty: no phases after the create phase).
     pub phases: Vec<PhaseRecord>,
     /// With phases, `metrics` and `apiserver` end where the first phase
@@ -151,6 +155,7 @@ impl Run {
             .collect();
         let records_first_writes = objects::records_first_writes(&dir.objects());
         let audit = audit::read(&dir.audit())?;
+        let footprint = footprint::read(&dir.footprint())?;
         let (mut metrics, mut apiserver, mut etcd) = (
             Series::read(&dir.metrics())?,
             Series::read_merged(&dir.apiserver_files())?,
@@ -187,6 +192,7 @@ impl Run {
             objects,
             records_first_writes,
             audit,
+            footprint,
             faults,
             plane: Series::read(&dir.plane())?,
             pods,

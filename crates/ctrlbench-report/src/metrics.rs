@@ -196,6 +196,32 @@ catalogue! {
         let sum = m.delta("queue_wait_s_sum")?;
         m.delta("queue_wait_count").filter(|c| *c > 0.0).map(|c| sum / c)
     });
+    /// Every request the controller sent in the create phase, per object
+    /// (footprint.csv: the apiserver's audit log names the caller).
+    RequestsPerObject = Def::new("requests per object", Count, |x| {
+        x.per_object(x.footprint()?.requests())
+    })
+    .column("API requests per object");
+    GetsPerObject = Def::new("GETs per object", Count, |x| x.per_object(x.footprint()?.verb("get")));
+    /// LISTs beyond the one each watch starts with, per object.
+    ListsPerObject = Def::new("LISTs per object", Count, |x| {
+        x.per_object(x.footprint()?.extra_lists())
+    })
+    .column("LISTs per object (beyond the watches')");
+    WatchesOpened = Def::new("watches opened", Count, |x| Some(x.footprint()?.verb("watch")));
+    /// Writes the apiserver accepted from the controller, any resource, per
+    /// object: its status, its child objects, its Events.
+    ApiWritesPerObject = Def::new("API writes per object", Count, |x| {
+        x.per_object(x.footprint()?.writes())
+    })
+    .column("API writes per object (server-side)");
+    /// Updates and patches refused with 409, per object.
+    ConflictsPerObject = Def::new("conflicts per object", Count, |x| {
+        x.per_object(x.footprint()?.conflicts())
+    });
+    EventsPerObject = Def::new("Events per object", Count, |x| {
+        x.per_object(x.footprint()?.events())
+    });
     /// Objects written per second from our own watch's timestamps: (k − 1)
     /// ÷ (last first_write_at − first first_write_at) over the k objects
     /// written (objects.csv). Exact to the millisecond where writes/s is
@@ -285,6 +311,19 @@ pub struct Inputs<'a> {
 }
 
 impl<'a> Inputs<'a> {
+    /// The run's create-phase footprint, when it has one.
+    fn footprint(&self) -> Option<crate::footprint::Footprint> {
+        self.run
+            .footprint
+            .as_deref()
+            .map(crate::footprint::Footprint::of)
+    }
+
+    fn per_object(&self, v: f64) -> Option<f64> {
+        let n = self.run.scale as f64;
+        (n > 0.0).then(|| v / n)
+    }
+
     pub fn of(run: &'a Run) -> Inputs<'a> {
         let origin = run.origin();
         let n = run.scale;

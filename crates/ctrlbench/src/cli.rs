@@ -145,6 +145,18 @@ pub enum Command {
         #[arg(long, default_value = "results")]
         results: PathBuf,
     },
+    /// Name the anti-patterns a results directory's controllers show, with
+    /// each one's evidence, cost and fix: the report's "What to fix" again,
+    /// from older results too where their files hold the evidence
+    /// (footprint.csv needs a run with the audit log). Rules: docs/diagnosis.md.
+    Diagnose {
+        /// A results directory.
+        #[arg(required_unless_present = "rules")]
+        dir: Option<PathBuf>,
+        /// Print the rule table as Markdown (docs/diagnosis.md) instead.
+        #[arg(long)]
+        rules: bool,
+    },
     /// Keep this machine's between-run spread, per figure, from an A/A
     /// results directory (`ctrlbench run noise`): later runs record it and
     /// their reports judge one repeat by it (a large effect is then decided

@@ -213,6 +213,11 @@ fn offline(cmd: Command) -> Result<()> {
             dir,
             fail_on_regression,
         } => gate_answers(&dir, fail_on_regression),
+        Command::Diagnose { rules: true, .. } => emit(&ctrlbench_report::diagnosis::markdown()),
+        Command::Diagnose { dir, rules: false } => {
+            let dir = dir.expect("clap requires DIR without --rules");
+            emit(&ctrlbench_report::diagnose_text(&dir)?)
+        }
         Command::Calibrate { dir } => {
             emit(&crate::calibration::calibrate(&dir)?)?;
             Ok(())

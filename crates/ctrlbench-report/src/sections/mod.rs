@@ -9,6 +9,8 @@ mod attribution;
 mod convergence;
 mod counterparts;
 mod faults;
+mod fix;
+mod footprint;
 mod goals;
 mod header;
 mod legend;
@@ -39,10 +41,16 @@ pub trait Section {
 }
 
 /// The whole report, section by section.
+/// The "What to fix" section alone (`ctrlbench diagnose`).
+pub fn what_to_fix(ctx: &ReportCtx, out: &mut Vec<Block>) {
+    fix::WhatToFix.render(ctx, out);
+}
+
 pub fn document(ctx: &ReportCtx) -> Vec<Block> {
     let sections: &[&dyn Section] = &[
         &header::Header,
         &warnings::Warnings,
+        &fix::WhatToFix,
         &answers::Answers,
         &noise::MachineNoise,
         &legend::Legend,
@@ -53,6 +61,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
         &throughput::Throughput,
         &start::ControllerStart,
         &server_side::ServerSide,
+        &footprint::Footprint,
         &phases::Phases,
         &pod_start::PodStart,
         &plane_processes::PlaneProcesses,

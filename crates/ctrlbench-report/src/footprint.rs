@@ -1,0 +1,146 @@
+//! A run's API footprint as the report reads it: footprint.csv's rows of
+//! the create phase (until every object was Ready, and after), summed by
+//! what a figure or a diagnosis rule asks (GETs, LISTs, watches, writes of
+//! the workload's own objects, conflicts, Events). Each count is this run's
+//! controller's own: the audit log names the caller.
+
+use ctrlbench_record::footprint::{CREATE, FootprintRow, SETTLED};
+
+/// The create phase's rows of one run.
+#[derive(Clone, Debug, Default)]
+pub struct Footprint {
+    pub rows: Vec<FootprintRow>,
+}
+
+impl Footprint {
+    /// The create phase of `rows` (later phases have figures of their own).
+    pub fn of(rows: &[FootprintRow]) -> Footprint {
+        Footprint {
+            rows: rows
+                .iter()
+                .filter(|r| r.phase == CREATE || r.phase == SETTLED)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Requests that `keep` accepts.
+    pub fn count(&self, keep: impl Fn(&FootprintRow) -> bool) -> f64 {
+        self.rows
+            .iter()
+            .filter(|r| keep(r))
+            .map(|r| r.count as f64)
+            .sum()
+    }
+
+    pub fn requests(&self) -> f64 {
+        self.count(|_| true)
+    }
+
+    pub fn verb(&self, verb: &str) -> f64 {
+        self.count(|r| r.verb == verb)
+    }
+
+    /// LISTs beyond the one each watch starts with: a controller's informer
+    /// lists once and then watches; the LISTs past that are its own.
+    pub fn extra_lists(&self) -> f64 {
+        (self.verb("list") - self.verb("watch")).max(0.0)
+    }
+
+    /// Writes of the workload's own objects, not their status.
+    pub fn object_writes(&self) -> f64 {
+        self.count(|r| r.workload && r.subresource.is_empty() && is_update(r))
+    }
+
+    /// Writes of the workload's status subresource.
+    pub fn status_writes(&self) -> f64 {
+        self.count(|r| r.workload && r.subresource == "status" && is_update(r))
+    }
+
+    /// Every write that was not refused (2xx), any resource.
+    pub fn writes(&self) -> f64 {
+        self.count(|r| r.is_write() && (200..300).contains(&r.code))
+    }
+
+    /// Updates and patches refused with 409: the object changed since it was read.
+    pub fn conflicts(&self) -> f64 {
+        self.count(|r| is_update(r) && r.code == 409)
+    }
+
+    /// Creates refused with 409: the object already existed.
+    pub fn already_existed(&self) -> f64 {
+        self.count(|r| r.verb == "create" && r.code == 409)
+    }
+
+    pub fn events(&self) -> f64 {
+        self.count(|r| r.verb == "create" && r.resource == "events")
+    }
+
+    /// Lists and watches that named no namespace: they read every namespace.
+    pub fn cluster_wide_reads(&self) -> f64 {
+        self.count(|r| (r.verb == "list" || r.verb == "watch") && !r.namespaced)
+    }
+
+    /// The resources a cluster-wide list or watch read, as a reader names them.
+    pub fn cluster_wide_targets(&self) -> Vec<String> {
+        let mut t: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|r| (r.verb == "list" || r.verb == "watch") && !r.namespaced)
+            .map(FootprintRow::target)
+            .collect();
+        t.sort();
+        t.dedup();
+        t
+    }
+
+    /// Requests after every object was first Ready, in the create phase.
+    pub fn settled(&self, keep: impl Fn(&FootprintRow) -> bool) -> f64 {
+        self.count(|r| r.phase == SETTLED && keep(r))
+    }
+}
+
+fn is_update(r: &FootprintRow) -> bool {
+    r.verb == "update" || r.verb == "patch"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(phase: &str, verb: &str, sub: &str, code: u16, workload: bool, n: u64) -> FootprintRow {
+        FootprintRow {
+            phase: phase.into(),
+            verb: verb.into(),
+            resource: if workload { "widgets" } else { "events" }.into(),
+            subresource: sub.into(),
+            code,
+            namespaced: true,
+            workload,
+            count: n,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn counts_read_the_create_phase_only() {
+        let f = Footprint::of(&[
+            row(CREATE, "list", "", 200, true, 3),
+            row(CREATE, "watch", "", 200, true, 1),
+            row(CREATE, "update", "status", 200, true, 50),
+            row(SETTLED, "update", "status", 409, true, 4),
+            row(SETTLED, "patch", "", 200, true, 7),
+            row(CREATE, "create", "", 200, false, 9),
+            row("phase-1", "get", "", 200, true, 100),
+        ]);
+        assert_eq!(f.requests(), 74.0);
+        assert_eq!(f.extra_lists(), 2.0);
+        assert_eq!(f.status_writes(), 54.0);
+        assert_eq!(f.object_writes(), 7.0);
+        assert_eq!(f.conflicts(), 4.0);
+        assert_eq!(f.events(), 9.0);
+        assert_eq!(f.writes(), 50.0 + 7.0 + 9.0);
+        assert_eq!(f.settled(|_| true), 11.0);
+        assert_eq!(f.verb("get"), 0.0);
+    }
+}

@@ -1,0 +1,105 @@
+//! "What to fix", first in the report: each anti-pattern the runs show
+//! (the diagnosis table's rules, `diagnosis.rs`), with this run's evidence,
+//! what it costs and the fix in the controller's framework; for a variant
+//! with nothing found, what was checked. A run of one operator, which asks
+//! no question, also gets its one summary line here.
+
+use super::Section;
+use crate::Block;
+use crate::context::ReportCtx;
+use crate::diagnosis::{self, Framework, RULES};
+use crate::metrics::Metric;
+
+pub struct WhatToFix;
+
+impl Section for WhatToFix {
+    fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
+        let groups = &ctx.groups;
+        if groups.is_empty() {
+            return;
+        }
+        out.push(Block::Heading(2, "What to fix".into()));
+        let mut variants: Vec<&str> = groups.iter().map(|g| g.variant.as_str()).collect();
+        variants.sort();
+        variants.dedup();
+        let findings = diagnosis::diagnose(groups);
+        if variants.len() == 1 {
+            out.push(Block::List(
+                groups.iter().map(|g| summary_line(g, &findings)).collect(),
+            ));
+        }
+        let mut items = Vec::new();
+        for f in &findings {
+            let fix = match f.framework {
+                Some(fw) => format!("{} ({})", f.rule.fix.of(fw), fw.name()),
+                None => Framework::ALL
+                    .iter()
+                    .map(|fw| format!("{}: {}", fw.name(), f.rule.fix.of(*fw)))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
+            items.push(format!(
+                "**{}** (N={}): **{}**: {}. Costs: {}. Fix: {}.",
+                f.variant, f.scale, f.rule.name, f.evidence, f.cost, fix
+            ));
+        }
+        let clean: Vec<String> = groups
+            .iter()
+            .filter(|g| diagnosis::checked(g))
+            .filter(|g| {
+                !findings
+                    .iter()
+                    .any(|f| f.variant == g.variant && f.scale == g.scale)
+            })
+            .map(|g| format!("{} (N={})", g.variant, g.scale))
+            .collect();
+        if !items.is_empty() {
+            out.push(Block::List(items));
+        }
+        if !clean.is_empty() {
+            out.push(Block::Para(format!(
+                "Nothing found for {}: checked the {} rules of docs/diagnosis.md against each one's API footprint and counters.",
+                clean.join(", "),
+                RULES.len()
+            )));
+        }
+        let unchecked: Vec<String> = groups
+            .iter()
+            .filter(|g| !diagnosis::checked(g))
+            .map(|g| format!("{} (N={})", g.variant, g.scale))
+            .collect();
+        if !unchecked.is_empty() {
+            out.push(Block::Para(format!(
+                "No API footprint for {}: its runs had no audit log (an existing cluster, or `audit_log = false`), so only the rules on the controller's own counters were checked.",
+                unchecked.join(", ")
+            )));
+        }
+        out.push(Block::Para(
+            "Each finding rests on counts from this run (footprint.csv: every request of the controller, from the apiserver's audit log; and the controller's own counters), per object and per reconcile, so one repeat decides it.".into(),
+        ));
+    }
+}
+
+/// One operator's run in a line: Ready, T100, reconciles, writes and
+/// requests per object, errors, time-to-Ready p99, and the top finding.
+fn summary_line(g: &crate::figures::Group, findings: &[diagnosis::Finding]) -> String {
+    let top = findings
+        .iter()
+        .find(|f| f.variant == g.variant && f.scale == g.scale)
+        .map_or("nothing to fix found".to_string(), |f| {
+            format!("top finding: {}", f.rule.name)
+        });
+    format!(
+        "**{}**, N={}: {} Ready, T100 {}; per object {} reconciles, {} writes, {} API requests; {} reconcile errors; time-to-Ready p99 {}; {}",
+        g.variant,
+        g.scale,
+        g.cell(Metric::Ready),
+        g.cell(Metric::T100),
+        g.cell(Metric::ReconcilesPerObject),
+        g.cell(Metric::ApiWritesPerObject),
+        g.cell(Metric::RequestsPerObject),
+        g.cell(Metric::Errors),
+        g.cell(Metric::TtrP99),
+        top
+    )
+}

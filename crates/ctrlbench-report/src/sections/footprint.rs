@@ -1,0 +1,90 @@
+//! "API footprint": what each variant's controller asked of the apiserver,
+//! per object, from footprint.csv (its every request, named by the audit
+//! log): the headline counts, then its requests by verb and resource over
+//! the create phase. Per variant even when variants shared the apiserver.
+
+use std::collections::BTreeMap;
+
+use super::{Section, metric_table};
+use crate::context::ReportCtx;
+use crate::figures::Group;
+use crate::metrics::Metric;
+use crate::{Block, Table};
+
+pub struct Footprint;
+
+const HEADLINE: &[Metric] = &[
+    Metric::RequestsPerObject,
+    Metric::GetsPerObject,
+    Metric::ListsPerObject,
+    Metric::WatchesOpened,
+    Metric::ApiWritesPerObject,
+    Metric::ConflictsPerObject,
+    Metric::EventsPerObject,
+];
+
+impl Section for Footprint {
+    fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
+        let with: Vec<&Group> = ctx
+            .groups
+            .iter()
+            .filter(|g| g.runs.iter().any(|r| r.footprint.is_some()))
+            .collect();
+        if with.is_empty() {
+            return;
+        }
+        out.push(Block::Heading(2, "API footprint".into()));
+        out.push(Block::Para(
+            "Every request each controller sent in the create phase, from the apiserver's audit log \
+             (footprint.csv), per object of the run (medians over the repeats); LISTs beyond the one each \
+             watch starts with."
+                .into(),
+        ));
+        out.push(metric_table(with.iter().copied(), HEADLINE));
+        out.push(Block::Para(
+            "By request (per object, summed over the repeats and divided by their objects):".into(),
+        ));
+        let mut rows = Vec::new();
+        for g in &with {
+            let objects: f64 = g
+                .runs
+                .iter()
+                .filter(|r| r.footprint.is_some())
+                .map(|r| r.scale as f64)
+                .sum();
+            let mut by: BTreeMap<(String, String, String), f64> = BTreeMap::new();
+            for r in g.runs.iter().filter_map(|r| r.footprint.as_ref()) {
+                for row in &r.rows {
+                    let scope = match (row.verb.as_str(), row.namespaced) {
+                        ("list" | "watch", false) => " (all namespaces)",
+                        _ => "",
+                    };
+                    let code = if (200..300).contains(&row.code) {
+                        String::new()
+                    } else {
+                        row.code.to_string()
+                    };
+                    *by.entry((format!("{}{scope}", row.verb), row.target(), code))
+                        .or_default() += row.count as f64;
+                }
+            }
+            for ((verb, target, code), n) in by {
+                rows.push(vec![
+                    g.scale.to_string(),
+                    g.variant.clone(),
+                    verb,
+                    target,
+                    code,
+                    format!("{:.2}", n / objects.max(1.0)),
+                ]);
+            }
+        }
+        out.push(Block::Table(Table {
+            head: ["N", "variant", "verb", "resource", "code", "per object"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            rows,
+        }));
+    }
+}
