@@ -305,8 +305,8 @@ pub const RULES: &[Rule] = &[
         id: "status-differs",
         name: "status that differs on every write",
         means: "Each reconcile writes a status that differs from the last (a timestamp, a counter), so each write is a new event that triggers the next reconcile.",
-        evidence: "footprint: status writes per object, with few writes of the object itself",
-        threshold: "≥ 3 status writes per object and < 1 write of the object itself per object, with objects Ready",
+        evidence: "footprint: status writes per object and per reconcile, with few writes of the object itself; controller: reconciles",
+        threshold: "≥ 1.8 accepted status writes per object, ≥ 0.8 per reconcile, and < 1 write of the object itself per object, with objects Ready (a status that differs on every write re-triggers at least once, and even the same-second rewrite that ends the loop is a request; a controller that skips unchanged status writes 1 per object)",
         fix: Fixes {
             controller_runtime: "write status only when it changed (compare before r.Status().Update), keep times out of status except a condition's lastTransitionTime, and add predicate.GenerationChangedPredicate{}",
             client_go: "compare the status before UpdateStatus, keep times out of it, and skip events whose generation did not change",
@@ -314,10 +314,20 @@ pub const RULES: &[Rule] = &[
             kopf: "patch status only on a change; kopf's own status.kopf progress is not yours to rewrite",
         },
         source: "kube.rs controllers/optimization (non-deterministic status); nolar/kopf PR #1259 (PATCHes per cycle)",
-        suppressed_by: &["status-dropped", "self-triggered-loop"],
+        suppressed_by: &[
+            "status-dropped",
+            "self-triggered-loop",
+            "requeue-loop",
+            "replicas-without-election",
+        ],
         detect: |e| {
             let status = e.per_object(e.status_writes);
-            (e.footprint && status >= 3.0 && e.per_object(e.object_writes) < 1.0 && e.ready > 0.0)
+            let every_reconcile = e.per_reconcile(e.status_writes).is_none_or(|w| w >= 0.8);
+            (e.footprint
+                && status >= 1.8
+                && every_reconcile
+                && e.per_object(e.object_writes) < 1.0
+                && e.ready > 0.0)
                 .then(|| {
                     let rec = e.reconciles_per_object().map_or(String::new(), |r| {
                         format!(", {} reconciles per object", n2(r))
@@ -442,7 +452,7 @@ pub const RULES: &[Rule] = &[
             kopf: "avoid short @kopf.timer intervals and raise kopf.TemporaryError only on real errors",
         },
         source: "kube.rs controllers/optimization (\"about 1 to 5+ reconciles every 1/(your requeue time)\"); Skiperator (10 s requeue: about 4800 requests/s at 1000 objects); crossplane #2477",
-        suppressed_by: &["self-triggered-loop", "status-differs"],
+        suppressed_by: &["status-dropped", "self-triggered-loop"],
         detect: |e| {
             let q = e.per_object(e.requeues?);
             (q >= 3.0).then(|| {

@@ -47,14 +47,14 @@ impl Footprint {
         (self.verb("list") - self.verb("watch")).max(0.0)
     }
 
-    /// Writes of the workload's own objects, not their status.
+    /// Accepted writes of the workload's own objects, not their status.
     pub fn object_writes(&self) -> f64 {
-        self.count(|r| r.workload && r.subresource.is_empty() && is_update(r))
+        self.count(|r| r.workload && r.subresource.is_empty() && is_update(r) && ok(r))
     }
 
-    /// Writes of the workload's status subresource.
+    /// Accepted writes of the workload's status subresource.
     pub fn status_writes(&self) -> f64 {
-        self.count(|r| r.workload && r.subresource == "status" && is_update(r))
+        self.count(|r| r.workload && r.subresource == "status" && is_update(r) && ok(r))
     }
 
     /// Every write that was not refused (2xx), any resource.
@@ -100,6 +100,10 @@ impl Footprint {
     }
 }
 
+fn ok(r: &FootprintRow) -> bool {
+    (200..300).contains(&r.code)
+}
+
 fn is_update(r: &FootprintRow) -> bool {
     r.verb == "update" || r.verb == "patch"
 }
@@ -135,7 +139,8 @@ mod tests {
         ]);
         assert_eq!(f.requests(), 74.0);
         assert_eq!(f.extra_lists(), 2.0);
-        assert_eq!(f.status_writes(), 54.0);
+        // The 409s are conflicts, not writes.
+        assert_eq!(f.status_writes(), 50.0);
         assert_eq!(f.object_writes(), 7.0);
         assert_eq!(f.conflicts(), 4.0);
         assert_eq!(f.events(), 9.0);
