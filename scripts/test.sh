@@ -26,6 +26,12 @@ fi
 python3 scripts/unify-features.py --check
 python3 scripts/import-circles.py
 
+# Before anything long: a machine where pip cannot install kopf fails here,
+# saying so, not half an hour later in init_from.rs's test of it.
+echo "== kopf for the kopf fixture's run (a virtualenv in the cache, pip-installed on first use)"
+kopf_venv=$(scripts/kopf-venv.sh)
+echo "kopf in $kopf_venv"
+
 echo "== control-plane binaries (built with Go on first use, then cached)"
 assets=$(cargo run --quiet -p ctrlbench -- cluster install --controller-manager --nodes | sed -n 's/^kube-apiserver=//p' | xargs dirname)
 echo "binaries in $assets"
