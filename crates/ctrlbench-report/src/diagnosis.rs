@@ -761,7 +761,10 @@ mod tests {
     }
 
     fn ids_of(g: &Group) -> Vec<&'static str> {
-        diagnose(std::slice::from_ref(g)).iter().map(|f| f.rule.id).collect()
+        diagnose(std::slice::from_ref(g))
+            .iter()
+            .map(|f| f.rule.id)
+            .collect()
     }
 
     const WATCH: (&str, &str, u16, bool, bool, u64) = ("watch", "", 200, true, true, 1);
