@@ -196,6 +196,15 @@ catalogue! {
         let sum = m.delta("queue_wait_s_sum")?;
         m.delta("queue_wait_count").filter(|c| *c > 0.0).map(|c| sum / c)
     });
+    /// kube-apiserver's CPU seconds over the run (its own process, from
+    /// apiserver.csv): the whole plane's cost, so per variant only where
+    /// each variant had a plane of its own (an A/A of a plane setting).
+    ApiserverCpu = Def::new("apiserver CPU", Seconds, |x| {
+        x.run.apiserver.as_ref()?.delta("cpu_seconds")
+    });
+    ApiserverPeakRss = Def::new("apiserver peak RSS", Bytes, |x| {
+        x.run.apiserver.as_ref()?.max("rss_bytes")
+    });
     /// Every request the controller sent in the create phase, per object
     /// (footprint.csv: the apiserver's audit log names the caller).
     RequestsPerObject = Def::new("requests per object", Count, |x| {

@@ -335,6 +335,10 @@ variant_keys! {
     /// off in one experiment. The plane restarts between runs that need other gates. Needs what
     /// `k8s_version` needs, except that `[cluster] k8s_version` may be set.
     feature_gates: Vec<String>, accepts All;
+    /// This variant's runs use a local plane with the audit log on or off, over `[cluster]
+    /// audit_log`: the log's own cost as an A/A (`experiments/lab/measure/aa-audit.toml`). Without
+    /// the log the run has no footprint.csv. Needs what `feature_gates` needs.
+    audit_log: bool, accepts All;
     /// Runs this build of our controller instead of the one ctrlbench builds (a path relative to the
     /// experiment file): two builds of one controller interleaved in one experiment, the decisive
     /// way to judge a change.

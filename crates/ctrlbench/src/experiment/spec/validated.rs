@@ -211,6 +211,8 @@ impl Variant {
 pub struct PlaneOf {
     pub k8s_version: Option<String>,
     pub feature_gates: Vec<String>,
+    /// The audit log on or off, over `[cluster] audit_log`.
+    pub audit_log: Option<bool>,
 }
 
 impl PlaneOf {
@@ -219,6 +221,10 @@ impl PlaneOf {
         let v = self.k8s_version.as_deref().unwrap_or(version);
         std::iter::once(format!("Kubernetes {v}"))
             .chain(self.feature_gates.iter().cloned())
+            .chain(
+                self.audit_log
+                    .map(|on| format!("audit log {}", if on { "on" } else { "off" })),
+            )
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -263,16 +269,23 @@ impl Experiment {
             .feature_gates
             .clone()
             .unwrap_or_default();
-        (k8s_version.is_some() || !feature_gates.is_empty()).then_some(PlaneOf {
-            k8s_version,
-            feature_gates,
-        })
+        let audit_log = self.variants[variant].keys.audit_log;
+        (k8s_version.is_some() || !feature_gates.is_empty() || audit_log.is_some()).then_some(
+            PlaneOf {
+                k8s_version,
+                feature_gates,
+                audit_log,
+            },
+        )
     }
 
     /// This experiment on the plane `p` (for variants that name one): its
     /// version, and its gates over the `[cluster]`'s of the same name.
     pub fn on_plane(&self, p: &PlaneOf) -> Experiment {
         let mut e = self.clone();
+        if let Some(on) = p.audit_log {
+            e.cluster.audit_log = on;
+        }
         if let Some(v) = &p.k8s_version {
             e.cluster.k8s_version = Some(v.clone());
         }

@@ -292,6 +292,11 @@ fn in_context(
             return Err(src.at("feature_gates", span_of("feature_gates"), m));
         }
     }
+    if values.audit_log.is_some()
+        && let Some(m) = plane_of_its_own(around)
+    {
+        return Err(src.at("audit_log", span_of("audit_log"), m));
+    }
     if values.faults.is_some() {
         let why = if !around.faults {
             Some("there is no [[fault]] schedule to opt out of")
