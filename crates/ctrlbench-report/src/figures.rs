@@ -429,6 +429,9 @@ pub struct PhaseFigures {
     pub reconciles_per_s: Option<f64>,
     pub controller_cores: Option<f64>,
     pub apiserver_requests_per_s: Option<f64>,
+    /// The controller's requests in the phase as the audit log saw them
+    /// (footprint.csv), per object per minute: what it costs while idle.
+    pub api_requests_per_object_min: Option<f64>,
 }
 
 /// Rate of counter `col` over `span`.
@@ -473,6 +476,18 @@ pub fn phase_figures(run: &Run) -> Vec<PhaseFigures> {
                 controller_cores: span.and_then(|sp| rate(m, "cpu_seconds", sp)),
                 apiserver_requests_per_s: span
                     .and_then(|sp| rate(run.apiserver_all.as_ref(), "requests_total", sp)),
+                api_requests_per_object_min: span.and_then(|(a, b)| {
+                    let label = format!("phase-{}", p.phase);
+                    let n: f64 = run
+                        .footprint
+                        .as_ref()?
+                        .iter()
+                        .filter(|r| r.phase == label)
+                        .map(|r| r.count as f64)
+                        .sum();
+                    let (objects, minutes) = (run.scale as f64, (b - a) / 60.0);
+                    (objects > 0.0 && minutes > 0.0).then(|| n / objects / minutes)
+                }),
             }
         })
         .collect()

@@ -224,6 +224,15 @@ catalogue! {
         x.per_object(x.footprint()?.writes())
     })
     .column("API writes per object (server-side)");
+    /// The controller's requests per object per minute in the experiment's
+    /// first idle phase (nothing changes: a controller that is done sends
+    /// nothing).
+    IdleRequestsPerObjectMin = Def::new("idle requests per object per minute", Count, |x| {
+        crate::figures::phase_figures(x.run)
+            .into_iter()
+            .find(|p| p.summary.kind == "idle")?
+            .api_requests_per_object_min
+    });
     /// Updates and patches refused with 409, per object.
     ConflictsPerObject = Def::new("conflicts per object", Count, |x| {
         x.per_object(x.footprint()?.conflicts())

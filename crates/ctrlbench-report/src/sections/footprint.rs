@@ -21,6 +21,7 @@ const HEADLINE: &[Metric] = &[
     Metric::ApiWritesPerObject,
     Metric::ConflictsPerObject,
     Metric::EventsPerObject,
+    Metric::IdleRequestsPerObjectMin,
 ];
 
 impl Section for Footprint {
