@@ -207,8 +207,13 @@ catalogue! {
     });
     /// Every request the controller sent in the create phase, per object
     /// (footprint.csv: the apiserver's audit log names the caller).
+    /// Without an audit log (an existing cluster), the controller's own
+    /// client counter (rest_client_requests_total) where it exports one.
     RequestsPerObject = Def::new("requests per object", Count, |x| {
-        x.per_object(x.footprint()?.requests())
+        match x.footprint() {
+            Some(f) => x.per_object(f.requests()),
+            None => x.per_object(x.metrics()?.delta("rest_requests_total")?),
+        }
     })
     .column("API requests per object");
     GetsPerObject = Def::new("GETs per object", Count, |x| x.per_object(x.footprint()?.verb("get")));

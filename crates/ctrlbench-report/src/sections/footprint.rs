@@ -31,10 +31,26 @@ impl Section for Footprint {
             .iter()
             .filter(|g| g.runs.iter().any(|r| r.footprint.is_some()))
             .collect();
-        if with.is_empty() {
+        let client_only: Vec<&Group> = ctx
+            .groups
+            .iter()
+            .filter(|g| g.runs.iter().all(|r| r.footprint.is_none()))
+            .filter(|g| g.runs.iter().any(|r| r.get(Metric::RequestsPerObject).is_some()))
+            .collect();
+        if with.is_empty() && client_only.is_empty() {
             return;
         }
         out.push(Block::Heading(2, "API footprint".into()));
+        if !client_only.is_empty() {
+            out.push(Block::Para(
+                "Without the apiserver's audit log (an existing cluster), from each controller's own                  client counter (rest_client_requests_total): its requests per object, every verb together."
+                    .into(),
+            ));
+            out.push(metric_table(client_only, &[Metric::RequestsPerObject]));
+        }
+        if with.is_empty() {
+            return;
+        }
         out.push(Block::Para(
             "Every request each controller sent in the create phase, from the apiserver's audit log \
              (footprint.csv), per object of the run (medians over the repeats); LISTs beyond the one each \
