@@ -31,8 +31,11 @@ impl Section for ReconcileTime {
              configuration (the recorded work_ms setting), not measured; \
              client rate-limiter wait — MEASURED by the controller (throttle wait delta / \
              reconciles); API write time — MEASURED: where the controller exports client-go's \
-             request latency (rest_client_request_duration_seconds, after the rate limiter), the \
-             time its own client spent in write requests per reconcile, marked \"own client\"; \
+             request latency (rest_client_request_duration_seconds), the time its own client \
+             spent in write requests per reconcile, marked \"own client\" — client-go starts \
+             that clock before its rate limiter, so the writes' throttle wait, already in the \
+             rate-limiter column, is taken out of it (the Rust controller starts its clock after \
+             its limiter); \
              else its writes per reconcile (its client counter) × the apiserver's mean {kind} \
              update latency (PUT/PATCH/APPLY, apiserver.csv deltas; cluster-wide when variants \
              share the apiserver); \
