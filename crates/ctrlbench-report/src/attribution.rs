@@ -1,5 +1,6 @@
 //! Where a reconcile's time goes: simulated work (inferred from the
-//! variant's configuration), client rate-limiter wait (measured by the controller), API write time (measured
+//! variant's configuration, for ctrlbench's own controllers only), client
+//! rate-limiter wait (measured by the controller), API write time (measured
 //! by the controller's client or by the apiserver) and the rest.
 
 use crate::load::Run;
@@ -13,7 +14,11 @@ pub const DEFAULT_WORK_MS: f64 = 10.0;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Attribution {
     pub mean: Option<f64>,
-    /// Inferred: the recorded --work-ms setting, or the controllers' default.
+    /// The controller is one of ctrlbench's own (rust, go@…), which sleep
+    /// `work` per reconcile; a user's controller has no simulated work.
+    pub simulated: bool,
+    /// Inferred: the recorded --work-ms setting, or the controllers' default
+    /// (0 where nothing is simulated).
     pub work: f64,
     /// The recorded work differs from the controllers' default (else shown as "(default)").
     pub work_overridden: bool,
@@ -61,6 +66,11 @@ impl Kind {
             // Results without a summary predate user's controllers.
             None => Kind::Rust,
         }
+    }
+
+    /// ctrlbench's `--work-ms` sleep exists in its own controllers only.
+    fn simulates_work(self) -> bool {
+        self != Kind::Theirs
     }
 
     /// Whether the client's request latency holds its rate-limiter wait.
@@ -137,8 +147,13 @@ pub fn of(run: &Run) -> Attribution {
         return Attribution::default();
     }
     let kind = Kind::of(run);
+    let simulated = kind.simulates_work();
     let mut a = Attribution {
-        work: flag.unwrap_or(DEFAULT_WORK_MS) / 1000.0,
+        simulated,
+        work: match simulated {
+            true => flag.unwrap_or(DEFAULT_WORK_MS) / 1000.0,
+            false => 0.0,
+        },
         work_overridden: flag.is_some_and(|w| w != DEFAULT_WORK_MS),
         ..Attribution::default()
     };
@@ -212,10 +227,7 @@ pub fn median<'a>(runs: impl IntoIterator<Item = &'a Attribution>) -> Attributio
     used.sort_by(|x, y| x.mean.unwrap_or(0.0).total_cmp(&y.mean.unwrap_or(0.0)));
     let n = used.len();
     if n == 0 {
-        return Attribution {
-            work: DEFAULT_WORK_MS / 1000.0,
-            ..Attribution::default()
-        };
+        return Attribution::default();
     }
     let middle: &[&Attribution] = if n % 2 == 1 {
         &used[n / 2..=n / 2]
@@ -228,7 +240,8 @@ pub fn median<'a>(runs: impl IntoIterator<Item = &'a Attribution>) -> Attributio
     };
     Attribution {
         mean: avg(&|a| a.mean),
-        work: avg(&|a| Some(a.work)).unwrap_or(DEFAULT_WORK_MS / 1000.0),
+        simulated: middle.iter().all(|a| a.simulated),
+        work: avg(&|a| Some(a.work)).unwrap_or(0.0),
         work_overridden: middle.iter().all(|a| a.work_overridden),
         api_by_client: middle.iter().all(|a| a.api_by_client),
         api_with_creates: middle.iter().any(|a| a.api_with_creates),
@@ -267,7 +280,7 @@ pub fn sentence(who: &str, a: &Attribution) -> String {
         );
     }
     let parts = [
-        ("simulated work (inferred)", Some(a.work)),
+        ("simulated work (inferred)", a.simulated.then_some(a.work)),
         ("client rate-limiter wait (measured)", a.throttle),
         (
             if a.api_by_client {
@@ -279,11 +292,13 @@ pub fn sentence(who: &str, a: &Attribution) -> String {
         ),
         ("the unattributed rest", a.rest()),
     ];
-    let (name, v) = parts
+    let Some((name, v)) = parts
         .iter()
         .filter_map(|(n, v)| Some((*n, (*v)?)))
         .max_by(|x, y| x.1.total_cmp(&y.1))
-        .unwrap_or(("simulated work (inferred)", a.work));
+    else {
+        return format!("{who}: no reconciles measured, nothing to attribute.");
+    };
     format!(
         "{who}: {name} dominates, {} of the {} mean reconcile ({:.0}%).",
         fmt_duration(v),
@@ -350,6 +365,7 @@ mod tests {
             writes: Some(20.0),
         };
         let ours = Attribution {
+            simulated: true,
             work: 0.010,
             ..Attribution::default()
         };
@@ -402,6 +418,7 @@ mod tests {
             writes: Some(200.0),
         };
         let mut a = Attribution {
+            simulated: true,
             work: 0.010,
             ..Attribution::default()
         };
@@ -414,5 +431,34 @@ mod tests {
             s.contains("client rate-limiter wait (measured) dominates"),
             "{s}"
         );
+    }
+
+    /// A user's controller has no simulated work, scraped or not; ours
+    /// keep their default. Loaded from results-mixed, its go-good run
+    /// relabelled a command, as a command's summary.json has it (no settings).
+    #[test]
+    fn only_our_own_controllers_have_simulated_work() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/results-mixed");
+        let mut r = crate::load::Results::load(&dir).unwrap();
+        let run = r.runs.iter_mut().find(|x| x.variant == "go-good").unwrap();
+        let go = of(run);
+        assert!(go.simulated && !go.work_overridden);
+        close("go work", Some(go.work), DEFAULT_WORK_MS / 1000.0);
+        let s = run.summary.as_mut().unwrap();
+        (s.implementation, s.settings) = ("command".into(), None);
+        let theirs = of(run);
+        assert!(!theirs.simulated);
+        assert_eq!(theirs.work, 0.0);
+        // The same measured parts; the work moves into the rest.
+        assert_eq!((theirs.mean, theirs.api), (go.mean, go.api));
+        close(
+            "rest",
+            theirs.rest(),
+            go.rest().unwrap() + DEFAULT_WORK_MS / 1000.0,
+        );
+        let said = sentence("N=20 op", &theirs);
+        assert!(!said.contains("simulated"), "{said}");
+        run.summary.as_mut().unwrap().implementation = "external".into();
+        assert!(!of(run).simulated);
     }
 }
