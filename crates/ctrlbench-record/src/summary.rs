@@ -288,6 +288,26 @@ pub struct Summary {
     /// pods.csv's seconds; set when the run's namespace had pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_started_at: Option<String>,
+    /// The controller's CPU and peak memory as the OS saw them, for a
+    /// process ctrlbench started whose metrics page did not give them (a
+    /// command without `metrics`, or a page without `process_*`); absent
+    /// when the page gave both, for external controllers and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller_os: Option<ControllerOs>,
+}
+
+/// A started controller's figures read from /proc by the harness, summed over
+/// its replicas: each field only where the metrics page lacked it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ControllerOs {
+    /// utime + stime of each process and its descendants (with the children
+    /// they reaped), from the measurement's start to the end of the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<f64>,
+    /// The largest resident memory seen: the larger of a process's own
+    /// VmHWM and the largest sampled sum of VmRSS over its process tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<f64>,
 }
 
 /// One replica of a controller over the run (replicas.csv has its rows).
@@ -362,5 +382,14 @@ mod machine_check {
         )
         .unwrap();
         assert!(m.busy && m.governor.is_none());
+    }
+
+    /// The OS figures are optional field by field, and absent unless set.
+    #[test]
+    fn controller_os_reads_and_writes_only_what_it_has() {
+        use super::ControllerOs;
+        let os: ControllerOs = serde_json::from_str(r#"{"cpu_s":1.5}"#).unwrap();
+        assert_eq!((os.cpu_s, os.peak_rss_bytes), (Some(1.5), None));
+        assert_eq!(serde_json::to_string(&os).unwrap(), r#"{"cpu_s":1.5}"#);
     }
 }

@@ -6,7 +6,7 @@
 
 use ctrlbench_record::columns::apiserver::{WIDGET_CREATE_LATENCY, WIDGET_UPDATE_LATENCY};
 use ctrlbench_record::series::Series;
-use ctrlbench_record::summary::{Start, StartMode};
+use ctrlbench_record::summary::{ControllerOs, Start, StartMode};
 use ctrlbench_record::time::parse_time;
 
 use crate::load::Run;
@@ -143,8 +143,10 @@ catalogue! {
         x.metrics()?.delta("throttle_wait_s_sum")
     })
     .column("client throttle wait");
-    Cpu = Def::new("CPU", Seconds, |x| x.metrics()?.delta("cpu_seconds")).column("controller CPU");
-    PeakRss = Def::new("peak RSS", Bytes, |x| x.metrics()?.max("rss_bytes"));
+    /// The controller's metrics page, or (a process ctrlbench started whose
+    /// page had none) what ctrlbench read from /proc: [`controller_cpu`].
+    Cpu = Def::new("CPU", Seconds, |x| Some(controller_cpu(x.run)?.0)).column("controller CPU");
+    PeakRss = Def::new("peak RSS", Bytes, |x| Some(controller_peak_rss(x.run)?.0));
     /// Updates only (what controllers send). Results from before the
     /// update/create split have one histogram over both: it fits neither
     /// label, so both stay unmeasured.
@@ -188,7 +190,7 @@ catalogue! {
     StartAllReady = Def::new("start → Ready==N", Duration, |x| x.start()?.all_ready_s);
     /// Controller CPU seconds per reconcile.
     CpuPerReconcile = Def::new("CPU per reconcile", Duration, |x| {
-        x.per_reconcile(x.metrics()?.delta("cpu_seconds"))
+        x.per_reconcile(controller_cpu(x.run).map(|(v, _)| v))
     });
     /// Mean time a key waited in the work queue before its reconcile began.
     QueueWait = Def::new("queue wait (mean)", Duration, |x| {
@@ -435,6 +437,32 @@ impl<'a> Inputs<'a> {
                 .map(|w| self.ready.len() as f64 / w),
         }
     }
+}
+
+/// The controller's CPU seconds over the run, and whether they were read
+/// from /proc (summary.json's `controller_os`) rather than from its metrics
+/// page's counter. The harness records the /proc figure for a process it
+/// started only where the page had none (no page, or one without
+/// process_cpu_seconds_total, whose column then reads 0): where present, it
+/// is the figure.
+pub fn controller_cpu(run: &Run) -> Option<(f64, bool)> {
+    match os_figures(run).and_then(|o| o.cpu_s) {
+        Some(v) => Some((v, true)),
+        None => Some((run.metrics.as_ref()?.delta("cpu_seconds")?, false)),
+    }
+}
+
+/// The controller's peak resident memory, and whether it was read from
+/// /proc, as [`controller_cpu`].
+pub fn controller_peak_rss(run: &Run) -> Option<(f64, bool)> {
+    match os_figures(run).and_then(|o| o.peak_rss_bytes) {
+        Some(v) => Some((v, true)),
+        None => Some((run.metrics.as_ref()?.max("rss_bytes")?, false)),
+    }
+}
+
+fn os_figures(run: &Run) -> Option<&ControllerOs> {
+    run.summary.as_ref()?.controller_os.as_ref()
 }
 
 /// The requeue counter's delta; without the column, summary.json's

@@ -494,6 +494,54 @@ fn a_command_that_dies_mid_run_flags_the_run() {
     assert!(leftovers("cb-dier").is_empty());
 }
 
+/// A command without a metrics URL still gets its CPU and peak memory, read
+/// from /proc: here a wrapper shell whose child (python) holds 64 MiB and
+/// spins, so only the process's descendants account for either.
+#[test]
+fn a_command_without_metrics_gets_its_cpu_and_memory_from_the_os() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = widget_experiment(
+        tmp.path(),
+        "burner",
+        "{ condition = \"Ready\" }",
+        6,
+        r#"[[variant]]
+name = "burner"
+impl = "command"
+command = ["/bin/sh", "-c", "python3 -c \"b = bytes(range(256)) * (1 << 18); any(iter(int, 1))\" & wait"]
+"#,
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = only_results_dir(&results);
+    let s = json(&dir.join("N20/burner/rep1/summary.json"));
+    assert_eq!(s["controller_metrics"], false, "{s:#}");
+    let cpu = s["controller_os"]["cpu_s"].as_f64().expect("cpu_s");
+    let peak = s["controller_os"]["peak_rss_bytes"]
+        .as_f64()
+        .expect("peak_rss_bytes");
+    // Seconds of spinning, on however busy a machine: more than a few ticks.
+    assert!(cpu > 0.1, "{s:#}");
+    assert!(peak >= (64 << 20) as f64, "{s:#}");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    // The throughput table's last two cells: controller CPU, peak RSS.
+    let table = &report[report.find("## Throughput and cost").unwrap()..];
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| 20 | burner"))
+        .unwrap_or_else(|| panic!("{report}"));
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    let (cpu_cell, rss_cell) = (cells[cells.len() - 2], cells[cells.len() - 1]);
+    assert!(cpu_cell.ends_with(" s") && cpu_cell != "0.00 s", "{row}");
+    assert!(rss_cell.ends_with(" MiB"), "{row}");
+    assert!(
+        report.contains("Read from /proc here: controller CPU of burner; peak RSS of burner."),
+        "{report}"
+    );
+    assert!(leftovers("cb-burner").is_empty());
+}
+
 /// A command controller honours start = "after-load": it starts once every
 /// object exists, so no object was written before the last create. The
 /// command is our own widget-controller, run as any user's program through a

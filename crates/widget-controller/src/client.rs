@@ -173,6 +173,9 @@ where
                 l.metrics
                     .record_throttle(&method, &l.host, t.elapsed().as_secs_f64());
             }
+            // The latency's clock starts once the bucket let the request
+            // through, so it holds no throttle wait (client-go's starts
+            // before its limiter and holds it).
             let t = Instant::now();
             let res = inner.call(req).await;
             // A watch's response is a stream: its time is not a latency.

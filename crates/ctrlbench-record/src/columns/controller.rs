@@ -104,8 +104,10 @@ const COLUMNS: &[Column] = &[
         "workqueue_queue_duration_seconds_count",
         NAME,
     ),
-    // client-go's request latency (after the rate limiter) of the writes the
-    // controller sent, as its own client measured them.
+    // client-go's request latency of the writes the controller sent, as its
+    // own client measured them. client-go's clock starts before its rate
+    // limiter, so this holds the writes' throttle wait (below); the Rust
+    // controller's starts after its limiter and holds none.
     Column {
         name: "client_write_latency_s_sum",
         value: Value::SumWhere(
@@ -119,6 +121,17 @@ const COLUMNS: &[Column] = &[
         name: "client_write_latency_count",
         value: Value::SumWhere(
             "rest_client_request_duration_seconds_count",
+            &[],
+            "verb",
+            WRITE_VERBS,
+        ),
+    },
+    // The writes' share of the throttle wait, so that the report can take it
+    // out of client-go's write latency, which holds it.
+    Column {
+        name: "client_write_throttle_s_sum",
+        value: Value::SumWhere(
+            "rest_client_rate_limiter_duration_seconds_sum",
             &[],
             "verb",
             WRITE_VERBS,

@@ -28,11 +28,15 @@ impl Section for ReconcileTime {
             .unwrap_or("widget");
         out.push(Block::Para(format!(
             "Mean reconcile time split into: simulated work — INFERRED from the variant's \
-             configuration (the recorded work_ms setting), not measured; \
-             client rate-limiter wait — MEASURED by the controller (throttle wait delta / \
+             configuration (the recorded work_ms setting), not measured, and only in \
+             ctrlbench's own controllers (a user's controller has none: its own work is in the \
+             rest); client rate-limiter wait — MEASURED by the controller (throttle wait delta / \
              reconciles); API write time — MEASURED: where the controller exports client-go's \
-             request latency (rest_client_request_duration_seconds, after the rate limiter), the \
-             time its own client spent in write requests per reconcile, marked \"own client\"; \
+             request latency (rest_client_request_duration_seconds), the time its own client \
+             spent in write requests per reconcile, marked \"own client\" — client-go starts \
+             that clock before its rate limiter, so the writes' throttle wait, already in the \
+             rate-limiter column, is taken out of it (the Rust controller starts its clock after \
+             its limiter); \
              else its writes per reconcile (its client counter) × the apiserver's mean {kind} \
              update latency (PUT/PATCH/APPLY, apiserver.csv deltas; cluster-wide when variants \
              share the apiserver); \
@@ -69,7 +73,7 @@ fn row(g: &Group, a: &Attribution) -> Vec<String> {
     let mut r = row_head(g);
     r.extend([
         opt(a.mean),
-        if a.mean.is_none() && g.runs.iter().all(|r| r.settings.is_none()) {
+        if !a.simulated {
             // A user's controller: ctrlbench simulated no work in it.
             "—".to_string()
         } else {
@@ -90,4 +94,32 @@ fn row(g: &Group, a: &Attribution) -> Vec<String> {
         opt(a.rest()),
     ]);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::RunFigures;
+
+    /// No simulated work is shown for a user's controller; ours keeps its
+    /// "(default)".
+    #[test]
+    fn a_users_controller_shows_no_simulated_work() {
+        let g = Group {
+            scale: 20,
+            variant: "op".into(),
+            runs: vec![RunFigures::empty(20, "op", 1)],
+        };
+        let theirs = Attribution {
+            mean: Some(0.02),
+            ..Attribution::default()
+        };
+        assert_eq!(row(&g, &theirs)[3], "—");
+        let ours = Attribution {
+            simulated: true,
+            work: 0.01,
+            ..theirs
+        };
+        assert_eq!(row(&g, &ours)[3], "10.0 ms (default)");
+    }
 }

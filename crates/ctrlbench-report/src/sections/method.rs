@@ -1,6 +1,7 @@
 //! "How the numbers are computed": the definitions behind every table, in
 //! the reader's words, plus the notes that apply only to these results (the
-//! concurrent schedule, an audit log, pods, the plane's processes, repeats).
+//! concurrent schedule, a controller's CPU and memory read from /proc, an
+//! audit log, pods, the plane's processes, repeats).
 
 use ctrlbench_record::summary::Schedule;
 
@@ -8,6 +9,7 @@ use super::Section;
 use crate::Block;
 use crate::context::ReportCtx;
 use crate::load::Results;
+use crate::metrics::{controller_cpu, controller_peak_rss};
 
 pub struct Method;
 
@@ -47,13 +49,18 @@ fn notes(r: &Results) -> Vec<String> {
          its first write → the first scrape showing its final count. Rates in the plots use \
          the real gaps between scrapes."
             .into(),
-        "Peak RSS is the largest resident-memory sample of the controller process.".into(),
+        "Controller CPU and peak RSS come from the controller's metrics page: the delta of \
+         process_cpu_seconds_total and the largest process_resident_memory_bytes sample."
+            .into(),
         "Objects written (coverage) counts the objects that anyone but the loader ever wrote \
          (objects.csv first_write_at: the first change by another field manager, seen by our \
          own watch): the controller's status or annotation writes. — when objects.csv predates \
          the column."
             .into(),
     ];
+    if let Some(note) = os_note(r) {
+        v.push(note);
+    }
     let concurrent = r
         .runs
         .iter()
@@ -112,4 +119,70 @@ fn notes(r: &Results) -> Vec<String> {
         );
     }
     v
+}
+
+/// Which variants' controller CPU and peak RSS were read from /proc, and
+/// how; None when every figure came from a metrics page.
+fn os_note(r: &Results) -> Option<String> {
+    let from_os = |f: fn(&crate::load::Run) -> Option<(f64, bool)>| {
+        let mut names: Vec<&str> = Vec::new();
+        for run in &r.runs {
+            if f(run).is_some_and(|(_, os)| os) && !names.contains(&run.variant.as_str()) {
+                names.push(&run.variant);
+            }
+        }
+        names
+    };
+    let (cpu, rss) = (from_os(controller_cpu), from_os(controller_peak_rss));
+    if cpu.is_empty() && rss.is_empty() {
+        return None;
+    }
+    let which = |what: &str, names: &[&str]| match names {
+        [] => format!("{what} from the metrics page everywhere"),
+        n => format!("{what} of {}", n.join(", ")),
+    };
+    Some(format!(
+        "Where a controller that ctrlbench started had no such metrics (a command without a \
+         metrics URL, a page without them), ctrlbench read them from /proc instead \
+         (summary.json's controller_os): \
+         CPU is utime + stime of the process and of its descendants, with the children they \
+         reaped, from the measurement's start to the end of the window; peak RSS is the larger \
+         of a process's VmHWM and the largest sampled sum of VmRSS over its process tree; both \
+         summed over the replicas. Read from /proc here: {}; {}.",
+        which("controller CPU", &cpu),
+        which("peak RSS", &rss),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use ctrlbench_record::summary::ControllerOs;
+
+    use super::*;
+
+    /// A figure read from /proc is the run's, and the note names whose; the
+    /// other stays the metrics page's.
+    #[test]
+    fn the_note_names_the_variants_read_from_proc() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/results-mixed");
+        let mut r = Results::load(&dir).unwrap();
+        assert_eq!(os_note(&r), None);
+        let run = r.runs.iter_mut().find(|x| x.variant == "go-good").unwrap();
+        let page_rss = controller_peak_rss(run).unwrap();
+        assert!(!page_rss.1);
+        run.summary.as_mut().unwrap().controller_os = Some(ControllerOs {
+            cpu_s: Some(2.5),
+            peak_rss_bytes: None,
+        });
+        assert_eq!(controller_cpu(run), Some((2.5, true)));
+        assert_eq!(controller_peak_rss(run), Some(page_rss));
+        let note = os_note(&r).unwrap();
+        assert!(
+            note.ends_with(
+                "Read from /proc here: controller CPU of go-good; peak RSS from the metrics \
+                 page everywhere."
+            ),
+            "{note}"
+        );
+    }
 }

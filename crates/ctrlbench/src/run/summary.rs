@@ -127,6 +127,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
         apiserver_rss_at_start_bytes: Vec::new(),
         leader_changes: Vec::new(),
         load_started_at: None,
+        controller_os: None,
     }
 }
 

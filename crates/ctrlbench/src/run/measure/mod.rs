@@ -6,7 +6,9 @@
 //! controller's Lease (`leases`), the apiservers' peak memory
 //! (`apiserver_peak`), the controllers' CPU profiles (`profile`), the
 //! pods in the run's namespaces (`pods`), the plane's processes beyond etcd
-//! and the apiservers (`plane_processes`) — implements [`Measurement`]: it is told when the run
+//! and the apiservers (`plane_processes`), the started controllers' CPU and
+//! memory from /proc where their metrics lack them (`controller_os`) —
+//! implements [`Measurement`]: it is told when the run
 //! starts, on every tick of the loop, when the window is over (the
 //! controllers still run) and when the controllers have stopped, where it
 //! writes its files and its part of each summary. [`run`] composes them
@@ -15,6 +17,7 @@
 
 pub mod apiserver_peak;
 pub mod audit;
+pub mod controller_os;
 pub mod faults;
 pub mod fleet;
 pub mod harness_cpu;
@@ -108,6 +111,7 @@ fn measurements(
         Box::new(pods),
         Box::new(scrapes::Scrapes::new(run)),
         Box::new(plane_processes::PlaneProcesses::new(run)),
+        Box::new(controller_os::ControllersOs::new(run)),
         Box::new(faults::Faults::of(run)),
         Box::new(leases::Leases::new()),
         Box::new(apiserver_peak::ApiserverPeak::new()),

@@ -20,13 +20,33 @@ use super::{Measurement, Run};
 /// /proc's utime and stime count USER_HZ ticks, 100 a second on Linux.
 const TICKS_PER_S: f64 = 100.0;
 
-/// (CPU seconds, resident bytes) of `pid`, None when it is gone.
-fn usage(pid: u32) -> Option<(f64, u64)> {
+/// One process's CPU and memory as /proc has them: the one reading of a
+/// process that this measurement and the controllers' (`controller_os`) share.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    /// utime + stime: its own CPU seconds.
+    pub cpu_s: f64,
+    /// cutime + cstime: the CPU seconds of the children it has reaped.
+    pub reaped_cpu_s: f64,
+    /// VmRSS now.
+    pub rss_bytes: u64,
+    /// VmHWM: its largest resident set since it started.
+    pub peak_rss_bytes: u64,
+}
+
+/// `pid`'s usage, None when it is gone (or a zombie, which has no memory left).
+pub fn usage(pid: u32) -> Option<Usage> {
     let f = stat_fields(&pid.to_string())?;
-    // utime and stime are fields 14 and 15 (index N-3).
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // utime, stime, cutime and cstime are fields 14 to 17 (index N-3).
+    let ticks = |i: usize| -> Option<f64> { Some(f.get(i)?.parse::<u64>().ok()? as f64) };
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    Some((ticks as f64 / TICKS_PER_S, kb_field(&status, "VmRSS")?))
+    let rss_bytes = kb_field(&status, "VmRSS")?;
+    Some(Usage {
+        cpu_s: (ticks(11)? + ticks(12)?) / TICKS_PER_S,
+        reaped_cpu_s: (ticks(13)? + ticks(14)?) / TICKS_PER_S,
+        rss_bytes,
+        peak_rss_bytes: kb_field(&status, "VmHWM").unwrap_or(rss_bytes),
+    })
 }
 
 pub struct PlaneProcesses {
@@ -61,9 +81,9 @@ impl PlaneProcesses {
         let mut ok = true;
         for (_, pid) in &self.procs {
             match usage(*pid) {
-                Some((cpu, rss)) => {
-                    cells.push(format!("{cpu}"));
-                    cells.push(rss.to_string());
+                Some(u) => {
+                    cells.push(format!("{}", u.cpu_s));
+                    cells.push(u.rss_bytes.to_string());
                 }
                 None => {
                     ok = false;
@@ -122,10 +142,17 @@ mod tests {
     /// This process's own CPU and memory, read as the plane's are.
     #[test]
     fn usage_reads_proc() {
-        let (cpu, rss) = super::usage(std::process::id()).unwrap();
-        assert!(cpu >= 0.0);
+        let u = super::usage(std::process::id()).unwrap();
+        assert!(u.cpu_s >= 0.0 && u.reaped_cpu_s >= 0.0);
         let own = ctrlbench_plane::process::own_peak_rss_bytes().unwrap();
-        assert!(rss > 0 && rss <= own, "{rss} vs peak {own}");
+        assert!(
+            u.rss_bytes > 0 && u.rss_bytes <= u.peak_rss_bytes,
+            "{} vs peak {}",
+            u.rss_bytes,
+            u.peak_rss_bytes
+        );
+        // VmHWM only grows: read later, this process's own is no lower.
+        assert!(u.peak_rss_bytes <= own, "{} vs {own}", u.peak_rss_bytes);
         assert!(super::usage(u32::MAX).is_none());
     }
 }

@@ -153,6 +153,12 @@ pub struct ControllerTarget {
     carry: ControllerRow,
     /// The last row as scraped, before `carry`.
     raw: Option<ControllerRow>,
+    /// Whether an answered scrape gave the process's CPU and resident
+    /// memory (`process_*`): where it did not, the OS figures stand in
+    /// (`controller_os`). A page without the family sums to 0, and a live
+    /// process has neither 0 bytes resident nor 0 CPU seconds for a whole run.
+    pub gave_cpu: bool,
+    pub gave_rss: bool,
 }
 
 /// Samples one group of runs (one variant, or all at once).
@@ -224,6 +230,8 @@ impl Sampler {
                 rate: 0.0,
                 carry: ControllerRow::default(),
                 raw: None,
+                gave_cpu: false,
+                gave_rss: false,
             });
         }
         Ok(Sampler {
@@ -353,6 +361,14 @@ impl Sampler {
                 c.failed += 1;
                 continue;
             };
+            let has = |name: &str| {
+                controller::CATALOGUE
+                    .index(name)
+                    .and_then(|i| values.get(i).copied().flatten())
+                    .is_some_and(|v| v > 0.0)
+            };
+            c.gave_cpu |= has("cpu_seconds");
+            c.gave_rss |= has("rss_bytes");
             let raw = ControllerRow::of(&values);
             if c.raw.is_some_and(|p| raw.reconciles < p.reconciles) {
                 // A counter reset: the controller restarted.
