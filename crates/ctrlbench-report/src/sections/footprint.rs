@@ -43,7 +43,9 @@ impl Section for Footprint {
         out.push(Block::Heading(2, "API footprint".into()));
         if !client_only.is_empty() {
             out.push(Block::Para(
-                "Without the apiserver's audit log (an existing cluster), from each controller's own                  client counter (rest_client_requests_total): its requests per object, every verb together."
+                "Without the apiserver's audit log (an existing cluster, or a run with `audit_log = false`), \
+                 from each controller's own client counter (rest_client_requests_total): its requests \
+                 per object, every verb together."
                     .into(),
             ));
             out.push(metric_table(client_only, &[Metric::RequestsPerObject]));
