@@ -35,7 +35,11 @@ impl Section for Footprint {
             .groups
             .iter()
             .filter(|g| g.runs.iter().all(|r| r.footprint.is_none()))
-            .filter(|g| g.runs.iter().any(|r| r.get(Metric::RequestsPerObject).is_some()))
+            .filter(|g| {
+                g.runs
+                    .iter()
+                    .any(|r| r.get(Metric::RequestsPerObject).is_some())
+            })
             .collect();
         if with.is_empty() && client_only.is_empty() {
             return;
