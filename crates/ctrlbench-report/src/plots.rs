@@ -56,12 +56,29 @@ fn range(v: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     (lo, hi + (hi - lo) * 0.05)
 }
 
-/// Tick labels without spurious decimals.
+/// Tick labels with as many decimals as the ticks' step needs and no more
+/// (plotters puts about ten ticks on an axis): a sub-second axis reads
+/// 0.05, 0.10, 0.15, not 0.1, 0.1, 0.2.
 fn tick(v: f64, span: f64) -> String {
-    if span >= 10.0 {
-        format!("{v:.0}")
+    let step = span.abs() / 10.0;
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10().floor()).clamp(0.0, 6.0) as usize
     } else {
-        format!("{v:.1}")
+        0
+    };
+    format!("{v:.decimals$}")
+}
+
+#[cfg(test)]
+mod tick_tests {
+    use super::tick;
+
+    #[test]
+    fn ticks_have_the_decimals_their_step_needs() {
+        let labels: Vec<String> = (0..=4).map(|i| tick(f64::from(i) * 0.05, 0.5)).collect();
+        assert_eq!(labels, ["0.00", "0.05", "0.10", "0.15", "0.20"]);
+        assert_eq!(tick(2.5, 5.0), "2.5");
+        assert_eq!(tick(120.0, 300.0), "120");
     }
 }
 
