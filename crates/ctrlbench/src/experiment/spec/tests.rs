@@ -1093,3 +1093,28 @@ fn the_docs_list_every_budget_key_as_the_table_says() {
         "docs/experiments.md's `[budget]` table is not the key table's: replace it with:\n{table}"
     );
 }
+
+/// `init --from` lists every budget key, commented, and says where to
+/// fill them from; filled in and uncommented, the block parses.
+#[test]
+fn init_from_writes_a_commented_budget_block_to_fill() {
+    let top = crate::experiment::from_project::top_keys("op", "Widget");
+    assert!(top.contains("`ctrlbench budget RESULTS`"), "{top}");
+    assert!(top.contains("\n# [budget]\n"), "{top}");
+    for k in budget::KEYS {
+        assert!(top.contains(&format!("\n# {} =", k.name)), "{top}");
+    }
+    let filled: String = top
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(r) if r == "[budget]" => format!("{r}\n"),
+            Some(r) if budget::KEYS.iter().any(|k| r.starts_with(k.name)) => {
+                format!("{} = 1.5\n", r.split_once('=').unwrap().0.trim())
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    let text = format!("{filled}[[variant]]\nname = \"a\"\npreset = \"good\"\n");
+    let e = parse(Path::new("exp.toml"), &text).unwrap();
+    assert_eq!(e.budgets.len(), budget::KEYS.len());
+}
