@@ -79,6 +79,8 @@ pub fn table(dir: &Path, headroom: f64) -> Result<String> {
 /// The measured value in the key's own unit (seconds, KiB, a count), as
 /// the limit below it is written.
 fn plain(v: f64) -> String {
+    // A count of none can come out as -0.0; it reads 0.
+    let v = if v.abs() < 5e-4 { 0.0 } else { v };
     let r = format!("{v:.3}");
     r.trim_end_matches('0').trim_end_matches('.').to_string()
 }

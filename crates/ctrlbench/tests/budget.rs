@@ -131,6 +131,7 @@ fn the_budget_command_measures_a_table_to_paste() {
         out.contains("# requests per object: highest 6.3 (chatty, N=10, repeat 2)\n"),
         "{out}"
     );
+    assert!(out.contains("# conflicts per object: highest 0 ("), "{out}");
     // What it prints parses as a [budget] table of an experiment file.
     let exp =
         format!("name = \"t\"\nscales = [10]\n[[variant]]\nname = \"a\"\npreset = \"good\"\n{out}");
