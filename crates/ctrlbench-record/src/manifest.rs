@@ -116,6 +116,11 @@ pub struct Manifest {
     /// report has no goals section.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub goals: Vec<Goal>,
+    /// The experiment file's `[budget]` limits, in the key table's order;
+    /// absent (older results, and every file without a `[budget]`): the
+    /// report judges no budget.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budgets: Vec<Budget>,
     /// How many repeats ran and why the runner stopped there; absent in
     /// older results (the repeat count is then read off the run directories).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -216,6 +221,18 @@ pub struct Goal {
     /// Judged only at scales N ≥ this; absent: at every scale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_scale: Option<u64>,
+}
+
+/// One `[budget]` limit: the figure must stay at or below `limit` for
+/// every variant (the median over its repeats).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// The key as written in `[budget]` ("requests_per_object").
+    pub key: String,
+    /// What it reads: a label of the report's metric catalogue ("requests
+    /// per object"), or "peak RSS per object (KiB)".
+    pub figure: String,
+    pub limit: f64,
 }
 
 /// The repeats an experiment ran: a fixed count, or repeats added until

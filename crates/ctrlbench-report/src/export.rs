@@ -83,6 +83,20 @@ pub fn verdicts(results: &Results, groups: &[Group], answers: &[Answer], margin:
         "questions": answers.iter().map(question).collect::<Vec<_>>(),
         "diagnosis": crate::diagnosis::diagnose(groups).iter().map(finding).collect::<Vec<_>>(),
         "variants": groups.iter().map(variant).collect::<Vec<_>>(),
+        "budgets": crate::budget::judge(&m.budgets, groups).iter().map(budget).collect::<Vec<_>>(),
+    })
+}
+
+/// One variant against one `[budget]` limit.
+fn budget(j: &crate::budget::Judged) -> Value {
+    json!({
+        "scale": j.scale,
+        "variant": j.variant,
+        "key": j.key,
+        "figure": j.figure,
+        "measured": finite(j.measured),
+        "limit": j.limit,
+        "verdict": j.verdict(),
     })
 }
 

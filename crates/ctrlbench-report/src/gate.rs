@@ -18,6 +18,7 @@ pub const GATE: &[(Metric, bool)] = &[
     (Metric::ReadyPerS, true),
     (Metric::P99, false),
     (Metric::WritesPerObject, false),
+    (Metric::RequestsPerObject, false),
     (Metric::PeakRss, false),
 ];
 

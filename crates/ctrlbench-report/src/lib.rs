@@ -41,6 +41,7 @@
 //! report shows it as "Machine noise (A/A)", after the answers.
 
 pub mod attribution;
+pub mod budget;
 pub mod compare;
 pub mod context;
 mod counterparts;

@@ -100,7 +100,7 @@ pub enum Command {
         #[arg(long, value_name = "X:Y", value_parser = parse_pair)]
         pair: Vec<(String, String)>,
         /// Exit 1 when a headline figure of B (T100, Ready/s, reconcile p99,
-        /// writes per object, peak RSS) is decidedly worse than A's by more than this
+        /// writes per object, requests per object, peak RSS) is decidedly worse than A's by more than this
         /// (e.g. 10%): its whole 95 % interval beyond it on the worse side.
         /// Prints which, and the figures it could not decide (never a failure).
         #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
@@ -132,6 +132,17 @@ pub enum Command {
         /// The regression beyond which the gate fails, e.g. 10%.
         #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
         fail_on_regression: f64,
+    },
+    /// Print a `[budget]` table measured from a results directory, ready to
+    /// paste into the experiment file: each key's highest value over every
+    /// variant and repeat, plus the headroom, rounded up to two significant
+    /// digits, with a comment saying what was measured.
+    Budget {
+        /// A results directory (results/<UTC timestamp>-<experiment>).
+        dir: PathBuf,
+        /// Room above the highest value measured, e.g. 25%.
+        #[arg(long, value_name = "PERCENT", default_value = "25%", value_parser = parse_headroom)]
+        headroom: f64,
     },
     /// Say what on this machine would disturb a measurement right now:
     /// other processes' CPU (a run is flagged "machine busy" above 10 % of
@@ -346,7 +357,8 @@ pub struct RunArgs {
     /// tag or commit of the build_dir's repository, exported into the cache;
     /// no network). The twins run interleaved and paired with the working
     /// tree's builds, and "<name> / <name>-baseline" is asked on T100,
-    /// Ready/s, reconcile p99, writes per object and peak RSS.
+    /// Ready/s, reconcile p99, writes per object, requests per object and
+    /// peak RSS.
     #[arg(long, value_name = "REF")]
     pub baseline: Option<String>,
     /// Exit 1 when a `[[compare]]` question (with --baseline: the working
@@ -355,6 +367,11 @@ pub struct RunArgs {
     /// never fail; they are listed with the smallest change they could see.
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
     pub fail_on_regression: Option<f64>,
+    /// After the report, exit 3 when a variant exceeds a limit of the
+    /// file's `[budget]` (the median over its repeats), printing one
+    /// `BUDGET EXCEEDED <variant> <key> = <value> > <limit>` line each.
+    #[arg(long)]
+    pub fail_on_budget: bool,
 }
 
 #[derive(Subcommand)]
@@ -443,6 +460,19 @@ fn parse_margin(s: &str) -> Result<f64, String> {
         return Err(format!("{s:?} must be below 100%"));
     }
     Ok(v)
+}
+
+/// A percentage at or above 0 ("25%", "0%").
+fn parse_headroom(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage (e.g. 25%)"))?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("{s:?} must be a percentage at or above 0"));
+    }
+    Ok(v / 100.0)
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {

@@ -213,6 +213,7 @@ fn offline(cmd: Command) -> Result<()> {
             dir,
             fail_on_regression,
         } => gate_answers(&dir, fail_on_regression),
+        Command::Budget { dir, headroom } => emit(&crate::budget::table(&dir, headroom)?),
         Command::Diagnose { rules: true, .. } => emit(&ctrlbench_report::diagnosis::markdown()),
         Command::Diagnose { dir, rules: false } => {
             let dir = dir.expect("clap requires DIR without --rules");
@@ -285,6 +286,12 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
                 );
             }
         }
+    }
+    if a.fail_on_budget && exp.budgets.is_empty() {
+        bail!(
+            "--fail-on-budget: {} sets no [budget] limit to check (add one: `ctrlbench budget RESULTS` measures a table)",
+            exp.file.display()
+        );
     }
     if a.fail_on_regression.is_some() && exp.compare.is_empty() {
         bail!(
@@ -367,8 +374,25 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
             outcome.dir.display()
         );
     }
+    // Said before the regression gate, whose failure is an error (exit 1)
+    // and ends the command: both verdicts are printed either way.
+    let over = if a.fail_on_budget {
+        let over = crate::budget::exceeded(&outcome.dir)?;
+        for l in &over {
+            emit(&format!("{l}\n"))?;
+        }
+        if over.is_empty() {
+            emit("every variant within its [budget]\n")?;
+        }
+        over.len()
+    } else {
+        0
+    };
     if let Some(t) = a.fail_on_regression {
         gate_answers(&outcome.dir, t)?;
+    }
+    if over > 0 {
+        return Ok(ExitCode::from(crate::budget::EXCEEDED_EXIT));
     }
     Ok(ExitCode::SUCCESS)
 }

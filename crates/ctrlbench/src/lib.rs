@@ -6,6 +6,7 @@
 //! the results contract (`ctrlbench_record`) and the report
 //! (`ctrlbench_report`) are crates of their own, used under those names.
 
+pub mod budget;
 pub mod calibration;
 pub mod cli;
 pub mod commands;

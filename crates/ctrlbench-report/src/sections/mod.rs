@@ -6,6 +6,7 @@
 
 mod answers;
 mod attribution;
+mod budgets;
 mod convergence;
 mod counterparts;
 mod faults;
@@ -51,6 +52,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
         &header::Header,
         &warnings::Warnings,
         &fix::WhatToFix,
+        &budgets::Budgets,
         &answers::Answers,
         &noise::MachineNoise,
         &legend::Legend,

@@ -176,7 +176,19 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
 /// The file's top keys, alike for every kind of project: its name, what it
 /// measures, and a short first run (N=50, stopping once converged).
 pub(super) fn top_keys(name: &str, kind: &str) -> String {
-    format!(
+    // A budget is a limit on what this operator measured, so none is
+    // guessed: the keys are listed, commented, to fill from a first run.
+    let mut budget = String::from(
+        "# Limits each variant must stay at or below (`run --fail-on-budget` exits 3 above one).\n\
+         # Fill them from a first run: `ctrlbench budget RESULTS` prints this table measured.\n\
+         # [budget]\n",
+    );
+    for k in super::spec::budget::KEYS {
+        let doc = k.doc.lines().next().unwrap_or_default().trim();
+        budget.push_str(&format!("# {} =    # {doc}\n", k.name));
+    }
+    budget.push('\n');
+    let top = format!(
         "name = {}\n\
          description = {}\n\
          scales = [50]                # objects per run\n\
@@ -189,7 +201,8 @@ pub(super) fn top_keys(name: &str, kind: &str) -> String {
         q(&format!(
             "{name}'s {kind} under load: time from create to ready per object."
         ))
-    )
+    );
+    top + &budget
 }
 
 /// What PROJECT says: the project's name, its kinds with an API, the kinds

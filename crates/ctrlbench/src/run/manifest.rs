@@ -61,6 +61,7 @@ pub fn new(exp: &Experiment) -> Manifest {
             })
             .collect(),
         goals: exp.goals.clone(),
+        budgets: exp.budgets.clone(),
         repeats: None,
         placement: None,
         evidence: Some(crate::calibration::for_run(exp)),

@@ -27,6 +27,23 @@ pub async fn check(exp: &Experiment, opts: &RunOptions) -> Result<Notes> {
     results_writable(&opts.results_root)?;
     let mut notes = Vec::new();
     let (kubeconfig, context) = target::named(exp, opts);
+    // The file's own [cluster] was checked when it was read; the command
+    // line can still aim it at an existing cluster, whose footprint no
+    // audit log of ours records.
+    if (kubeconfig.is_some() || context.is_some())
+        && let Some(b) = exp.budgets.iter().find(|b| {
+            crate::experiment::spec::budget::KEYS
+                .iter()
+                .any(|k| k.footprint && k.name == b.key)
+        })
+    {
+        bail!(
+            "{}: [budget] {} limits {}, from the API footprint, which needs the local plane's audit log: drop --kubeconfig/--context or that budget",
+            exp.file.display(),
+            b.key,
+            b.figure
+        );
+    }
     if kubeconfig.is_some() || context.is_some() {
         target::existing(kubeconfig.as_deref(), context.as_deref()).await?;
     } else {

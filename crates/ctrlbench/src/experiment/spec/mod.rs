@@ -7,6 +7,7 @@
 //! are rejected, and every error names the file, the line and the key
 //! (`errors`).
 
+pub mod budget;
 pub mod cluster;
 pub mod errors;
 pub mod faults;
@@ -287,6 +288,14 @@ pub fn parse_with(
     )?;
     let compare = compare(&src, &spec, &variants)?;
     let goals = goals::check(&src, &spec, &variants)?;
+    let no_audit = if !local {
+        Some("this file aims at an existing cluster: [cluster] kubeconfig or context")
+    } else if !cluster.audit_log {
+        Some("[cluster] audit_log is off")
+    } else {
+        None
+    };
+    let budgets = budget::check(&src, spec.budget.as_ref(), no_audit)?;
     if let Some(f) = spec
         .fresh_plane
         .as_ref()
@@ -320,6 +329,7 @@ pub fn parse_with(
         busy_threshold,
         compare,
         goals,
+        budgets,
         warmup: spec.warmup,
         fresh_plane: spec
             .fresh_plane

@@ -68,6 +68,8 @@ pub struct Spec {
     /// lab's files that study our own controllers (`goals.rs`).
     #[serde(rename = "goal", default)]
     pub goals: Vec<GoalSpec>,
+    /// `[budget]`: limits on figures of every variant (`budget.rs`).
+    pub budget: Option<super::budget::BudgetSpec>,
     #[serde(default)]
     pub schedule: Schedule,
     /// Loader: widgets created at once.

@@ -1020,3 +1020,101 @@ fn fake_nodes_are_bounded_local_and_imply_the_controller_manager() {
         assert_eq!(e.to_string().lines().count(), 1, "{e}");
     }
 }
+
+#[test]
+fn a_budget_is_recorded_in_the_key_tables_order() {
+    let text = format!("{GOOD}\n[budget]\nready_p99_s = 2\nrequests_per_object = 4.5\n");
+    let e = parse(Path::new("exp.toml"), &text).unwrap();
+    let got: Vec<(&str, &str, f64)> = e
+        .budgets
+        .iter()
+        .map(|b| (b.key.as_str(), b.figure.as_str(), b.limit))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("requests_per_object", "requests per object", 4.5),
+            ("ready_p99_s", "time-to-Ready p99", 2.0),
+        ]
+    );
+    assert!(
+        parse(Path::new("exp.toml"), GOOD)
+            .unwrap()
+            .budgets
+            .is_empty()
+    );
+}
+
+#[test]
+fn bad_budgets_name_file_line_and_key() {
+    let cases = [
+        (
+            "[budget]\nrequests_per_object = 4\nreqs_per_object = 3\n",
+            "exp.toml:11: key `reqs_per_object`: unknown field `reqs_per_object`, expected one of `requests_per_object`, `writes_per_object`, `conflicts_per_object`, `gets_per_object`, `lists_per_object`, `events_per_object`, `rss_per_object_kib`, `ready_p99_s`",
+        ),
+        (
+            "[budget]\nwrites_per_object = -1\n",
+            "exp.toml:10: key `writes_per_object`: must be a limit at or above 0, got -1",
+        ),
+        (
+            "[budget]\nready_p99_s = \"fast\"\n",
+            "exp.toml:10: key `ready_p99_s`: invalid type: string \"fast\", expected f64",
+        ),
+        (
+            "[budget]\nrss_per_object_kib = 64\ngets_per_object = 1\n[cluster]\naudit_log = false\n",
+            "exp.toml:11: key `gets_per_object`: GETs per object comes from the API footprint, which needs the local plane's audit log ([cluster] audit_log is off)",
+        ),
+        (
+            "[budget]\nevents_per_object = 1\n[cluster]\nkubeconfig = \"~/.kube/config\"\n",
+            "exp.toml:10: key `events_per_object`: Events per object comes from the API footprint, which needs the local plane's audit log (this file aims at an existing cluster: [cluster] kubeconfig or context)",
+        ),
+    ];
+    for (tail, want) in cases {
+        let text = format!("{GOOD}\n{tail}");
+        let e = err(&text).to_string();
+        assert_eq!(e.lines().next().unwrap(), want, "{text}");
+    }
+    // Not from the footprint: fine on an existing cluster.
+    let text = format!(
+        "{GOOD}\n[budget]\nrss_per_object_kib = 64\nready_p99_s = 3\n[cluster]\ncontext = \"kind\"\n"
+    );
+    assert_eq!(
+        parse(Path::new("exp.toml"), &text).unwrap().budgets.len(),
+        2
+    );
+}
+
+#[test]
+fn the_docs_list_every_budget_key_as_the_table_says() {
+    let doc = include_str!("../../../../../docs/experiments.md");
+    let table = budget::markdown();
+    assert!(
+        doc.contains(&table),
+        "docs/experiments.md's `[budget]` table is not the key table's: replace it with:\n{table}"
+    );
+}
+
+/// `init --from` lists every budget key, commented, and says where to
+/// fill them from; filled in and uncommented, the block parses.
+#[test]
+fn init_from_writes_a_commented_budget_block_to_fill() {
+    let top = crate::experiment::from_project::top_keys("op", "Widget");
+    assert!(top.contains("`ctrlbench budget RESULTS`"), "{top}");
+    assert!(top.contains("\n# [budget]\n"), "{top}");
+    for k in budget::KEYS {
+        assert!(top.contains(&format!("\n# {} =", k.name)), "{top}");
+    }
+    let filled: String = top
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(r) if r == "[budget]" => format!("{r}\n"),
+            Some(r) if budget::KEYS.iter().any(|k| r.starts_with(k.name)) => {
+                format!("{} = 1.5\n", r.split_once('=').unwrap().0.trim())
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    let text = format!("{filled}[[variant]]\nname = \"a\"\npreset = \"good\"\n");
+    let e = parse(Path::new("exp.toml"), &text).unwrap();
+    assert_eq!(e.budgets.len(), budget::KEYS.len());
+}

@@ -109,6 +109,8 @@ pub struct Experiment {
     pub compare: Vec<Compare>,
     /// `[[goal]]` targets, as the manifest records them.
     pub goals: Vec<ctrlbench_record::manifest::Goal>,
+    /// `[budget]` limits, as the manifest records them.
+    pub budgets: Vec<ctrlbench_record::manifest::Budget>,
     pub schedule: Schedule,
     pub concurrency: u32,
     pub scrape_interval_s: f64,
