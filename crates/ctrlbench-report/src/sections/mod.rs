@@ -12,6 +12,7 @@ mod faults;
 mod fix;
 mod footprint;
 mod goals;
+mod growth;
 mod header;
 mod legend;
 mod method;
@@ -52,6 +53,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
         &warnings::Warnings,
         &fix::WhatToFix,
         &answers::Answers,
+        &growth::GrowthWithN,
         &noise::MachineNoise,
         &legend::Legend,
         &settings::ControllerSettings,
