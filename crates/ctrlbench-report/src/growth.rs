@@ -715,4 +715,57 @@ mod tests {
         assert_eq!(fmt_n(10000.0), "10 000");
         assert_eq!(fmt_n(1234567.0), "1 234 567");
     }
+
+    /// Groups at three scales with reconciles per object growing as N^0.5
+    /// and controller CPU growing as N (so flat per object), two rounds.
+    fn groups(cpu_at_3000: bool) -> Vec<Group> {
+        [300u64, 3000, 30000]
+            .iter()
+            .map(|&n| Group {
+                scale: n,
+                variant: "rust-good".into(),
+                runs: (1..=2)
+                    .map(|rep| {
+                        let mut r = RunFigures::empty(n, "rust-good", rep);
+                        let wobble =
+                            if rep == 2 { 1.02 } else { 1.0 } * if n == 3000 { 1.01 } else { 1.0 };
+                        r.set(
+                            Metric::ReconcilesPerObject,
+                            Some((n as f64).sqrt() * wobble),
+                        );
+                        if n != 3000 || cpu_at_3000 {
+                            r.set(Metric::Cpu, Some(0.002 * n as f64 * wobble));
+                        }
+                        r
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn groups_become_fits_per_figure_with_the_error_split_between_them() {
+        let all = of(&groups(true), DEFAULT_DELTA);
+        assert_eq!(all.len(), 2, "only the two measured figures are asked");
+        let rec = all
+            .iter()
+            .find(|g| g.figure.metric == Metric::ReconcilesPerObject)
+            .unwrap();
+        let fit = rec.fit.as_ref().unwrap();
+        assert!((fit.b - 0.5).abs() < 0.01, "{fit:?}");
+        assert_eq!(fit.verdict, GrowthVerdict::Sublinear);
+        assert_eq!(rec.by_scale.len(), 3);
+        let cpu = all.iter().find(|g| g.figure.metric == Metric::Cpu).unwrap();
+        let fit = cpu.fit.as_ref().unwrap();
+        assert!(fit.b.abs() < 0.01, "CPU / N is flat: {fit:?}");
+        assert_eq!(fit.verdict, GrowthVerdict::Flat);
+        // A scale without the figure leaves it not estimable, saying where.
+        let all = of(&groups(false), DEFAULT_DELTA);
+        let cpu = all.iter().find(|g| g.figure.metric == Metric::Cpu).unwrap();
+        assert_eq!(cpu.fit.as_ref().unwrap_err(), "not measured at N = 3000");
+        // Two scales, or less than a 10× span: nothing is asked.
+        let mut two = groups(true);
+        two.pop();
+        assert!(of(&two, DEFAULT_DELTA).is_empty());
+    }
 }
