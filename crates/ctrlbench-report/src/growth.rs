@@ -104,7 +104,7 @@ pub const FIGURES: &[GrowthFigure] = &[
         name: "time-to-Ready p99",
         metric: Metric::TtrP99,
         per: Per::Level,
-        budget: Some((5.0, "5 s, the pod-startup SLO's p99, as a soft reference")),
+        budget: Some((5.0, "5 s (the pod-startup SLO's p99, a soft reference)")),
     },
     GrowthFigure {
         name: "apiserver CPU / N",

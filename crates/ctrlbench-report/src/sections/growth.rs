@@ -100,3 +100,43 @@ fn fmt_value(f: &growth::GrowthFigure, v: f64) -> String {
         _ => format!("{v:.3}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::{Group, RunFigures};
+    use crate::metrics::Metric;
+
+    #[test]
+    fn a_verdict_line_names_the_variant_the_verdict_the_interval_and_the_crossing() {
+        // The exactness fixture's level, as time-to-Ready p99 of two rounds.
+        let p99 = [
+            (300, [0.52, 0.47]),
+            (1000, [1.01, 1.12]),
+            (3000, [2.10, 1.93]),
+            (10000, [3.95, 4.30]),
+        ];
+        let groups: Vec<Group> = p99
+            .iter()
+            .map(|&(n, v)| Group {
+                scale: n,
+                variant: "rust-good".into(),
+                runs: (1..=2)
+                    .map(|rep| {
+                        let mut r = RunFigures::empty(n, "rust-good", rep);
+                        r.set(Metric::TtrP99, Some(v[rep as usize - 1]));
+                        r
+                    })
+                    .collect(),
+            })
+            .collect();
+        let all = growth::of(&groups, growth::DEFAULT_DELTA);
+        assert_eq!(all.len(), 1);
+        assert_eq!(
+            line(&all[0]),
+            "rust-good: sublinear growth: b = 0.60 [0.57, 0.64] over N = 300–10 000; reaches \
+             5 s (the pod-startup SLO's p99, a soft reference) at N ≈ 13 600 [12 100, 15 400] \
+             (extrapolated)"
+        );
+    }
+}
