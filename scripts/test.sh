@@ -55,6 +55,8 @@ for f in crates/ctrlbench-report/tests/data/results-*/; do
   (cd crates/ctrlbench-report/tests/data &&
     python3 expected/independent.py "$f" --check "expected/$f.report.md" | grep -E '^(MISMATCH|checked)')
 done
+# The growth fixture's exponent, interval and crossing, which tests/growth.rs pastes.
+python3 crates/ctrlbench-report/tests/data/growth/independent_growth.py | diff - crates/ctrlbench-report/tests/data/growth/independent_growth.expected
 duckdb_version=2.0.1
 venv="${XDG_CACHE_HOME:-$HOME/.cache}/ctrlbench/venv-duckdb-$duckdb_version"
 if ! "$venv/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$duckdb_version')" 2>/dev/null; then

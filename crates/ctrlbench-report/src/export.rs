@@ -81,6 +81,7 @@ pub fn verdicts(results: &Results, groups: &[Group], answers: &[Answer], margin:
         "decided": decided,
         "asked": answers.len(),
         "questions": answers.iter().map(question).collect::<Vec<_>>(),
+        "growth": crate::growth::of(groups, crate::growth::DEFAULT_DELTA).iter().map(growth).collect::<Vec<_>>(),
         "diagnosis": crate::diagnosis::diagnose(groups).iter().map(finding).collect::<Vec<_>>(),
         "variants": groups.iter().map(variant).collect::<Vec<_>>(),
         "budgets": crate::budget::judge(&m.budgets, groups).iter().map(budget).collect::<Vec<_>>(),
@@ -112,6 +113,41 @@ fn finding(f: &crate::diagnosis::Finding) -> Value {
         "framework": f.framework.map(|fw| fw.name()),
         "fix": f.framework.map(|fw| f.rule.fix.of(fw)),
     })
+}
+
+/// One figure's growth exponent: its interval, verdict, range and curvature,
+/// or why it could not be estimated.
+fn growth(g: &crate::growth::Growth) -> Value {
+    match &g.fit {
+        Err(why) => json!({
+            "variant": g.variant,
+            "figure": g.figure.name,
+            "verdict": "not-estimable",
+            "reason": why,
+        }),
+        Ok(f) => {
+            let c = f.curvature;
+            json!({
+                "variant": g.variant,
+                "figure": g.figure.name,
+                "b": finite(Some(f.b)),
+                "lo": finite(Some(f.lo)),
+                "hi": finite(Some(f.hi)),
+                "verdict": f.verdict.tag(),
+                "range": [f.n_min, f.n_max],
+                "curvature": c.and_then(|c| c.bend).map(|b| match b {
+                    crate::growth::Bend::Accelerating => "accelerating",
+                    crate::growth::Bend::Decelerating => "decelerating",
+                }),
+                "local_exponent": c.map(|c| json!({
+                    "b": finite(Some(c.local)),
+                    "lo": finite(Some(c.local_lo)),
+                    "hi": finite(Some(c.local_hi)),
+                    "at": f.n_max,
+                })),
+            })
+        }
+    }
 }
 
 fn question(a: &Answer) -> Value {

@@ -54,6 +54,7 @@ pub mod footprint;
 pub mod forest;
 pub mod gate;
 mod goals;
+pub mod growth;
 pub mod html;
 pub mod interval;
 pub mod load;

@@ -13,6 +13,7 @@ mod faults;
 mod fix;
 mod footprint;
 mod goals;
+mod growth;
 mod header;
 mod legend;
 mod method;
@@ -54,6 +55,7 @@ pub fn document(ctx: &ReportCtx) -> Vec<Block> {
         &fix::WhatToFix,
         &budgets::Budgets,
         &answers::Answers,
+        &growth::GrowthWithN,
         &noise::MachineNoise,
         &legend::Legend,
         &settings::ControllerSettings,
