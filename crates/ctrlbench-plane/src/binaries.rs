@@ -189,7 +189,7 @@ impl Lookup {
 
     /// `…/ctrlbench/kwok/<version>/`.
     pub fn kwok_dir(&self) -> PathBuf {
-        self.root.join("kwok").join(crate::kwok_build::KWOK_VERSION)
+        self.root.join("kwok").join(crate::kwok::KWOK_VERSION)
     }
 }
 

@@ -16,6 +16,9 @@ use anyhow::Result;
 use crate::flags::Flags;
 use crate::process::Process;
 
+/// The KWOK release built.
+pub const KWOK_VERSION: &str = "v0.8.0";
+
 /// The annotation that puts a Node under KWOK.
 pub const NODE_ANNOTATION: (&str, &str) = ("kwok.x-k8s.io/node", "fake");
 

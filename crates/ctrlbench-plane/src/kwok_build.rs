@@ -16,8 +16,7 @@ use anyhow::{Context, Result, bail};
 use crate::binaries::{Lookup, build, build_dir, go_command, which_go};
 use crate::kwok::Kwok;
 
-/// The KWOK release built.
-pub const KWOK_VERSION: &str = "v0.8.0";
+pub use crate::kwok::KWOK_VERSION;
 
 /// The module's stage files kwokctl uses by default, in its order.
 const STAGES: [&str; 5] = [

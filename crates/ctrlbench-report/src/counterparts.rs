@@ -49,7 +49,7 @@ impl Figure {
     /// Whether higher is better, where the gate's tables say.
     fn better(self) -> Option<bool> {
         match self {
-            Figure::Metric(m) => crate::gate::better(m),
+            Figure::Metric(m) => crate::direction::better(m),
             Figure::IdleRequests | Figure::DeleteLength => None,
         }
     }

@@ -46,6 +46,7 @@ pub mod compare;
 pub mod context;
 mod counterparts;
 pub mod diagnosis;
+pub mod direction;
 pub mod evidence;
 pub mod export;
 pub mod faults;

@@ -235,10 +235,20 @@ catalogue! {
     /// first idle phase (nothing changes: a controller that is done sends
     /// nothing).
     IdleRequestsPerObjectMin = Def::new("idle requests per object per minute", Count, |x| {
-        crate::figures::phase_figures(x.run)
-            .into_iter()
-            .find(|p| p.summary.kind == "idle")?
-            .api_requests_per_object_min
+        let p = x.run.summary.as_ref()?.phases.iter().find(|p| p.kind == "idle")?;
+        let (a, b) = p.span()?;
+        let label = format!("phase-{}", p.phase);
+        let n: f64 = x
+            .run
+            .footprint
+            .as_ref()?
+            .iter()
+            .filter(|r| r.phase == label)
+            .map(|r| r.count as f64)
+            .sum();
+        let minutes = (b - a) / 60.0;
+        (minutes > 0.0).then_some(())?;
+        x.per_object(n / minutes)
     });
     /// Updates and patches refused with 409, per object.
     ConflictsPerObject = Def::new("conflicts per object", Count, |x| {

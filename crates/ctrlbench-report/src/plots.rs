@@ -69,19 +69,6 @@ fn tick(v: f64, span: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-#[cfg(test)]
-mod tick_tests {
-    use super::tick;
-
-    #[test]
-    fn ticks_have_the_decimals_their_step_needs() {
-        let labels: Vec<String> = (0..=4).map(|i| tick(f64::from(i) * 0.05, 0.5)).collect();
-        assert_eq!(labels, ["0.00", "0.05", "0.10", "0.15", "0.20"]);
-        assert_eq!(tick(2.5, 5.0), "2.5");
-        assert_eq!(tick(120.0, 300.0), "120");
-    }
-}
-
 /// A line chart; `marks` are x positions drawn as red vertical lines (faults).
 fn line_chart(
     title: &str,
@@ -436,4 +423,17 @@ fn latency_lines(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tick_tests {
+    use super::tick;
+
+    #[test]
+    fn ticks_have_the_decimals_their_step_needs() {
+        let labels: Vec<String> = (0..=4).map(|i| tick(f64::from(i) * 0.05, 0.5)).collect();
+        assert_eq!(labels, ["0.00", "0.05", "0.10", "0.15", "0.20"]);
+        assert_eq!(tick(2.5, 5.0), "2.5");
+        assert_eq!(tick(120.0, 300.0), "120");
+    }
 }

@@ -16,9 +16,9 @@ use anyhow::{Result, bail};
 use ctrlbench_record::manifest::Evidence;
 
 use crate::counterparts::{self, Zero};
+use crate::direction::better;
 use crate::evidence;
 use crate::figures::{self, Group, RunFigures, interleaved};
-use crate::gate::better;
 use crate::goals::{self, RUST_GO_FIGURES};
 use crate::interval::{Method, Ratio};
 use crate::load::Results;
