@@ -49,7 +49,14 @@ impl AuditSpan {
             .map(|r| format!("system:serviceaccount:{}:", r.ns))
             .collect();
         let kind = (self.kind.0.as_str(), self.kind.1.as_str());
+        let t0 = std::time::Instant::now();
         if let Ok(mut f) = std::fs::File::open(&self.log) {
+            let end = f.metadata().map(|m| m.len()).unwrap_or(0);
+            // The log's cost is part of what a run reports: say what was read.
+            tracing::info!(
+                bytes = end.saturating_sub(self.start),
+                "reading the audit log's span"
+            );
             f.seek(SeekFrom::Start(self.start))?;
             // Streamed: at 100 000 objects the span is far larger than memory
             // should hold.
@@ -68,6 +75,7 @@ impl AuditSpan {
                 }
             }
         }
+        tracing::info!(seconds = t0.elapsed().as_secs_f64(), "audit log read");
         for (r, t) in runs.iter().zip(tallies) {
             audit::write(&r.dir.audit(), &by_ns[r.ns])?;
             footprint::write(&r.dir.footprint(), &t.rows())?;
