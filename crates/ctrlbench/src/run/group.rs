@@ -46,6 +46,12 @@ pub async fn run(
         (std::process::id() as u128 ^ Instant::now().elapsed().as_nanos() ^ now_nanos()) & 0xffff
     );
     let mut members: Vec<Member> = Vec::new();
+    let audit_from = ctx
+        .cluster
+        .plane
+        .as_ref()
+        .and_then(|p| p.audit_log())
+        .map(|log| std::fs::metadata(log).map_or(0, |m| m.len()));
     // Set-up: anything created is torn down below, whatever happens.
     let setup = super::until_cancelled(ctx.cancel, async {
         for &vi in &run.variants {
@@ -92,6 +98,7 @@ pub async fn run(
                 pending: false,
                 started_at: None,
                 secrets,
+                audit_from,
             });
             let m = members.last_mut().expect("just pushed");
             m.dir.create()?;

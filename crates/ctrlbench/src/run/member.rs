@@ -38,6 +38,10 @@ pub struct Member {
     pub flags: Vec<String>,
     /// Holds the identity's kubeconfig; removed with the member.
     pub secrets: tempfile::TempDir,
+    /// The audit log's length before this group's controllers started (a
+    /// local plane with the log on): their start-up lists and watches are
+    /// part of their footprint.
+    pub audit_from: Option<u64>,
 }
 
 /// One process of a variant's controller.

@@ -27,10 +27,11 @@ pub struct AuditSpan {
 }
 
 impl AuditSpan {
-    /// Marks the start of the span; None without an audit log.
-    pub fn begin(log: Option<&Path>, kind: (String, String)) -> Option<AuditSpan> {
+    /// Marks the start of the span (at `from`, the log's length when the
+    /// controllers had not started yet, else now); None without an audit log.
+    pub fn begin(log: Option<&Path>, from: Option<u64>, kind: (String, String)) -> Option<AuditSpan> {
         let log = log?;
-        let start = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
+        let start = from.unwrap_or_else(|| std::fs::metadata(log).map(|m| m.len()).unwrap_or(0));
         Some(AuditSpan {
             log: log.to_path_buf(),
             start,
@@ -117,7 +118,11 @@ impl Audit {
         let log = run.ctx.cluster.plane.as_ref().and_then(|p| p.audit_log());
         let r = &run.ctx.exp.workload.resource;
         Audit {
-            span: AuditSpan::begin(log.as_deref(), (r.group.clone(), r.plural.clone())),
+            span: AuditSpan::begin(
+                log.as_deref(),
+                run.members.iter().find_map(|m| m.audit_from),
+                (r.group.clone(), r.plural.clone()),
+            ),
         }
     }
 }
