@@ -192,10 +192,8 @@ impl Metrics {
             "Client side rate limiter latency in seconds. Broken down by verb, and host.",
             rate_limiter_wait.clone(),
         );
-        // client-go's rest_client_request_duration_seconds by name, but timed
-        // from after the rate limiter (client.rs): client-go's clock starts
-        // before its limiter, so its histogram holds the throttle wait and
-        // ours does not. The report's attribution takes each for what it is.
+        // client-go's rest_client_request_duration_seconds by name, timed after
+        // the rate limiter (client.rs), where client-go's clock starts before it.
         let request_latency = Family::<Labels, Histogram>::new_with_constructor(|| {
             Histogram::new(RATE_LIMITER_BUCKETS)
         });

@@ -20,8 +20,8 @@ use serde_json::Value;
 
 use super::from_code::Lang;
 use super::from_project::{
-    Generated, Kind, Rule, choose, q, readiness, relative, rules_toml, shown_path, string_list,
-    top_keys,
+    Generated, Kind, Rule, choose, q, readiness, relative, rules_toml, shown_path, top_keys,
+    workload_toml,
 };
 
 /// A kube-rs project is a Cargo package at `dir`.
@@ -52,12 +52,7 @@ pub fn generate(
     let pkg = package(dir, &mut warnings)?;
     let (yamls, notes) = super::scan::yaml(dir);
     warnings.extend(notes);
-    let crds: Vec<(PathBuf, Value, Kind)> = yamls
-        .iter()
-        .flat_map(|(p, docs)| docs.iter().map(move |d| (p, d)))
-        .filter(|(_, d)| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
-        .filter_map(|(p, crd)| Some((p.clone(), crd.clone(), crd_kind(crd)?)))
-        .collect();
+    let crds = repo_crds(&yamls);
     if crds.is_empty() {
         bail!(
             "{}: no CustomResourceDefinition in the project's YAML files: commit the CRD (kube-rs: `cargo run --bin crdgen > yaml/crd.yaml`) and run init again",
@@ -149,23 +144,13 @@ pub fn generate(
         sample = rel(&sample),
     ));
     t.push_str(&top_keys(&pkg.name, &chosen.kind));
-    t.push_str("[workload]\n");
-    t.push_str(&format!("crd = {}\n", q(&rel(crd_path))));
-    if !extra.is_empty() {
-        t.push_str(
-            "# The project's other kinds the controller works on: installed when\n\
-             # missing, removed afterwards only if ctrlbench installed them.\n",
-        );
-        let list: Vec<String> = extra.iter().map(|p| rel(p)).collect();
-        t.push_str(&string_list("extra_crds", &list));
-    }
-    t.push_str(
-        "# The project's example: ctrlbench sets every object's metadata.name and\n\
-         # namespace; {{index}}, {{name}}, {{namespace}} and {{run}} may be used in it.\n",
-    );
-    t.push_str(&format!("object = {}\n", q(&rel(&sample))));
-    t.push_str(&ready.toml());
-    t.push('\n');
+    let extra: Vec<String> = extra.iter().map(|p| rel(p)).collect();
+    t.push_str(&workload_toml(
+        &rel(crd_path),
+        &extra,
+        &rel(&sample),
+        &ready.toml(),
+    ));
     if let Some(w) = ready.warning() {
         warnings.push(w);
     }
@@ -357,6 +342,16 @@ fn package(dir: &Path, warnings: &mut Vec<String>) -> Result<Package> {
         bin,
         in_workspace: packages.len() > 1,
     })
+}
+
+/// Every CustomResourceDefinition in a repository's YAML, with its file and kind.
+pub(super) fn repo_crds(yamls: &[(PathBuf, Vec<Value>)]) -> Vec<(PathBuf, Value, Kind)> {
+    yamls
+        .iter()
+        .flat_map(|(p, docs)| docs.iter().map(move |d| (p, d)))
+        .filter(|(_, d)| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+        .filter_map(|(p, crd)| Some((p.clone(), crd.clone(), crd_kind(crd)?)))
+        .collect()
 }
 
 /// The kind a CRD defines, at its storage version.

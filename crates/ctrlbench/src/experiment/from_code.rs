@@ -74,7 +74,7 @@ pub fn go_controller_files<'a>(
     kind: &str,
 ) -> Vec<&'a (PathBuf, String)> {
     let re = Regex::new(&format!(
-        r"\bFor\(\s*&\s*(?:\w+\.)?{}\s*\{{\s*\}}",
+        r"\bFor\(\s*&\s*(?:\w+\.)?{}\s*[{{]\s*[}}]",
         regex::escape(kind)
     ))
     .expect("a valid pattern");
@@ -107,7 +107,7 @@ pub fn condition_types(
         Lang::Go => "Type",
         Lang::Rust => "type_",
     };
-    let literal = Regex::new(r"\w*Condition\s*\{").expect("a valid pattern");
+    let literal = Regex::new(r"\w*Condition\s*\x7b").expect("a valid pattern");
     let value = Regex::new(&format!(
         r#"\b{field}\s*:\s*(?:"([^"]+)"|([A-Za-z_][\w.:]*))"#
     ))

@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use serde_json::Value;
 
-use super::from_cargo::{crd_kind, find_example};
+use super::from_cargo::{find_example, repo_crds};
 use super::from_code::Lang;
 use super::from_project::{
     Generated, Kind, Rule, choose, q, readiness, rules_toml, top_keys, version_schema,
+    workload_toml,
 };
 use handlers::{Function, Literal, Names, kopf_files};
 
@@ -39,12 +40,7 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
     let functions: Vec<Function> = files.iter().flat_map(|f| f.functions()).collect();
     let (yamls, notes) = super::scan::yaml(dir);
     warnings.extend(notes);
-    let crds: Vec<(PathBuf, Value, Kind)> = yamls
-        .iter()
-        .flat_map(|(p, docs)| docs.iter().map(move |d| (p, d)))
-        .filter(|(_, d)| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
-        .filter_map(|(p, crd)| Some((p.clone(), crd.clone(), crd_kind(crd)?)))
-        .collect();
+    let crds = repo_crds(&yamls);
     if crds.is_empty() {
         bail!(
             "{}: no CustomResourceDefinition in the directory's YAML files: add the CRD the kopf handlers serve (e.g. crd.yaml; kopf does not generate one) and run init again",
@@ -116,15 +112,7 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
     }
     let (ready, ready_note) = match handler_readiness(dir, &mine, crd, &chosen, &mut warnings) {
         Some(r) => r,
-        None => {
-            // No status write to read: the status schema, else the TODO,
-            // as for Go and kube-rs.
-            let r = readiness(dir, &[], &[], Lang::Go, crd, &chosen);
-            if let Some(w) = r.warning() {
-                warnings.push(w);
-            }
-            (format!("ready = {}", r.rule), r.note)
-        }
+        None => schema_readiness(dir, crd, &chosen, &mut warnings),
     };
 
     let name = experiment_name(dir);
@@ -156,44 +144,22 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
         example = rel(&example),
     ));
     t.push_str(&top_keys(&name, &chosen.kind));
-    t.push_str("[workload]\n");
-    t.push_str(&format!("crd = {}\n", q(&rel(crd_path))));
-    t.push_str(
-        "# The project's example: ctrlbench sets every object's metadata.name and\n\
-         # namespace; {{index}}, {{name}}, {{namespace}} and {{run}} may be used in it.\n",
-    );
-    t.push_str(&format!("object = {}\n", q(&rel(&example))));
-    t.push_str(&format!("# {ready_note}\n{ready}\n\n"));
-
-    t.push_str("[[variant]]\n");
-    t.push_str(&format!("name = {}\n", q(&name)));
-    t.push_str("impl = \"command\"\n");
-    t.push_str(
-        "# kopf run on the run's namespace only, standalone: no peering objects to\n\
-         # find or create. {dir} is this file's directory, so the handler files are\n\
-         # found from wherever ctrlbench runs. kopf logs in with KUBECONFIG, which\n\
-         # ctrlbench sets to the run's ServiceAccount token.\n",
-    );
-    if handler_files.len() > 1 {
-        t.push_str("# Every file with handlers for the kind, loaded in this order.\n");
-    }
+    t.push_str(&workload_toml(
+        &rel(crd_path),
+        &[],
+        &rel(&example),
+        &format!("# {ready_note}\n{ready}\n"),
+    ));
     let requirements = dir.join("requirements.txt");
-    if requirements.is_file() {
-        t.push_str(&format!(
-            "# Needs kopf importable by {python}: {python} -m pip install -r {}\n",
-            rel(&requirements)
-        ));
-    } else {
-        t.push_str(&format!("# Needs kopf importable by {python}.\n"));
-    }
-    t.push_str(&format!("command = [{}]\n", command.join(", ")));
-    t.push_str(
-        "# kopf serves no Prometheus metrics, so there is no metrics key: the\n\
-         # controller is not scraped, and its reconcile, queue, CPU and memory\n\
-         # figures read \"—\"; the watch-, apiserver- and etcd-side ones remain.\n",
-    );
+    t.push_str(&variant_toml(
+        &name,
+        &python,
+        &command,
+        handler_files.len() > 1,
+        requirements.is_file().then(|| rel(&requirements)),
+    ));
     warnings.push(format!(
-        "{name}: kopf serves no Prometheus metrics: the controller is not scraped, so the report has no reconcile, queue, CPU or memory figures for it"
+        "{name}: kopf serves no Prometheus metrics: the controller is not scraped, so the report has no reconcile or queue figures for it (its CPU and memory are read from /proc)"
     ));
     let status = status_subresource(crd, &chosen.version);
     t.push_str(&rbac_toml(&chosen.group, &names.plural, status));
@@ -211,6 +177,58 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
         text: t,
         warnings,
     })
+}
+
+/// No status write to read: the status schema's rule, else the TODO, as
+/// for Go and kube-rs.
+fn schema_readiness(
+    dir: &Path,
+    crd: &Value,
+    k: &Kind,
+    warnings: &mut Vec<String>,
+) -> (String, String) {
+    let r = readiness(dir, &[], &[], Lang::Go, crd, k);
+    if let Some(w) = r.warning() {
+        warnings.push(w);
+    }
+    (format!("ready = {}", r.rule), r.note)
+}
+
+/// The `[[variant]]` head of a kopf operator: its name and the `kopf run`
+/// command, with what the reader must know to run it.
+fn variant_toml(
+    name: &str,
+    python: &str,
+    command: &[String],
+    several_files: bool,
+    requirements: Option<String>,
+) -> String {
+    let mut t = String::from("[[variant]]\n");
+    t.push_str(&format!("name = {}\n", q(name)));
+    t.push_str("impl = \"command\"\n");
+    t.push_str(
+        "# kopf run on the run's namespace only, standalone: no peering objects to\n\
+         # find or create. {dir} is this file's directory, so the handler files are\n\
+         # found from wherever ctrlbench runs. kopf logs in with KUBECONFIG, which\n\
+         # ctrlbench sets to the run's ServiceAccount token.\n",
+    );
+    if several_files {
+        t.push_str("# Every file with handlers for the kind, loaded in this order.\n");
+    }
+    match requirements {
+        Some(r) => t.push_str(&format!(
+            "# Needs kopf importable by {python}: {python} -m pip install -r {r}\n"
+        )),
+        None => t.push_str(&format!("# Needs kopf importable by {python}.\n")),
+    }
+    t.push_str(&format!("command = [{}]\n", command.join(", ")));
+    t.push_str(
+        "# kopf serves no Prometheus metrics, so there is no metrics key: the\n\
+         # controller is not scraped, and its reconcile and queue figures read\n\
+         # \"—\"; its CPU and memory come from /proc, and the watch-, apiserver-\n\
+         # and etcd-side figures remain.\n",
+    );
+    t
 }
 
 /// What kopf itself does with the kind in the run's namespace, and the
@@ -485,7 +503,7 @@ mod tests {
         );
         let fns = f.functions();
         let mine: Vec<&Function> = fns.iter().collect();
-        let k = crd_kind(crd).unwrap();
+        let k = super::super::from_cargo::crd_kind(crd).unwrap();
         let mut warnings = Vec::new();
         let r = handler_readiness(Path::new("/op"), &mine, crd, &k, &mut warnings);
         (r.map(|(rule, _)| rule), warnings)

@@ -12,6 +12,7 @@ pub mod overrides;
 pub mod pads;
 pub mod phase;
 pub mod plan;
+pub mod project_file;
 pub mod scan;
 pub mod spec;
 pub mod workload;

@@ -29,7 +29,11 @@ pub struct AuditSpan {
 impl AuditSpan {
     /// Marks the start of the span (at `from`, the log's length when the
     /// controllers had not started yet, else now); None without an audit log.
-    pub fn begin(log: Option<&Path>, from: Option<u64>, kind: (String, String)) -> Option<AuditSpan> {
+    pub fn begin(
+        log: Option<&Path>,
+        from: Option<u64>,
+        kind: (String, String),
+    ) -> Option<AuditSpan> {
         let log = log?;
         let start = from.unwrap_or_else(|| std::fs::metadata(log).map(|m| m.len()).unwrap_or(0));
         Some(AuditSpan {
