@@ -13,6 +13,7 @@
 //! run: comments and docstrings are blanked first, so only code counts.
 
 mod handlers;
+mod python;
 
 use std::path::{Path, PathBuf};
 

@@ -13,6 +13,8 @@ pub mod pads;
 pub mod phase;
 pub mod plan;
 pub mod project_file;
+pub mod readiness;
+pub mod ready;
 pub mod scan;
 pub mod spec;
 pub mod workload;

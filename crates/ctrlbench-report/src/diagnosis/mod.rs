@@ -1,0 +1,519 @@
+//! What is wrong with a controller, named from what it did: one table of
+//! rules, each defined once (its name, what it means, the evidence and
+//! threshold it judges, the fix in each framework, its source), and that
+//! table drives the detection, the report's "What to fix", verdicts.json
+//! and docs/diagnosis.md alike. The evidence is counts: the run's API
+//! footprint (the apiserver's audit log names every request's caller) and
+//! the controller's own counters, per object and per reconcile, so one
+//! repeat decides a rule. A rule whose signature another rule explains
+//! (the conflicts of a loop) is suppressed by it, so each finding names a
+//! cause, not its echoes.
+
+use crate::figures::{Group, RunFigures};
+use crate::metrics::Metric;
+
+/// The controller frameworks a fix is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framework {
+    ControllerRuntime,
+    ClientGo,
+    KubeRs,
+    Kopf,
+}
+
+impl Framework {
+    pub const ALL: [Framework; 4] = [
+        Framework::ControllerRuntime,
+        Framework::ClientGo,
+        Framework::KubeRs,
+        Framework::Kopf,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Framework::ControllerRuntime => "controller-runtime",
+            Framework::ClientGo => "client-go",
+            Framework::KubeRs => "kube-rs",
+            Framework::Kopf => "kopf",
+        }
+    }
+
+    /// The framework a run's implementation names; None for a user's
+    /// command, whose framework the results do not record.
+    pub fn of(implementation: &str) -> Option<Framework> {
+        if implementation == "rust" {
+            Some(Framework::KubeRs)
+        } else if implementation.starts_with("go") {
+            Some(Framework::ControllerRuntime)
+        } else {
+            None
+        }
+    }
+}
+
+/// The fix, per framework.
+pub struct Fixes {
+    pub controller_runtime: &'static str,
+    pub client_go: &'static str,
+    pub kube_rs: &'static str,
+    pub kopf: &'static str,
+}
+
+impl Fixes {
+    pub fn of(&self, f: Framework) -> &'static str {
+        match f {
+            Framework::ControllerRuntime => self.controller_runtime,
+            Framework::ClientGo => self.client_go,
+            Framework::KubeRs => self.kube_rs,
+            Framework::Kopf => self.kopf,
+        }
+    }
+}
+
+/// One rule of the table.
+pub struct Rule {
+    /// A stable identifier (verdicts.json, docs anchors).
+    pub id: &'static str,
+    pub name: &'static str,
+    /// What the anti-pattern is, in a sentence.
+    pub means: &'static str,
+    /// What the rule reads, in words.
+    pub evidence: &'static str,
+    /// When it fires, in words (the code below is the same threshold).
+    pub threshold: &'static str,
+    pub fix: Fixes,
+    pub source: &'static str,
+    /// Rules whose finding explains this one's signature.
+    pub suppressed_by: &'static [&'static str],
+    /// This group's evidence and what it costs, if the rule fires.
+    pub detect: fn(&Evidence) -> Option<(String, String)>,
+}
+
+/// What a group's runs show, summed over its runs (counts add up, so the
+/// per-object figures are totals over total objects).
+#[derive(Clone, Debug, Default)]
+pub struct Evidence {
+    pub runs: usize,
+    /// Objects created, over the runs.
+    pub objects: f64,
+    /// Objects first Ready, over the runs.
+    pub ready: f64,
+    /// Every run had an audit log (its footprint is known).
+    pub footprint: bool,
+    pub requests: f64,
+    pub gets: f64,
+    pub extra_lists: f64,
+    pub watches: f64,
+    pub object_writes: f64,
+    pub status_writes: f64,
+    pub conflicts: f64,
+    pub already_existed: f64,
+    pub events: f64,
+    pub cluster_wide: f64,
+    pub cluster_targets: Vec<String>,
+    /// Reconciles over the runs (None: some run did not count them).
+    pub reconciles: Option<f64>,
+    pub requeues: Option<f64>,
+    pub replicas: usize,
+    /// Some(false): the settings say the replicas elect no leader.
+    pub leader_election: Option<bool>,
+    /// The median share of a reconcile spent in the client's rate limiter.
+    pub throttle_share: Option<f64>,
+    /// The workload's kind, for the report's words.
+    pub kind: String,
+}
+
+impl Evidence {
+    pub fn of(g: &Group) -> Evidence {
+        let runs: Vec<&RunFigures> = g.runs.iter().collect();
+        let mut e = Evidence {
+            runs: runs.len(),
+            footprint: !runs.is_empty() && runs.iter().all(|r| r.footprint.is_some()),
+            kind: g.kind().unwrap_or("Widget").to_string(),
+            replicas: runs.iter().map(|r| r.replicas).max().unwrap_or(1),
+            leader_election: runs
+                .iter()
+                .find_map(|r| r.settings.as_ref())
+                .map(|s| s.leader_election.is_some()),
+            ..Evidence::default()
+        };
+        let mut reconciles = Some(0.0);
+        let mut requeues = Some(0.0);
+        let mut shares = Vec::new();
+        for r in &runs {
+            e.objects += r.scale as f64;
+            e.ready += r.ready as f64;
+            reconciles = reconciles
+                .zip(r.get(Metric::ReconcilesPerObject))
+                .map(|(s, v)| s + v * r.scale as f64);
+            requeues = requeues.zip(r.get(Metric::Requeues)).map(|(s, v)| s + v);
+            if let (Some(t), Some(m)) = (r.attribution.throttle, r.attribution.mean)
+                && m > 0.0
+            {
+                shares.push(t / m);
+            }
+            if let Some(f) = &r.footprint {
+                e.requests += f.requests();
+                e.gets += f.verb("get");
+                e.extra_lists += f.extra_lists();
+                e.watches += f.verb("watch");
+                e.object_writes += f.object_writes();
+                e.status_writes += f.status_writes();
+                e.conflicts += f.conflicts();
+                e.already_existed += f.already_existed();
+                e.events += f.events();
+                let wide: Vec<String> = f
+                    .cluster_wide_targets()
+                    .into_iter()
+                    .filter(|t| !cluster_scoped(t))
+                    .collect();
+                e.cluster_wide += f.count(|row| {
+                    (row.verb == "list" || row.verb == "watch")
+                        && !row.namespaced
+                        && wide.contains(&row.target())
+                });
+                e.cluster_targets.extend(wide);
+            }
+        }
+        e.cluster_targets.sort();
+        e.cluster_targets.dedup();
+        e.reconciles = reconciles.filter(|r| *r > 0.0);
+        e.requeues = requeues;
+        shares.sort_by(f64::total_cmp);
+        e.throttle_share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
+        e
+    }
+
+    fn per_object(&self, v: f64) -> f64 {
+        if self.objects > 0.0 {
+            v / self.objects
+        } else {
+            0.0
+        }
+    }
+
+    fn per_reconcile(&self, v: f64) -> Option<f64> {
+        self.reconciles.map(|r| v / r)
+    }
+
+    fn reconciles_per_object(&self) -> Option<f64> {
+        self.reconciles.map(|r| self.per_object(r))
+    }
+}
+
+/// Resources without a namespace: a list of them reads no other namespace.
+fn cluster_scoped(target: &str) -> bool {
+    const CLUSTER: [&str; 16] = [
+        "nodes",
+        "namespaces",
+        "persistentvolumes",
+        "apiextensions.k8s.io/customresourcedefinitions",
+        "rbac.authorization.k8s.io/clusterroles",
+        "rbac.authorization.k8s.io/clusterrolebindings",
+        "storage.k8s.io/storageclasses",
+        "storage.k8s.io/csidrivers",
+        "storage.k8s.io/csinodes",
+        "storage.k8s.io/volumeattachments",
+        "scheduling.k8s.io/priorityclasses",
+        "node.k8s.io/runtimeclasses",
+        "networking.k8s.io/ingressclasses",
+        "admissionregistration.k8s.io/validatingwebhookconfigurations",
+        "admissionregistration.k8s.io/mutatingwebhookconfigurations",
+        "apiregistration.k8s.io/apiservices",
+    ];
+    CLUSTER.contains(&target)
+}
+
+/// A count as the findings print it: whole numbers as they are, else two
+/// significant digits at least.
+pub(super) fn n2(v: f64) -> String {
+    if v.fract() == 0.0 || v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+pub use rules::RULES;
+
+mod rules;
+
+/// One rule that fired for one group.
+#[derive(Clone)]
+pub struct Finding {
+    pub rule: &'static Rule,
+    pub scale: u64,
+    pub variant: String,
+    /// This run's evidence, in words with its numbers.
+    pub evidence: String,
+    pub cost: String,
+    /// The framework whose fix applies, when known.
+    pub framework: Option<Framework>,
+}
+
+/// What each group shows: every rule that fires, less those a firing rule
+/// suppresses.
+pub fn diagnose(groups: &[Group]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for g in groups {
+        let e = Evidence::of(g);
+        let fired: Vec<(&'static Rule, (String, String))> = RULES
+            .iter()
+            .filter_map(|r| (r.detect)(&e).map(|x| (r, x)))
+            .collect();
+        let framework = g
+            .runs
+            .iter()
+            .find_map(|r| r.implementation.as_deref())
+            .and_then(Framework::of);
+        for (rule, (evidence, cost)) in &fired {
+            if rule
+                .suppressed_by
+                .iter()
+                .any(|s| fired.iter().any(|(f, _)| f.id == *s))
+            {
+                continue;
+            }
+            out.push(Finding {
+                rule,
+                scale: g.scale,
+                variant: g.variant.clone(),
+                evidence: evidence.clone(),
+                cost: cost.clone(),
+                framework,
+            });
+        }
+    }
+    out
+}
+
+/// Whether a group's runs carry what the footprint rules read.
+pub fn checked(g: &Group) -> bool {
+    Evidence::of(g).footprint
+}
+
+/// docs/diagnosis.md, from the table.
+pub fn markdown() -> String {
+    let mut s = String::from(
+        "# Diagnosis rules\n\n\
+         <!-- Generated from crates/ctrlbench-report/src/diagnosis.rs (RULES) by `ctrlbench diagnose --rules`; a test keeps it in step. -->\n\n\
+         `ctrlbench run` (and `ctrlbench diagnose RESULTS` on older results) names each anti-pattern a controller's runs \
+         show, in the report's \"What to fix\", in verdicts.json's `diagnosis` and on the terminal. The evidence is counts: \
+         the run's API footprint (footprint.csv, from the apiserver's audit log, which names each request's caller) and \
+         the controller's own counters, per object and per reconcile, so one repeat decides a rule. A rule whose \
+         signature another finding explains (the conflicts of a loop) is left out where that one fires.\n\n\
+         To add a rule: one entry in `RULES` in crates/ctrlbench-report/src/diagnosis.rs (its name, meaning, evidence, \
+         threshold, fixes, source and detection together), then `ctrlbench diagnose --rules > docs/diagnosis.md`.\n\n",
+    );
+    for r in RULES {
+        s.push_str(&format!("## {} (`{}`)\n\n{}\n\n", r.name, r.id, r.means));
+        s.push_str(&format!("- **Evidence:** {}.\n", r.evidence));
+        s.push_str(&format!("- **Fires at:** {}.\n", r.threshold));
+        if !r.suppressed_by.is_empty() {
+            s.push_str(&format!(
+                "- **Left out when these fire:** {}.\n",
+                r.suppressed_by
+                    .iter()
+                    .map(|x| format!("`{x}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        s.push_str("- **Fix:**\n");
+        for f in Framework::ALL {
+            s.push_str(&format!("  - {}: {}.\n", f.name(), r.fix.of(f)));
+        }
+        s.push_str(&format!("- **Source:** {}.\n\n", r.source));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::footprint::Footprint;
+    use ctrlbench_record::footprint::FootprintRow;
+
+    /// A group of one run of N = 100 with these footprint rows (create
+    /// phase), reconciles per object and Ready count.
+    fn group(rows: &[(&str, &str, u16, bool, bool, u64)], rec: f64, ready: u64) -> Group {
+        let mut r = RunFigures::empty(100, "v", 1);
+        r.footprint = Some(Footprint::of(
+            &rows
+                .iter()
+                .map(|(verb, sub, code, workload, namespaced, n)| FootprintRow {
+                    phase: "create".into(),
+                    verb: verb.to_string(),
+                    group: "x".into(),
+                    resource: if *workload { "widgets" } else { "secrets" }.into(),
+                    subresource: sub.to_string(),
+                    code: *code,
+                    namespaced: *namespaced,
+                    workload: *workload,
+                    count: *n,
+                    ..Default::default()
+                })
+                .collect::<Vec<_>>(),
+        ));
+        r.set(Metric::ReconcilesPerObject, Some(rec));
+        r.ready = ready;
+        Group {
+            scale: 100,
+            variant: "v".into(),
+            runs: vec![r],
+        }
+    }
+
+    fn ids(g: Group) -> Vec<&'static str> {
+        diagnose(&[g]).iter().map(|f| f.rule.id).collect()
+    }
+
+    fn ids_of(g: &Group) -> Vec<&'static str> {
+        diagnose(std::slice::from_ref(g))
+            .iter()
+            .map(|f| f.rule.id)
+            .collect()
+    }
+
+    const WATCH: (&str, &str, u16, bool, bool, u64) = ("watch", "", 200, true, true, 1);
+    const LIST: (&str, &str, u16, bool, bool, u64) = ("list", "", 200, true, true, 1);
+
+    #[test]
+    fn a_clean_controller_gets_nothing() {
+        let g = group(
+            &[LIST, WATCH, ("update", "status", 200, true, true, 100)],
+            1.0,
+            100,
+        );
+        assert!(ids(g).is_empty());
+    }
+
+    #[test]
+    fn each_signature_gets_its_rule_and_its_echoes_are_left_out() {
+        // Hand-counted: 50 GETs over 100 reconciles is 0.5 per reconcile.
+        let uncached = group(
+            &[
+                LIST,
+                WATCH,
+                ("get", "", 200, true, true, 50),
+                ("update", "status", 200, true, true, 100),
+            ],
+            1.0,
+            100,
+        );
+        assert_eq!(ids(uncached), ["uncached-reads"]);
+        // 101 LISTs, one of them the watch's: 100 over 100 reconciles.
+        let lists = group(
+            &[
+                ("list", "", 200, true, true, 101),
+                WATCH,
+                ("update", "status", 200, true, true, 100),
+            ],
+            1.0,
+            100,
+        );
+        assert_eq!(ids(lists), ["list-per-reconcile"]);
+        // A loop: 4000 object updates, 400 conflicts; the conflicts are its echo.
+        let looping = group(
+            &[
+                LIST,
+                WATCH,
+                ("update", "", 200, true, true, 4000),
+                ("update", "", 409, true, true, 400),
+                ("update", "status", 200, true, true, 4000),
+            ],
+            40.0,
+            60,
+        );
+        assert_eq!(ids(looping), ["self-triggered-loop"]);
+        // The same writes with nothing Ready and no status write: dropped status.
+        let dropped = group(
+            &[LIST, WATCH, ("update", "", 200, true, true, 4000)],
+            40.0,
+            0,
+        );
+        assert_eq!(ids(dropped), ["status-dropped"]);
+        let stamping = group(
+            &[LIST, WATCH, ("update", "status", 200, true, true, 500)],
+            5.0,
+            100,
+        );
+        assert_eq!(ids(stamping), ["status-differs"]);
+        // Cluster-wide: a namespaced kind listed everywhere; a CRD list is not.
+        let mut wide = group(
+            &[
+                ("list", "", 200, false, false, 1),
+                ("watch", "", 200, false, false, 1),
+            ],
+            1.0,
+            100,
+        );
+        assert_eq!(ids_of(&wide), ["cluster-wide-cache"]);
+        wide.runs[0]
+            .footprint
+            .as_mut()
+            .unwrap()
+            .rows
+            .iter_mut()
+            .for_each(|r| {
+                r.group = "apiextensions.k8s.io".into();
+                r.resource = "customresourcedefinitions".into();
+            });
+        assert!(ids(wide).is_empty());
+        let spam = group(
+            &[LIST, WATCH, ("create", "", 200, false, true, 300)],
+            1.0,
+            100,
+        );
+        // Secrets stand in for any child: 300 creates are no Events.
+        assert!(ids(spam).is_empty());
+        let blind = group(
+            &[LIST, WATCH, ("create", "", 409, false, true, 20)],
+            1.0,
+            100,
+        );
+        assert_eq!(ids(blind), ["blind-creates"]);
+    }
+
+    #[test]
+    fn requeues_and_replicas_come_from_the_controller() {
+        let mut g = group(
+            &[LIST, WATCH, ("update", "status", 200, true, true, 100)],
+            6.0,
+            100,
+        );
+        g.runs[0].set(Metric::Requeues, Some(500.0));
+        assert_eq!(ids(g), ["requeue-loop"]);
+        let mut g = group(
+            &[
+                LIST,
+                WATCH,
+                ("update", "status", 200, true, true, 150),
+                ("update", "status", 409, true, true, 30),
+            ],
+            2.0,
+            100,
+        );
+        g.runs[0].replicas = 2;
+        g.runs[0].settings = Some(Default::default());
+        assert_eq!(ids(g), ["replicas-without-election"]);
+    }
+
+    #[test]
+    fn the_docs_are_the_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/diagnosis.md");
+        let docs = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            docs == markdown(),
+            "docs/diagnosis.md is not the table: run `ctrlbench diagnose --rules > docs/diagnosis.md`"
+        );
+        for r in RULES {
+            assert!(!r.id.is_empty() && r.source.len() > 10, "{}", r.id);
+            for s in r.suppressed_by {
+                assert!(RULES.iter().any(|x| x.id == *s), "{} names {s}", r.id);
+            }
+        }
+    }
+}
