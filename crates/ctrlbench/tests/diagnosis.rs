@@ -26,7 +26,7 @@ const TRUTH: &[(&str, Option<&str>)] = &[
     ("metadata-only", Some("uncached-reads")),
     ("list-in-reconcile", Some("list-per-reconcile")),
     ("requeue-after", Some("requeue-loop")),
-    ("unconditional-status", Some("status-differs")),
+    ("unconditional-status", Some("status-every-reconcile")),
     ("cache-cluster-wide", Some("cluster-wide-cache")),
     ("no-leader-election", Some("replicas-without-election")),
 ];

@@ -440,7 +440,7 @@ mod tests {
             5.0,
             100,
         );
-        assert_eq!(ids(stamping), ["status-differs"]);
+        assert_eq!(ids(stamping), ["status-every-reconcile"]);
         // Cluster-wide: a namespaced kind listed everywhere; a CRD list is not.
         let mut wide = group(
             &[

@@ -71,11 +71,11 @@ pub const RULES: &[Rule] = &[
         },
     },
     Rule {
-        id: "status-differs",
-        name: "status that differs on every write",
-        means: "Each reconcile writes a status that differs from the last (a timestamp, a counter), so each write is a new event that triggers the next reconcile.",
-        evidence: "footprint: status writes per object and per reconcile, with few writes of the object itself; controller: reconciles",
-        threshold: "≥ 1.8 accepted status writes per object, ≥ 0.8 per reconcile, and < 1 write of the object itself per object, with objects Ready (a status that differs on every write re-triggers at least once, and even the same-second rewrite that ends the loop is a request; a controller that skips unchanged status writes 1 per object)",
+        id: "status-every-reconcile",
+        name: "status written on every reconcile",
+        means: "Each reconcile writes status whether or not it changed, and the controller reconciles its own status events: every object costs at least one more reconcile and one more write, and a status that differs each time (a timestamp, a counter) keeps re-triggering: a loop.",
+        evidence: "footprint: status writes per object and per reconcile, with few writes of the object itself; controller: reconciles (the footprint alone cannot tell a write that changed nothing from one that did)",
+        threshold: "≥ 1.8 accepted status writes per object, ≥ 0.8 per reconcile, and < 1 write of the object itself per object, with objects Ready (its own status event brings one more reconcile and write at least; a controller that skips unchanged status writes 1 per object)",
         fix: Fixes {
             controller_runtime: "write status only when it changed (compare before r.Status().Update), keep times out of status except a condition's lastTransitionTime, and add predicate.GenerationChangedPredicate{}",
             client_go: "compare the status before UpdateStatus, keep times out of it, and skip events whose generation did not change",
@@ -102,8 +102,11 @@ pub const RULES: &[Rule] = &[
                         format!(", {} reconciles per object", n2(r))
                     });
                     (
-                        format!("{} status writes per object{rec}", n2(status)),
-                        format!("{} status writes per object where one would do", n2(status)),
+                        format!("{} status writes per object{rec}, with no spec change", n2(status)),
+                        format!(
+                            "{} status writes per object where one would do, and as many reconciles",
+                            n2(status)
+                        ),
                     )
                 })
         },
@@ -282,7 +285,7 @@ pub const RULES: &[Rule] = &[
         suppressed_by: &[
             "status-dropped",
             "self-triggered-loop",
-            "status-differs",
+            "status-every-reconcile",
             "replicas-without-election",
         ],
         detect: |e| {
@@ -383,7 +386,11 @@ pub const RULES: &[Rule] = &[
             kopf: "cut the requests per handler",
         },
         source: "controller-runtime PR #3119 (\"Disable client-side ratelimiter by default\"); controller-runtime #3202",
-        suppressed_by: &["self-triggered-loop", "status-differs", "status-dropped"],
+        suppressed_by: &[
+            "self-triggered-loop",
+            "status-every-reconcile",
+            "status-dropped",
+        ],
         detect: |e| {
             let s = e.throttle_share?;
             (s >= 0.5).then(|| {
