@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 pub const FILE_NAME: &str = "audit.csv";
@@ -110,10 +110,9 @@ pub fn from_log_line(line: &str, kind: (&str, &str)) -> Option<(String, AuditRec
 }
 
 pub fn write(path: &Path, rows: &[AuditRecord]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    if rows.is_empty() {
-        w.write_record([
+    crate::rows::write(
+        path,
+        &[
             "received_at",
             "verb",
             "subresource",
@@ -121,26 +120,14 @@ pub fn write(path: &Path, rows: &[AuditRecord]) -> Result<()> {
             "user",
             "code",
             "latency_s",
-        ])?;
-    }
-    for r in rows {
-        w.serialize(r)?;
-    }
-    w.flush()?;
-    Ok(())
+        ],
+        rows,
+    )
 }
 
 /// None when the file does not exist (no audit log for this run).
 pub fn read(path: &Path) -> Result<Option<Vec<AuditRecord>>> {
-    if !path.is_file() {
-        return Ok(None);
-    }
-    let mut r =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    r.deserialize()
-        .map(|rec| rec.with_context(|| format!("malformed {}", path.display())))
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+    crate::rows::read(path)
 }
 
 #[cfg(test)]

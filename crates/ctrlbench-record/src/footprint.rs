@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 pub const FILE_NAME: &str = "footprint.csv";
@@ -223,10 +223,9 @@ impl Tally {
 }
 
 pub fn write(path: &Path, rows: &[FootprintRow]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    if rows.is_empty() {
-        w.write_record([
+    crate::rows::write(
+        path,
+        &[
             "phase",
             "verb",
             "group",
@@ -238,26 +237,14 @@ pub fn write(path: &Path, rows: &[FootprintRow]) -> Result<()> {
             "workload",
             "count",
             "latency_s_sum",
-        ])?;
-    }
-    for r in rows {
-        w.serialize(r)?;
-    }
-    w.flush()?;
-    Ok(())
+        ],
+        rows,
+    )
 }
 
 /// None when the file does not exist (no audit log for this run).
 pub fn read(path: &Path) -> Result<Option<Vec<FootprintRow>>> {
-    if !path.is_file() {
-        return Ok(None);
-    }
-    let mut r =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    r.deserialize()
-        .map(|rec| rec.with_context(|| format!("malformed {}", path.display())))
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+    crate::rows::read(path)
 }
 
 #[cfg(test)]

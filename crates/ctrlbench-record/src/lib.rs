@@ -23,6 +23,7 @@ pub mod plane;
 pub mod pods;
 pub mod profile;
 pub mod prom;
+pub mod rows;
 pub mod series;
 pub mod summary;
 pub mod table;
