@@ -258,6 +258,11 @@ pub struct Summary {
     /// The controller's start mode and start-up times; absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<Start>,
+    /// Changes our own watch saw to the run's objects (each a new
+    /// resourceVersion) after it first saw each, until the window's end;
+    /// absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch_changes: Option<u64>,
     /// The machine check taken over the run; absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineCheck>,

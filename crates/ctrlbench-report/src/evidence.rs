@@ -45,11 +45,45 @@ pub const DEFAULT_SPREAD: Spread = Spread { s: 0.30, df: 4.0 };
 /// be decided apart about 10 % of the time (tests/sequential.rs).
 pub const DEFAULT_TIMING_SPREAD: Spread = Spread { s: 0.65, df: 4.0 };
 
+/// The default for the API footprint's counts per object (the audit
+/// log's requests, GETs, LISTs, writes, conflicts, Events): the same
+/// reconciles send the same requests, so two runs of one controller land
+/// within a few per cent; what moves them is how many events a work queue
+/// coalesces. PLACEHOLDER
+pub const DEFAULT_FOOTPRINT_SPREAD: Spread = Spread { s: 0.10, df: 4.0 };
+
+/// The footprint's counts, which take DEFAULT_FOOTPRINT_SPREAD.
+pub fn footprint_counts() -> [&'static str; 11] {
+    use crate::metrics::Metric::*;
+    [
+        RequestsPerObject,
+        GetsPerObject,
+        ListsPerObject,
+        WatchesOpened,
+        ApiWritesPerObject,
+        NoopWritesPerObject,
+        ConflictsPerObject,
+        AlreadyExistedPerObject,
+        NotFoundPerObject,
+        TooManyPerObject,
+        EventsPerObject,
+    ]
+    .map(|m| m.def().label)
+}
+
+/// The footprint counts' default spreads, as a per-figure table.
+pub fn footprint_spreads() -> std::collections::BTreeMap<String, Spread> {
+    footprint_counts()
+        .iter()
+        .map(|f| (f.to_string(), DEFAULT_FOOTPRINT_SPREAD))
+        .collect()
+}
+
 /// The evidence rule with the default spreads and `looks` planned looks.
 pub fn default_evidence(looks: u32) -> Evidence {
     Evidence {
         source: "default".into(),
-        spread: Default::default(),
+        spread: footprint_spreads(),
         default: DEFAULT_SPREAD,
         timing: Some(DEFAULT_TIMING_SPREAD),
         looks: looks.max(1),
@@ -67,7 +101,8 @@ pub fn times(figure: &str) -> bool {
 /// The spread a figure is judged with: its calibration, else the default
 /// for its kind.
 pub fn spread_for(e: &Evidence, figure: &str) -> Spread {
-    if let Some(s) = e.spread.get(figure) {
+    let label = crate::metrics::Metric::named(figure).map_or(figure, |m| m.label());
+    if let Some(s) = e.spread.get(figure).or_else(|| e.spread.get(label)) {
         return *s;
     }
     match e.timing {

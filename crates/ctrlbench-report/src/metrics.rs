@@ -257,6 +257,29 @@ catalogue! {
     EventsPerObject = Def::new("Events per object", Count, |x| {
         x.per_object(x.footprint()?.events())
     });
+    /// Creates refused with 409 AlreadyExists, per object.
+    AlreadyExistedPerObject = Def::new("creates that already existed per object", Count, |x| {
+        x.per_object(x.footprint()?.already_existed())
+    })
+    .column("409 AlreadyExists per object");
+    /// Requests answered 404, per object.
+    NotFoundPerObject = Def::new("404s per object", Count, |x| {
+        x.per_object(x.footprint()?.count(|r| r.code == 404))
+    });
+    /// Requests the apiserver refused with 429 (its priority and fairness),
+    /// per object.
+    TooManyPerObject = Def::new("429s per object", Count, |x| {
+        x.per_object(x.footprint()?.count(|r| r.code == 429))
+    });
+    /// Accepted writes of the workload's objects, status included, that
+    /// changed nothing: the audit log's count less the changes our own watch
+    /// saw (each change is a new resourceVersion and one watch event).
+    NoopWritesPerObject = Def::new("writes that changed nothing per object", Count, |x| {
+        let seen = x.run.summary.as_ref()?.watch_changes? as f64;
+        let f = x.footprint()?;
+        x.per_object((f.object_writes() + f.status_writes() - seen).max(0.0))
+    })
+    .column("no-op writes per object");
     /// Objects written per second from our own watch's timestamps: (k − 1)
     /// ÷ (last first_write_at − first first_write_at) over the k objects
     /// written (objects.csv). Exact to the millisecond where writes/s is

@@ -40,13 +40,16 @@ pub fn for_run(exp: &Experiment) -> Evidence {
 /// the runs that follow; returns what it wrote, in words.
 pub fn calibrate(dir: &Path) -> Result<String> {
     let rows = ctrlbench_report::noise::noise(dir)?;
-    let spread = ctrlbench_report::noise::calibration(&rows);
-    if spread.is_empty() {
+    let measured = ctrlbench_report::noise::calibration(&rows);
+    if measured.is_empty() {
         bail!(
             "{} has no A/A pair with two or more repeats: run `ctrlbench run noise` (or an experiment whose [[compare]] pairs two identical variants) first",
             dir.display()
         );
     }
+    // The footprint's defaults stand where the A/A did not measure them.
+    let mut spread = evidence::footprint_spreads();
+    spread.extend(measured);
     let day = ctrlbench_record::time::now_rfc3339();
     let e = Evidence {
         source: format!(

@@ -19,7 +19,11 @@ const HEADLINE: &[Metric] = &[
     Metric::ListsPerObject,
     Metric::WatchesOpened,
     Metric::ApiWritesPerObject,
+    Metric::NoopWritesPerObject,
     Metric::ConflictsPerObject,
+    Metric::AlreadyExistedPerObject,
+    Metric::NotFoundPerObject,
+    Metric::TooManyPerObject,
     Metric::EventsPerObject,
     Metric::IdleRequestsPerObjectMin,
 ];
@@ -63,7 +67,15 @@ impl Section for Footprint {
              watch starts with."
                 .into(),
         ));
-        out.push(metric_table(with.iter().copied(), HEADLINE));
+        // The first five always; a refusal or no-op column only where some
+        // variant has one.
+        let shown: Vec<Metric> = HEADLINE
+            .iter()
+            .enumerate()
+            .filter(|(i, m)| *i < 5 || with.iter().any(|g| g.values(**m).iter().any(|v| *v > 0.0)))
+            .map(|(_, m)| *m)
+            .collect();
+        out.push(metric_table(with.iter().copied(), &shown));
         out.push(Block::Para(
             "By request (per object, summed over the repeats and divided by their objects):".into(),
         ));

@@ -17,6 +17,8 @@ struct Times {
     created_at: Option<String>,
     ready_at: Option<String>,
     first_write_at: Option<String>,
+    /// The resourceVersion our watch last saw.
+    version: Option<String>,
 }
 
 /// The field manager the loader's creates carry.
@@ -32,6 +34,9 @@ pub struct Objects {
     /// When the first object was first seen written by someone but the loader.
     first_write_at: Mutex<Option<Instant>>,
     pub expected: AtomicU64,
+    /// Changes our watch saw to objects it had already seen: each write
+    /// that changed something makes a new resourceVersion and one event.
+    changes: AtomicU64,
 }
 
 impl Objects {
@@ -64,6 +69,22 @@ impl Objects {
                 .expect("objects lock")
                 .get_or_insert_with(Instant::now);
         }
+    }
+
+    /// Our watch saw `name` at `version`: a change when it had seen the
+    /// object at another.
+    pub(super) fn seen_version(&self, name: &str, version: &str) {
+        let mut t = self.times.lock().expect("objects lock");
+        let e = t.entry(name.to_string()).or_default();
+        if e.version.as_deref().is_some_and(|v| v != version) {
+            self.changes.fetch_add(1, Ordering::SeqCst);
+        }
+        e.version = Some(version.to_string());
+    }
+
+    /// Changes seen so far to objects already seen.
+    pub fn changes(&self) -> u64 {
+        self.changes.load(Ordering::SeqCst)
     }
 
     pub fn ready(&self) -> u64 {

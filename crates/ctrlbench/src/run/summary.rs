@@ -114,6 +114,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
         cluster_grants: m.cluster_grants.clone(),
         controller_exited_early: false,
         start: None,
+        watch_changes: None,
         machine: None,
         object_bytes: exp.object_bytes,
         // etcd's NOSPACE alarm refuses every write with this message.

@@ -7,7 +7,9 @@
 //! (decoded without managedFields' field sets, see `run::watched`); only the
 //! run's own objects (its run-id label) are watched. As a
 //! measurement ([`ReadyWatch`]) it writes objects.csv as the run goes (a
-//! killed run keeps what was seen) and the controller's start-up times.
+//! killed run keeps what was seen), the controller's start-up times, and
+//! how many changes it saw (a new resourceVersion each), against which the
+//! audit log's accepted writes tell the writes that changed nothing.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -73,6 +75,9 @@ pub async fn watch_ready(
                 Ok(Some(watcher::Event::Init | watcher::Event::Delete(_))) => {}
                 Ok(Some(watcher::Event::Apply(Watched(w)) | watcher::Event::InitApply(Watched(w)))) => {
                     let name = w.metadata.name.as_deref().unwrap_or_default();
+                    if let Some(v) = w.metadata.resource_version.as_deref() {
+                        objects.seen_version(name, v);
+                    }
                     if written_by_others(&w) && w.metadata.deletion_timestamp.is_none() {
                         objects.seen_written(name);
                     }
@@ -191,6 +196,7 @@ impl Measurement for ReadyWatch {
                     s.throughput_ready_per_s = s.ready as f64 / t;
                 }
                 s.start = Some(start);
+                s.watch_changes = Some(m.objects.changes());
             }
             Ok(())
         })
