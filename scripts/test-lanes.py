@@ -30,8 +30,9 @@ from pathlib import Path
 # 44 s and malformed.rs 18 s (482 s), and the other lane about as long
 # (verdicts.rs 253 s, workload.rs 103 s and the rest: 489 s). diagnosis.rs
 # (about 45 s: its own plane with 28 controllers) joins the first lane, as
-# init_from.rs's kopf and two-kind runs grew the second.
-ALONE = {"run", "fleet", "faults", "cluster", "malformed", "diagnosis"}
+# init_from.rs's kopf and two-kind runs grew the second; so does
+# growth_plane.rs (about 2 minutes: 12 runs of up to 500 widgets).
+ALONE = {"run", "fleet", "faults", "cluster", "malformed", "diagnosis", "growth_plane"}
 SERIAL = {"machine", "baseline"}
 
 

@@ -257,6 +257,38 @@ catalogue! {
     EventsPerObject = Def::new("Events per object", Count, |x| {
         x.per_object(x.footprint()?.events())
     });
+    /// Objects every LIST returned, any resource, per object: the
+    /// apiserver's list metrics, cluster-wide (our watch's first list and
+    /// the controller's informers' included). A LIST per reconcile makes it
+    /// grow with N.
+    ListReturnedPerObject = Def::new("objects returned by LISTs per object", Count, |x| {
+        x.per_object(x.run.apiserver.as_ref()?.delta("list_returned_objects_total")?)
+    })
+    .column("objects returned by LISTs per object (cluster-wide)");
+    /// The apiserver's own request counts (apiserver_request_total), every
+    /// caller's, per object: the footprint of an existing cluster, where no
+    /// audit log names the caller.
+    ClusterGetsPerObject = Def::new("GETs per object (cluster-wide)", Count, |x| {
+        x.per_object(x.run.apiserver.as_ref()?.delta("gets_total")?)
+    });
+    ClusterListsPerObject = Def::new("LISTs per object (cluster-wide)", Count, |x| {
+        x.per_object(x.run.apiserver.as_ref()?.delta("lists_total")?)
+    });
+    ClusterWatches = Def::new("watches opened (cluster-wide)", Count, |x| {
+        x.run.apiserver.as_ref()?.delta("watches_total")
+    });
+    ClusterWritesPerObject = Def::new("writes per object (cluster-wide)", Count, |x| {
+        x.per_object(x.run.apiserver.as_ref()?.delta("writes_total")?)
+    });
+    Cluster409PerObject = Def::new("409s per object (cluster-wide)", Count, |x| {
+        x.per_object(x.run.apiserver.as_ref()?.delta("code_409_total")?)
+    });
+    Cluster404PerObject = Def::new("404s per object (cluster-wide)", Count, |x| {
+        x.per_object(x.run.apiserver.as_ref()?.delta("code_404_total")?)
+    });
+    Cluster429PerObject = Def::new("429s per object (cluster-wide)", Count, |x| {
+        x.per_object(x.run.apiserver.as_ref()?.delta("code_429_total")?)
+    });
     /// Creates refused with 409 AlreadyExists, per object.
     AlreadyExistedPerObject = Def::new("creates that already existed per object", Count, |x| {
         x.per_object(x.footprint()?.already_existed())

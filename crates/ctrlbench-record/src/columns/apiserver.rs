@@ -29,6 +29,14 @@ const fn verbs(name: &'static str, metric: &'static str, verbs: &'static [&'stat
     }
 }
 
+/// Every resource's requests whose verb is one of `verbs`.
+const fn all_verbs(name: &'static str, verbs: &'static [&'static str]) -> Column {
+    Column {
+        name,
+        value: Value::SumWhere(REQ, &[], "verb", verbs),
+    }
+}
+
 const COLUMNS: &[Column] = &[
     Column {
         name: "timestamp",
@@ -82,6 +90,26 @@ const COLUMNS: &[Column] = &[
     sum(
         "widget_watch_list_s_sum",
         "apiserver_watch_list_duration_seconds_sum",
+        WIDGETS,
+    ),
+    // Every resource's requests by verb and by refusal, and the objects
+    // LISTs returned: cluster-wide counts, the footprint where no audit
+    // log names the caller (an existing cluster).
+    all_verbs("gets_total", &["GET"]),
+    all_verbs("lists_total", &["LIST"]),
+    all_verbs("watches_total", &["WATCH"]),
+    all_verbs("writes_total", &["POST", "PUT", "PATCH", "APPLY", "DELETE"]),
+    sum("code_409_total", REQ, &[("code", "409")]),
+    sum("code_404_total", REQ, &[("code", "404")]),
+    sum("code_429_total", REQ, &[("code", "429")]),
+    sum(
+        "list_returned_objects_total",
+        "apiserver_storage_list_returned_objects_total",
+        &[],
+    ),
+    sum(
+        "widget_list_returned_objects_total",
+        "apiserver_storage_list_returned_objects_total",
         WIDGETS,
     ),
     // The widgets' watch cache, filled from etcd when the apiserver first
@@ -145,6 +173,7 @@ fn keep(line: &str) -> bool {
             && line.contains("resource=\"widgets\""))
         || (line.starts_with("apiserver_watch_cache_initialization_duration_seconds")
             && line.contains("resource=\"widgets\""))
+        || line.starts_with("apiserver_storage_list_returned_objects_total")
         || line.starts_with("apiserver_current_inflight_requests")
         || line.starts_with("apiserver_flowcontrol_current_inqueue_requests")
         || line.starts_with("etcd_request_duration_seconds_sum")

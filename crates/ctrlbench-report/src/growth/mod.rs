@@ -77,6 +77,12 @@ pub const FIGURES: &[GrowthFigure] = &[
         budget: None,
     },
     GrowthFigure {
+        name: "objects returned by LISTs per object",
+        metric: Metric::ListReturnedPerObject,
+        per: Per::Object,
+        budget: None,
+    },
+    GrowthFigure {
         name: "controller CPU / N",
         metric: Metric::Cpu,
         per: Per::DivideByN,

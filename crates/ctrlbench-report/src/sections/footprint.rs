@@ -2,6 +2,8 @@
 //! per object, from footprint.csv (its every request, named by the audit
 //! log): the headline counts, then its requests by verb and resource over
 //! the create phase. Per variant even when variants shared the apiserver.
+//! Without an audit log (an existing cluster): the controller's own client
+//! counter, and the apiserver's counters labelled cluster-wide.
 
 use std::collections::BTreeMap;
 
@@ -28,6 +30,18 @@ const HEADLINE: &[Metric] = &[
     Metric::IdleRequestsPerObjectMin,
 ];
 
+/// An existing cluster's footprint: the apiserver's counts, every caller's.
+const CLUSTER_WIDE: &[Metric] = &[
+    Metric::ClusterGetsPerObject,
+    Metric::ClusterListsPerObject,
+    Metric::ListReturnedPerObject,
+    Metric::ClusterWatches,
+    Metric::ClusterWritesPerObject,
+    Metric::Cluster409PerObject,
+    Metric::Cluster404PerObject,
+    Metric::Cluster429PerObject,
+];
+
 impl Section for Footprint {
     fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
         let with: Vec<&Group> = ctx
@@ -35,17 +49,16 @@ impl Section for Footprint {
             .iter()
             .filter(|g| g.runs.iter().any(|r| r.footprint.is_some()))
             .collect();
-        let client_only: Vec<&Group> = ctx
-            .groups
-            .iter()
-            .filter(|g| g.runs.iter().all(|r| r.footprint.is_none()))
-            .filter(|g| {
-                g.runs
-                    .iter()
-                    .any(|r| r.get(Metric::RequestsPerObject).is_some())
-            })
-            .collect();
-        if with.is_empty() && client_only.is_empty() {
+        let without = |m: Metric| -> Vec<&Group> {
+            ctx.groups
+                .iter()
+                .filter(|g| g.runs.iter().all(|r| r.footprint.is_none()))
+                .filter(|g| g.runs.iter().any(|r| r.get(m).is_some()))
+                .collect()
+        };
+        let client_only = without(Metric::RequestsPerObject);
+        let cluster_only = without(Metric::ClusterGetsPerObject);
+        if with.is_empty() && client_only.is_empty() && cluster_only.is_empty() {
             return;
         }
         out.push(Block::Heading(2, "API footprint".into()));
@@ -57,6 +70,16 @@ impl Section for Footprint {
                     .into(),
             ));
             out.push(metric_table(client_only, &[Metric::RequestsPerObject]));
+        }
+        if !cluster_only.is_empty() {
+            out.push(Block::Para(
+                "Without the audit log, cluster-wide, from the apiserver's own counters \
+                 (apiserver_request_total and its list metrics, deltas over each run): every caller's \
+                 requests per object, ctrlbench's included (the loader's one create per object among the \
+                 writes, our watch's list among the LISTs)."
+                    .into(),
+            ));
+            out.push(metric_table(cluster_only, CLUSTER_WIDE));
         }
         if with.is_empty() {
             return;
