@@ -228,7 +228,10 @@ pub async fn run(a: RunArgs) -> ExitCode {
 }
 
 async fn run_inner(a: RunArgs) -> Result<ExitCode> {
-    use crate::experiment::{self, plan};
+    use crate::experiment::{self, grow, plan};
+    // --grow's flags first: a wrong combination is said before anything is read.
+    let overrides = a.overrides();
+    let growing = grow::Request::of(&overrides)?;
     // A dry run writes nothing: what a run would do is said instead.
     if a.dry_run {
         for d in ctrlbench_plane::plane::orphans() {
@@ -241,7 +244,7 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         sweep();
     }
     let mut exp = experiment::load(&a.experiment)?;
-    a.overrides().apply(&mut exp)?;
+    overrides.apply(&mut exp)?;
     confirm_target(&exp, &a)?;
     if let Some(r) = &a.baseline {
         for t in crate::run::baseline::add_twins(&mut exp, r, a.dry_run)? {
@@ -263,6 +266,10 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
                 );
             }
         }
+    }
+    // After the baseline's twins, which the estimate counts.
+    if let Some(g) = &growing {
+        grow::apply(&mut exp, g, crate::machine::meminfo("MemAvailable"))?;
     }
     if a.fail_on_budget && exp.budgets.is_empty() {
         bail!(
@@ -291,6 +298,9 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         let local = crate::run::target::named(&exp, &opts) == (None, None);
         let first = first_builds::find(&exp, local, &first_builds::Where::here()?)?;
         emit(&plan::render(&exp, &runs, &first.builds))?;
+        if let Some(g) = &exp.grow {
+            emit(&grow::render(g, exp.growth_margin))?;
+        }
         emit(&plan::render_power(
             &exp,
             &crate::calibration::for_run(&exp),
