@@ -294,26 +294,7 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     let notes = crate::run::preflight::check(&exp, &opts).await?;
     let runs = plan::expand(&exp);
     if a.dry_run {
-        use crate::run::first_builds;
-        let local = crate::run::target::named(&exp, &opts) == (None, None);
-        let first = first_builds::find(&exp, local, &first_builds::Where::here()?)?;
-        emit(&plan::render(&exp, &runs, &first.builds))?;
-        if let Some(g) = &exp.grow {
-            emit(&grow::render(g, exp.growth_margin))?;
-        }
-        emit(&plan::render_power(
-            &exp,
-            &crate::calibration::for_run(&exp),
-        ))?;
-        for n in notes.0.iter().chain(&first.notes) {
-            emit(&format!("note: {n}\n"))?;
-        }
-        emit(&format!(
-            "results: a run writes them under {}/<UTC time>-{}/ (a dry run writes nothing)\n",
-            opts.results_root.display(),
-            exp.name
-        ))?;
-        return Ok(ExitCode::SUCCESS);
+        return dry_run(&exp, &runs, &opts, &notes.0);
     }
     for n in &notes.0 {
         eprintln!("note: {n}");
@@ -381,6 +362,35 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     if over > 0 {
         return Ok(ExitCode::from(crate::budget::EXCEEDED_EXIT));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `run --dry-run`'s output: the plan with the builds still to do, a grown
+/// plan's scales and what it can decide, the power, the notes and where
+/// results would go. Nothing is written.
+fn dry_run(
+    exp: &crate::experiment::Experiment,
+    runs: &[crate::experiment::plan::Run],
+    opts: &crate::run::RunOptions,
+    notes: &[String],
+) -> Result<ExitCode> {
+    use crate::experiment::{grow, plan};
+    use crate::run::first_builds;
+    let local = crate::run::target::named(exp, opts) == (None, None);
+    let first = first_builds::find(exp, local, &first_builds::Where::here()?)?;
+    emit(&plan::render(exp, runs, &first.builds))?;
+    if let Some(g) = &exp.grow {
+        emit(&grow::render(g, exp.growth_margin))?;
+    }
+    emit(&plan::render_power(exp, &crate::calibration::for_run(exp)))?;
+    for n in notes.iter().chain(&first.notes) {
+        emit(&format!("note: {n}\n"))?;
+    }
+    emit(&format!(
+        "results: a run writes them under {}/<UTC time>-{}/ (a dry run writes nothing)\n",
+        opts.results_root.display(),
+        exp.name
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -209,6 +209,13 @@ fn estimate(exp: &Experiment, scales: Vec<u64>) -> f64 {
 pub fn apply(exp: &mut Experiment, req: &Request, available: Option<u64>) -> Result<()> {
     let smallest = exp.scales.iter().copied().min().unwrap_or(1).max(SMALLEST);
     let least = smallest * MIN_SPAN as u64;
+    if least > spec::top::MAX_SCALE {
+        bail!(
+            "--grow: the file's smallest scale, {smallest}, leaves no 10× range up to {}; give it a scale of {} or less",
+            growth::fmt_n(spec::top::MAX_SCALE as f64),
+            spec::top::MAX_SCALE / MIN_SPAN as u64
+        );
+    }
     exp.repeats = Repeats::Fixed(req.rounds);
     let memory = available
         .filter(|_| exp.is_local())
@@ -533,5 +540,14 @@ mod tests {
         assert!(e.contains("memory allows about"), "{e}");
         let e = fails(r(None, None), GIB);
         assert!(e.contains("under 10× the smallest scale (100)"), "{e}");
+        let mut big = exp("");
+        big.scales = vec![200_000];
+        let e = apply(&mut big, &r(None, None), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("leaves no 10× range up to 1 000 000; give it a scale of 100000 or less"),
+            "{e}"
+        );
     }
 }
