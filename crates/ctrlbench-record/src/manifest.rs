@@ -108,6 +108,10 @@ pub struct Manifest {
     /// default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
+    /// The experiment's growth margin δ on an exponent (0.15: within ±0.15
+    /// of 0 is flat, of 1 linear); absent: the report's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth_margin: Option<f64>,
     /// The experiment file's `[[compare]]` questions, in its order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compare: Vec<CompareQuestion>,

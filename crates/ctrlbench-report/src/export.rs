@@ -81,7 +81,7 @@ pub fn verdicts(results: &Results, groups: &[Group], answers: &[Answer], margin:
         "decided": decided,
         "asked": answers.len(),
         "questions": answers.iter().map(question).collect::<Vec<_>>(),
-        "growth": crate::growth::of(groups, crate::growth::DEFAULT_DELTA).iter().map(growth).collect::<Vec<_>>(),
+        "growth": crate::growth::of(groups, crate::growth::delta_of(m)).iter().map(growth).collect::<Vec<_>>(),
         "diagnosis": crate::diagnosis::diagnose(groups).iter().map(finding).collect::<Vec<_>>(),
         "variants": groups.iter().map(variant).collect::<Vec<_>>(),
         "budgets": crate::budget::judge(&m.budgets, groups).iter().map(budget).collect::<Vec<_>>(),

@@ -8,6 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::experiment::Overrides;
 use ctrlbench_plane::{DEFAULT_K8S_VERSION, PlaneOptions, binaries};
 
+mod grow;
+pub use grow::GrowArgs;
+
 /// Measures what Kubernetes controller patterns really cost.
 ///
 /// ctrlbench starts a real control plane (etcd + kube-apiserver, built from
@@ -310,6 +313,8 @@ pub struct RunArgs {
     /// most --repeats or its max_repeats (default 10).
     #[arg(long)]
     pub until_decided: bool,
+    #[command(flatten)]
+    pub grow: GrowArgs,
     /// Flag a run "machine busy" (kept out of medians and pairs) when other
     /// processes used more than this share of one core during it (replaces
     /// the file's busy_threshold; default 0.10).
@@ -577,6 +582,9 @@ impl RunArgs {
             variants: self.variants.clone(),
             background_objects: self.background_objects,
             controller_manager: self.controller_manager,
+            grow: self.grow.grow,
+            max_n: self.grow.max_n,
+            budget_minutes: self.grow.budget_minutes,
         }
     }
 }

@@ -3,7 +3,9 @@
 //! PATH. It must count every build the first run would do, exit 0, and
 //! leave the cache, the temporary directory and the working directory as it
 //! found them; with `--baseline` it names the tree it would export and
-//! exports none. No plane is started: these run beside anything.
+//! exports none. `--grow` prints the scales it picked, round-major, and
+//! what the plan can decide; its bad flags are one line each. No plane is
+//! started: these run beside anything.
 
 mod common;
 
@@ -206,4 +208,133 @@ fn a_baseline_dry_run_exports_no_tree() {
         .collect();
     left.sort();
     assert_eq!(left, ["memcached-operator", "memcached-operator.toml"]);
+}
+
+/// A file with scales of its own (which --grow replaces) and a growth
+/// margin, in the user's working directory.
+fn grow_file(u: &User, growth_margin: &str) -> String {
+    std::fs::write(
+        u.work.join("g.toml"),
+        format!(
+            "name = \"g\"\nscales = [50, 500]\n{growth_margin}window_s = 10\n[[variant]]\nname = \"a\"\npreset = \"good\"\n"
+        ),
+    )
+    .unwrap();
+    "g.toml".into()
+}
+
+/// `--grow --max-n 10000`: four scales from 100 (the file's 50 is below
+/// it) to 10 000, two rounds each visiting every scale before the next,
+/// the estimate and the smallest exponent difference it can decide; the
+/// file's growth margin is the one printed; nothing is written.
+#[test]
+fn a_grown_plan_is_printed_round_by_round_and_nothing_is_written() {
+    let u = User::new();
+    let file = grow_file(&u, "growth_margin = 0.2\n");
+    let out = u.ctrlbench(&["run", &file, "--grow", "--max-n", "10000", "--dry-run"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    for line in [
+        "grow: 4 scales, N = 100, 460, 2200, 10 000 (geometric, 100×), 2 rounds, each round visiting every scale before the next starts",
+        "grow: the largest N, 10 000, set by --max-n",
+        "grow: the runs take about 3.0 min by the plan's estimate",
+        "grow: the smallest exponent difference it can decide: 0.18 (",
+        "the growth margin δ is 0.2",
+    ] {
+        assert!(stdout.contains(line), "{line} in:\n{stdout}");
+    }
+    // "  N=100    rep 1  a": the scale and the round of each run, in order.
+    let runs: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("N="))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            format!("{}/{}", w[0], w[2])
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            "N=100/1",
+            "N=460/1",
+            "N=2200/1",
+            "N=10000/1",
+            "N=100/2",
+            "N=460/2",
+            "N=2200/2",
+            "N=10000/2"
+        ],
+        "{stdout}"
+    );
+    u.assert_nothing_written();
+    let left: Vec<PathBuf> = walk(&u.work);
+    assert_eq!(left, [u.work.join("g.toml")], "no results directory");
+}
+
+/// Every wrong use of --grow: one `error:` line saying what to do, exit 1,
+/// nothing on stdout and nothing written. A `scales` list in the file is
+/// not one of them (the test above).
+#[test]
+fn each_wrong_grow_is_one_line_and_a_non_zero_exit() {
+    let u = User::new();
+    let file = grow_file(&u, "");
+    for (args, want) in [
+        (
+            &["--grow", "--scales", "100,1000"][..],
+            "error: --grow picks the scales itself: drop --scales",
+        ),
+        (
+            &["--max-n", "5000"],
+            "error: --max-n 5000: it bounds the scales --grow picks; add --grow",
+        ),
+        (
+            &["--budget-minutes", "3"],
+            "error: --budget-minutes 3: it bounds the scales --grow picks; add --grow",
+        ),
+        (
+            &["--grow", "--max-n", "999"],
+            "error: --max-n 999: under 10× the smallest scale (100), so no 10× range to fit; give --max-n 1000 or more",
+        ),
+        (
+            &["--grow", "--max-n", "1000001"],
+            "error: --max-n 1000001: at most 1 000 000 objects per run",
+        ),
+        (
+            &["--grow", "--budget-minutes", "0.2"],
+            "error: --grow: the smallest plan, 4 scales over N = 100–1000 in 2 rounds, takes about 3 min by the plan's estimate, beyond the budget of 0.2 min; give --budget-minutes 3 or more",
+        ),
+        (
+            &["--grow", "--max-n", "100000", "--budget-minutes", "3"],
+            "error: --max-n 100000: the plan takes about",
+        ),
+        (
+            &["--grow", "--until-decided"],
+            "error: --grow runs a fixed number of rounds across the scales: drop --until-decided",
+        ),
+        (
+            &["--grow", "--repeats", "1"],
+            "error: --repeats 1: --grow needs at least 2 rounds",
+        ),
+    ] {
+        let mut argv = vec!["run", file.as_str(), "--dry-run"];
+        argv.extend(args);
+        let out = u.ctrlbench(&argv);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stdout}\n{stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with(want), "{args:?}: {stderr}");
+    }
+    // The growth margin's bounds are the file's, with its line.
+    let file = grow_file(&u, "growth_margin = 0.5\n");
+    let out = u.ctrlbench(&["run", &file, "--grow", "--dry-run"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "g.toml:3: key `growth_margin`: must be more than 0 and less than 0.5, not 0.5"
+        ),
+        "{stderr}"
+    );
+    u.assert_nothing_written();
 }

@@ -7,6 +7,8 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The default margin δ on the exponent: ±0.15 around 0 (flat) and 1 (linear).
 pub const DEFAULT_DELTA: f64 = 0.15;
+/// δ must stay below this: at 0.5 the flat and linear regions would meet.
+pub const MAX_DELTA: f64 = 0.5;
 /// Each one-sided claim's error before it is divided among the figures.
 pub const ALPHA: f64 = 0.05;
 /// Fewest scales, and the least span of N, a growth fit needs.
@@ -98,6 +100,32 @@ pub fn t_upper(alpha: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df)
         .map(|t| t.inverse_cdf(1.0 - alpha))
         .unwrap_or(f64::INFINITY)
+}
+
+/// The power at which [`detectable`] states the smallest difference it can decide.
+pub const POWER: f64 = 0.8;
+
+/// The smallest difference in exponent a plan of `rounds` rounds over
+/// `scales` can decide with one-sided error `alpha` and chance `power`,
+/// when one run's ln value scatters by `s` around its round's line: the
+/// fit's degrees of freedom ν = r·k − r − 1 (one block per round, one
+/// slope), the slope's standard error s / √(r · Σ(ln Nᵢ − mean)²) for
+/// this ln N design, and the difference (t(1 − α, ν) + t(power, ν)) · se.
+/// None for a design with no degrees of freedom or no spread in N.
+pub fn detectable(scales: &[f64], rounds: u32, s: f64, alpha: f64, power: f64) -> Option<f64> {
+    let k = scales.len() as f64;
+    let r = f64::from(rounds);
+    let df = r * k - r - 1.0;
+    if df < 1.0 || scales.iter().any(|n| n.is_nan() || *n <= 0.0) {
+        return None;
+    }
+    let mean = scales.iter().map(|n| n.ln()).sum::<f64>() / k;
+    let sxx: f64 = scales.iter().map(|n| (n.ln() - mean).powi(2)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let se = s / (r * sxx).sqrt();
+    Some((t_upper(alpha, df) + t_upper(1.0 - power, df)) * se)
 }
 
 /// Whether the curvature term bends the line up or down.
@@ -468,4 +496,25 @@ fn round3(v: f64) -> f64 {
     }
     let scale = 10f64.powi(v.log10().floor() as i32 - 2);
     (v / scale).round() * scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand: N = 100, 1000, 10 000 in 2 rounds. ln N is ln 100 + {0, 1,
+    /// 2}·ln 10, so Σ(ln Nᵢ − mean)² = 2·(ln 10)² and r·Σ = 4·(ln 10)²,
+    /// whose root is 2·ln 10 = 4.60517: se = 0.30 / 4.60517 = 0.065144.
+    /// ν = 2·3 − 2 − 1 = 3; a t table gives t(0.95, 3) = 2.3534 and
+    /// t(0.80, 3) = 0.9785, together 3.3319: 3.3319 × 0.065144 = 0.21705.
+    #[test]
+    fn the_detectable_difference_of_a_three_scale_two_round_plan() {
+        let d = detectable(&[100.0, 1000.0, 10000.0], 2, 0.30, 0.05, 0.8).unwrap();
+        assert!((d - 0.21705).abs() < 2e-4, "{d}");
+        // More rounds, a wider range: smaller; no degrees of freedom: none.
+        let more = detectable(&[100.0, 1000.0, 10000.0], 4, 0.30, 0.05, 0.8).unwrap();
+        assert!(more < d);
+        assert_eq!(detectable(&[100.0, 1000.0], 1, 0.30, 0.05, 0.8), None);
+        assert_eq!(detectable(&[100.0, 100.0, 100.0], 2, 0.30, 0.05, 0.8), None);
+    }
 }

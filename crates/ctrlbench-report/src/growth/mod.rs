@@ -23,6 +23,14 @@ use crate::metrics::Metric;
 mod fit;
 pub use fit::*;
 
+/// The margin δ of a results directory's growth verdicts: the experiment's
+/// `growth_margin` as its manifest records it, else [`DEFAULT_DELTA`].
+pub fn delta_of(m: &ctrlbench_record::Manifest) -> f64 {
+    m.growth_margin
+        .filter(|d| *d > 0.0 && *d < MAX_DELTA)
+        .unwrap_or(DEFAULT_DELTA)
+}
+
 /// How a figure becomes the value whose growth is fitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Per {
@@ -248,6 +256,16 @@ mod tests {
             fit(&pts, ALPHA, DEFAULT_DELTA).unwrap_err(),
             "zero at N = 300"
         );
+    }
+
+    #[test]
+    fn the_manifests_growth_margin_is_the_verdicts_delta() {
+        let mut m = ctrlbench_record::Manifest::default();
+        assert_eq!(delta_of(&m), DEFAULT_DELTA, "older results: the default");
+        m.growth_margin = Some(0.25);
+        assert_eq!(delta_of(&m), 0.25);
+        m.growth_margin = Some(0.5);
+        assert_eq!(delta_of(&m), DEFAULT_DELTA, "out of bounds: the default");
     }
 
     #[test]

@@ -15,7 +15,8 @@ pub struct GrowthWithN;
 
 impl Section for GrowthWithN {
     fn render(&self, ctx: &ReportCtx, out: &mut Vec<Block>) {
-        let all = growth::of(&ctx.groups, growth::DEFAULT_DELTA);
+        let delta = growth::delta_of(&ctx.results.manifest);
+        let all = growth::of(&ctx.groups, delta);
         if all.is_empty() {
             return;
         }
@@ -33,7 +34,7 @@ impl Section for GrowthWithN {
              range, not what happens beyond it.",
             percent(1.0 - 2.0 * growth::ALPHA),
             all.len(),
-            growth::DEFAULT_DELTA,
+            delta,
         )));
         for f in growth::FIGURES {
             let of: Vec<&Growth> = all.iter().filter(|g| std::ptr::eq(g.figure, f)).collect();

@@ -228,7 +228,10 @@ pub async fn run(a: RunArgs) -> ExitCode {
 }
 
 async fn run_inner(a: RunArgs) -> Result<ExitCode> {
-    use crate::experiment::{self, plan};
+    use crate::experiment::{self, grow, plan};
+    // --grow's flags first: a wrong combination is said before anything is read.
+    let overrides = a.overrides();
+    let growing = grow::Request::of(&overrides)?;
     // A dry run writes nothing: what a run would do is said instead.
     if a.dry_run {
         for d in ctrlbench_plane::plane::orphans() {
@@ -241,7 +244,7 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
         sweep();
     }
     let mut exp = experiment::load(&a.experiment)?;
-    a.overrides().apply(&mut exp)?;
+    overrides.apply(&mut exp)?;
     confirm_target(&exp, &a)?;
     if let Some(r) = &a.baseline {
         for t in crate::run::baseline::add_twins(&mut exp, r, a.dry_run)? {
@@ -263,6 +266,10 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
                 );
             }
         }
+    }
+    // After the baseline's twins, which the estimate counts.
+    if let Some(g) = &growing {
+        grow::apply(&mut exp, g, crate::machine::meminfo("MemAvailable"))?;
     }
     if a.fail_on_budget && exp.budgets.is_empty() {
         bail!(
@@ -287,23 +294,7 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     let notes = crate::run::preflight::check(&exp, &opts).await?;
     let runs = plan::expand(&exp);
     if a.dry_run {
-        use crate::run::first_builds;
-        let local = crate::run::target::named(&exp, &opts) == (None, None);
-        let first = first_builds::find(&exp, local, &first_builds::Where::here()?)?;
-        emit(&plan::render(&exp, &runs, &first.builds))?;
-        emit(&plan::render_power(
-            &exp,
-            &crate::calibration::for_run(&exp),
-        ))?;
-        for n in notes.0.iter().chain(&first.notes) {
-            emit(&format!("note: {n}\n"))?;
-        }
-        emit(&format!(
-            "results: a run writes them under {}/<UTC time>-{}/ (a dry run writes nothing)\n",
-            opts.results_root.display(),
-            exp.name
-        ))?;
-        return Ok(ExitCode::SUCCESS);
+        return dry_run(&exp, &runs, &opts, &notes.0);
     }
     for n in &notes.0 {
         eprintln!("note: {n}");
@@ -371,6 +362,35 @@ async fn run_inner(a: RunArgs) -> Result<ExitCode> {
     if over > 0 {
         return Ok(ExitCode::from(crate::budget::EXCEEDED_EXIT));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `run --dry-run`'s output: the plan with the builds still to do, a grown
+/// plan's scales and what it can decide, the power, the notes and where
+/// results would go. Nothing is written.
+fn dry_run(
+    exp: &crate::experiment::Experiment,
+    runs: &[crate::experiment::plan::Run],
+    opts: &crate::run::RunOptions,
+    notes: &[String],
+) -> Result<ExitCode> {
+    use crate::experiment::{grow, plan};
+    use crate::run::first_builds;
+    let local = crate::run::target::named(exp, opts) == (None, None);
+    let first = first_builds::find(exp, local, &first_builds::Where::here()?)?;
+    emit(&plan::render(exp, runs, &first.builds))?;
+    if let Some(g) = &exp.grow {
+        emit(&grow::render(g, exp.growth_margin))?;
+    }
+    emit(&plan::render_power(exp, &crate::calibration::for_run(exp)))?;
+    for n in notes.iter().chain(&first.notes) {
+        emit(&format!("note: {n}\n"))?;
+    }
+    emit(&format!(
+        "results: a run writes them under {}/<UTC time>-{}/ (a dry run writes nothing)\n",
+        opts.results_root.display(),
+        exp.name
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

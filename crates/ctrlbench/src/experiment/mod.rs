@@ -1,11 +1,13 @@
 //! Experiments: the TOML files users write (`spec`), the built-in ones
-//! (`builtin`), and their expansion into runs (`plan`).
+//! (`builtin`), and their expansion into runs (`plan`; `grow` and `regrow`
+//! for the scales `run --grow` picks).
 
 pub mod builtin;
 pub mod from_cargo;
 pub mod from_code;
 pub mod from_kopf;
 pub mod from_project;
+pub mod grow;
 pub mod init;
 pub mod jsonpath;
 pub mod overrides;
@@ -15,6 +17,7 @@ pub mod plan;
 pub mod project_file;
 pub mod readiness;
 pub mod ready;
+pub mod regrow;
 pub mod scan;
 pub mod spec;
 pub mod workload;

@@ -1,5 +1,6 @@
 //! Command-line overrides of an experiment file (`run --scales --window
 //! --repeats --variants`), checked by the same rules as the file's own keys.
+//! `--grow` replaces the scales and repeats after these (`grow.rs`).
 
 use anyhow::{Result, bail};
 
@@ -22,6 +23,11 @@ pub struct Overrides {
     pub background_objects: Option<u64>,
     /// `--controller-manager`: `[cluster] controller_manager = true`.
     pub controller_manager: bool,
+    /// `--grow`, `--max-n`, `--budget-minutes`: the scales picked for a
+    /// growth study (`grow.rs` checks them and makes the plan).
+    pub grow: bool,
+    pub max_n: Option<u64>,
+    pub budget_minutes: Option<f64>,
 }
 
 impl Overrides {
@@ -153,6 +159,7 @@ mod tests {
             variants: vec!["b".into()],
             background_objects: Some(300),
             controller_manager: true,
+            ..Overrides::default()
         }
         .apply(&mut e)
         .unwrap();

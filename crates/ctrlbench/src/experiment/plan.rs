@@ -1,5 +1,6 @@
 //! The plan: an experiment expanded into runs (scale × repeat × variant
-//! group, variants interleaved in a counterbalanced order), with an estimate of how
+//! group, variants interleaved in a counterbalanced order; with `--grow`
+//! round × scale × variant group), with an estimate of how
 //! long it takes: the runs, and the builds still to do before them (found
 //! by `run::first_builds`; priced there).
 
@@ -25,34 +26,51 @@ const PLANE_START_S: f64 = 5.0;
 /// A conservative create rate for the estimate (objects per second).
 const CREATE_RATE: f64 = 300.0;
 
+/// The (scale, repeat) blocks in the order they run: scale by scale, each
+/// scale's repeats together; with `--grow` round by round instead, each
+/// round visiting every scale before the next starts, so that a drift
+/// between rounds moves all of a round's scales alike (the growth fit's
+/// blocks).
+fn blocks(exp: &Experiment) -> Vec<(u64, u32)> {
+    // Repeat 0: the discarded warm-up.
+    let first = if exp.warmup { 0 } else { 1 };
+    let repeats = first..=exp.repeats.max();
+    if exp.grow.is_some() {
+        repeats
+            .flat_map(|k| exp.scales.iter().map(move |&n| (n, k)))
+            .collect()
+    } else {
+        exp.scales
+            .iter()
+            .flat_map(|&n| repeats.clone().map(move |k| (n, k)))
+            .collect()
+    }
+}
+
 pub fn expand(exp: &Experiment) -> Vec<Run> {
     let mut runs = Vec::new();
-    for &scale in &exp.scales {
-        // Repeat 0: the discarded warm-up.
-        let first = if exp.warmup { 0 } else { 1 };
-        for repeat in first..=exp.repeats.max() {
-            match exp.schedule {
-                // Counterbalanced: each repeat takes a row of a Williams
-                // square (AB then BA for a pair), the rows in a seeded random
-                // order, so every variant runs equally often in each position
-                // and after each other variant: a position or carry-over
-                // effect moves every variant alike.
-                Schedule::Isolated => {
-                    let n = exp.variants.len();
-                    for v in order(n, repeat, exp.order_seed()) {
-                        runs.push(Run {
-                            scale,
-                            repeat,
-                            variants: vec![v],
-                        });
-                    }
+    for (scale, repeat) in blocks(exp) {
+        match exp.schedule {
+            // Counterbalanced: each repeat takes a row of a Williams
+            // square (AB then BA for a pair), the rows in a seeded random
+            // order, so every variant runs equally often in each position
+            // and after each other variant: a position or carry-over
+            // effect moves every variant alike.
+            Schedule::Isolated => {
+                let n = exp.variants.len();
+                for v in order(n, repeat, exp.order_seed()) {
+                    runs.push(Run {
+                        scale,
+                        repeat,
+                        variants: vec![v],
+                    });
                 }
-                Schedule::Concurrent => runs.push(Run {
-                    scale,
-                    repeat,
-                    variants: (0..exp.variants.len()).collect(),
-                }),
             }
+            Schedule::Concurrent => runs.push(Run {
+                scale,
+                repeat,
+                variants: (0..exp.variants.len()).collect(),
+            }),
         }
     }
     runs
@@ -440,6 +458,38 @@ mod tests {
                     assert_eq!(block[0].variants.len(), 3);
                 }
             }
+        }
+    }
+
+    /// With `--grow` the plan is round-major: every scale of round 1
+    /// (after the warm-up round, when asked for) before any of round 2,
+    /// each (scale, round) block every variant once.
+    #[test]
+    fn a_grown_plan_runs_each_round_across_every_scale() {
+        let text = "name = \"t\"\nscales = [5, 50, 500]\nrepeats = 2\nwarmup = true\n[[variant]]\nname = \"a\"\npreset = \"good\"\n[[variant]]\nname = \"b\"\npreset = \"good\"\n";
+        let mut exp = crate::experiment::spec::parse(std::path::Path::new("t.toml"), text).unwrap();
+        exp.grow = Some(crate::experiment::grow::Grow {
+            scales: exp.scales.clone(),
+            rounds: 2,
+            largest_by: "--max-n".into(),
+            estimate_s: 0.0,
+            budget_s: None,
+            memory: None,
+        });
+        let runs = expand(&exp);
+        let want: Vec<(u64, u32)> = [0, 1, 2]
+            .iter()
+            .flat_map(|&k| [5, 50, 500].map(|n| (n, k)))
+            .collect();
+        assert_eq!(runs.len(), want.len() * 2);
+        for (block, &(n, k)) in runs.chunks(2).zip(&want) {
+            assert!(
+                block.iter().all(|r| (r.scale, r.repeat) == (n, k)),
+                "{block:?}"
+            );
+            let mut seen: Vec<usize> = block.iter().map(|r| r.variants[0]).collect();
+            seen.sort();
+            assert_eq!(seen, [0, 1]);
         }
     }
 }

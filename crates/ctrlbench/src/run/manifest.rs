@@ -51,6 +51,7 @@ pub fn new(exp: &Experiment) -> Manifest {
         errors: vec![],
         not_cleaned: vec![],
         margin: Some(exp.margin),
+        growth_margin: Some(exp.growth_margin),
         compare: exp
             .compare
             .iter()

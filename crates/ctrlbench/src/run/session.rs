@@ -228,13 +228,15 @@ impl<'a> Session<'a> {
     /// = "auto", a scale's repeats end once its questions are decided.
     pub async fn run_all(&mut self, runs: &[plan::Run], builds: &Builds) -> Result<bool> {
         let mut decided = super::repeats::Decided::new(self.exp);
+        // `--grow`: the scales its re-estimate drops.
+        let mut grow = crate::experiment::regrow::Watch::new(self.exp);
         for (i, run) in runs.iter().enumerate() {
             if self.cancel.is_cancelled() {
                 decided.interrupted();
                 self.manifest.repeats = Some(decided.record());
                 return Ok(false);
             }
-            if decided.done_with(run.scale) {
+            if decided.done_with(run.scale) || grow.as_ref().is_some_and(|g| g.skips(run.scale)) {
                 continue;
             }
             if !self
@@ -247,6 +249,7 @@ impl<'a> Session<'a> {
                 return Ok(false);
             }
             let plane_goes = plane_goes_after(self.exp, run, runs.get(i + 1));
+            let began = std::time::Instant::now();
             if !self.one(i, runs.len(), run, builds, plane_goes).await? {
                 decided.interrupted();
                 self.manifest.repeats = Some(decided.record());
@@ -255,6 +258,22 @@ impl<'a> Session<'a> {
             let last_of_repeat = runs
                 .get(i + 1)
                 .is_none_or(|n| (n.scale, n.repeat) != (run.scale, run.repeat));
+            if let Some(g) = &mut grow
+                && let Err(line) = g.after_run(
+                    self.exp,
+                    run,
+                    began.elapsed(),
+                    last_of_repeat,
+                    &self.manifest.runs,
+                    &runs[i + 1..],
+                )
+            {
+                eprintln!("{line}");
+                self.manifest.errors.push(line);
+                self.manifest.repeats = Some(decided.record());
+                self.manifest.write(&self.results.manifest())?;
+                return Ok(false);
+            }
             if last_of_repeat && run.repeat > 0 {
                 decided.after_repeat(run.scale, run.repeat, &self.results.path);
                 self.manifest.repeats = Some(decided.record());

@@ -52,7 +52,7 @@ pub fn etcd_estimate(objects: u64, object_bytes: u64) -> u64 {
 /// etcd's largest recommended quota (its docs: 8 GiB).
 pub const ETCD_MAX_QUOTA: u64 = 8 << 30;
 /// etcd's default quota.
-const ETCD_DEFAULT_QUOTA: u64 = 2 << 30;
+pub const ETCD_DEFAULT_QUOTA: u64 = 2 << 30;
 
 /// Refuses what cannot fit in etcd ([`etcd_estimate`] over its 8 GiB), and
 /// gives sized objects etcd's largest quota (unless `[cluster] etcd_args`
@@ -279,6 +279,13 @@ pub fn parse_with(
     let phases = phase::check(&src, file, &spec.phases, window_s, workload.is_builtin())?;
     let repeats = top::repeats(&src, &spec)?;
     let margin = top::fraction(&src, "margin", &spec.margin, 1.0, top::DEFAULT_MARGIN)?;
+    let growth_margin = top::fraction(
+        &src,
+        "growth_margin",
+        &spec.growth_margin,
+        ctrlbench_report::growth::MAX_DELTA,
+        ctrlbench_report::growth::DEFAULT_DELTA,
+    )?;
     let busy_threshold = top::fraction(
         &src,
         "busy_threshold",
@@ -326,6 +333,7 @@ pub fn parse_with(
         quiet_s: *spec.quiet_s.get_ref(),
         repeats,
         margin,
+        growth_margin,
         busy_threshold,
         compare,
         goals,
@@ -346,5 +354,6 @@ pub fn parse_with(
             .then(|| workload.object_bytes()),
         workload,
         faults,
+        grow: None,
     })
 }

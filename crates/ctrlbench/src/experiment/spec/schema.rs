@@ -49,6 +49,9 @@ pub struct Spec {
     pub max_repeats: Option<Spanned<u32>>,
     /// The equivalence margin of every verdict (a fraction: 0.05 is ±5 %).
     pub margin: Option<Spanned<f64>>,
+    /// The margin δ of the growth verdicts, on an exponent (0.15: within
+    /// ±0.15 of 0 is flat, of 1 linear per object).
+    pub growth_margin: Option<Spanned<f64>>,
     /// Other processes' CPU, as a fraction of one core, above which a run
     /// is flagged "machine busy" and kept out of medians and pairs.
     pub busy_threshold: Option<Spanned<f64>>,

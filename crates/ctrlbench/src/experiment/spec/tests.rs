@@ -787,13 +787,20 @@ fn repeats_until_decided_margin_and_compare_questions_are_checked() {
     let e = parse(
         Path::new("exp.toml"),
         &with(
-            "repeats = \"auto\"\nmax_repeats = 6\nmargin = 0.03\nbusy_threshold = 0.2\n",
+            "repeats = \"auto\"\nmax_repeats = 6\nmargin = 0.03\nbusy_threshold = 0.2\ngrowth_margin = 0.2\n",
             "[[compare]]\na = \"a\"\nb = \"b\"\nfigure = \"Ready/s\"\n",
         ),
     )
     .unwrap();
     assert_eq!(e.repeats, Repeats::Auto { min: 3, max: 6 });
     assert_eq!((e.margin, e.busy_threshold), (0.03, 0.2));
+    assert_eq!(e.growth_margin, 0.2);
+    assert_eq!(
+        parse(Path::new("exp.toml"), &with("", ""))
+            .unwrap()
+            .growth_margin,
+        ctrlbench_report::growth::DEFAULT_DELTA
+    );
     assert_eq!(
         e.compare,
         [Compare {
@@ -819,6 +826,9 @@ fn repeats_until_decided_margin_and_compare_questions_are_checked() {
         ),
         ("margin = 1.5\n", "", 3, "margin"),
         ("margin = 0\n", "", 3, "margin"),
+        ("growth_margin = 0.5\n", "", 3, "growth_margin"),
+        ("growth_margin = 0\n", "", 3, "growth_margin"),
+        ("growth_margin = -0.1\n", "", 3, "growth_margin"),
         ("busy_threshold = -1\n", "", 3, "busy_threshold"),
         ("", "[[compare]]\na = \"a\"\nb = \"c\"\n", 11, "b"),
         ("", "[[compare]]\na = \"a\"\nb = \"a\"\n", 11, "b"),

@@ -134,7 +134,8 @@ pub fn repeats(src: &Source, spec: &Spec) -> Checked<Repeats> {
     }
 }
 
-/// A fraction strictly between 0 and 1 (`margin`), or of a core up to 64 (`busy_threshold`).
+/// A fraction strictly between 0 and `max`: 1 for `margin`, 0.5 for
+/// `growth_margin`, 64 (a share of a core) for `busy_threshold`.
 pub fn fraction(
     src: &Source,
     key: &str,

@@ -99,6 +99,8 @@ pub struct Experiment {
     pub repeats: Repeats,
     /// The equivalence margin of every verdict (a fraction).
     pub margin: f64,
+    /// The growth verdicts' margin δ on an exponent (`growth_margin`).
+    pub growth_margin: f64,
     /// Other processes' share of a core above which a run is "machine busy".
     pub busy_threshold: f64,
     /// How often the local plane is started anew.
@@ -125,6 +127,9 @@ pub struct Experiment {
     /// (`object_bytes`, or `{{pad N}}` in a template).
     pub object_bytes: Option<u64>,
     pub faults: Vec<Fault>,
+    /// `run --grow`: the rounds run across the scales (round-major) and,
+    /// with a time budget, the runner re-estimates after the first.
+    pub grow: Option<crate::experiment::grow::Grow>,
 }
 
 impl Variant {

@@ -1,0 +1,294 @@
+//! `run --grow`'s second look at its budget. The plan was priced by the
+//! model (`plan::estimate_s`: a conservative create rate, every run its
+//! whole window); once round 1 has run at the smallest scale, the runner
+//! knows what a run costs on this machine: its wall time, its observation
+//! span and how long its creates took. Each remaining run is re-estimated
+//! as that run's wall time plus the creates beyond its span (the one part
+//! that grows with N), and the largest scales are dropped until the rest
+//! fits the time budget, keeping at least `MIN_SCALES` scales spanning
+//! `MIN_SPAN`; when even that does not fit, the experiment stops. One line
+//! says which. Not here: the plan (`grow.rs`), the runs (`run/session.rs`
+//! calls [`Watch`]).
+
+use std::time::{Duration, Instant};
+
+use ctrlbench_record::summary::Summary;
+use ctrlbench_report::growth::{MIN_SCALES, MIN_SPAN, fmt_n};
+
+use super::grow::list;
+use super::plan;
+use super::spec::Experiment;
+
+/// One run of round 1 at the smallest scale, as measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// The plan's variant group (`plan::Run::variants`).
+    pub variants: Vec<usize>,
+    /// Wall time of the whole run: start-up, window, phases, teardown.
+    pub wall_s: f64,
+    /// The observation span (summary.json's `elapsed_s`), the longest of its variants'.
+    pub span_s: f64,
+    /// The creates' seconds (summary.json's `load.seconds`), the longest.
+    pub load_s: f64,
+}
+
+/// What the re-estimate decides, with its line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Regrow {
+    Keep(String),
+    Drop(Vec<u64>, String),
+    Stop(String),
+}
+
+/// `run`'s seconds re-estimated from `m`, measured at `n1` objects.
+fn predict(m: &Measured, n1: u64, run: &plan::Run) -> f64 {
+    let creates = m.load_s * run.scale as f64 / n1 as f64;
+    m.wall_s + (creates - m.span_s.max(m.load_s)).max(0.0)
+}
+
+/// Re-estimates `rest` (the runs still to come) from `measured` (round 1 at
+/// `n1`) after `elapsed_s` of a `budget_s` budget, over the plan's `scales`.
+pub fn regrow(
+    scales: &[u64],
+    budget_s: f64,
+    n1: u64,
+    measured: &[Measured],
+    rest: &[plan::Run],
+    elapsed_s: f64,
+) -> Regrow {
+    let Some(slowest) = measured.iter().max_by(|a, b| a.wall_s.total_cmp(&b.wall_s)) else {
+        return Regrow::Keep(
+            "grow: nothing measured at the smallest scale to re-estimate from".into(),
+        );
+    };
+    let per_object_ms = measured.iter().map(|m| m.load_s).fold(0.0, f64::max) / n1 as f64 * 1e3;
+    let mean_wall = measured.iter().map(|m| m.wall_s).sum::<f64>() / measured.len() as f64;
+    let head = format!(
+        "grow: re-estimated after round 1 at N = {} ({per_object_ms:.2} ms per object created, {mean_wall:.0} s a run)",
+        fmt_n(n1 as f64)
+    );
+    let total = |kept: &[u64]| -> f64 {
+        rest.iter()
+            .filter(|r| kept.contains(&r.scale))
+            .map(|r| {
+                let m = measured
+                    .iter()
+                    .find(|m| m.variants == r.variants)
+                    .unwrap_or(slowest);
+                predict(m, n1, r)
+            })
+            .sum()
+    };
+    let min = |s: f64| s / 60.0;
+    let budget = format!(
+        "the budget of {} min ({:.1} min used)",
+        min(budget_s),
+        min(elapsed_s)
+    );
+    let mut kept: Vec<u64> = scales.to_vec();
+    let mut dropped: Vec<u64> = Vec::new();
+    loop {
+        let rest_s = total(&kept);
+        if elapsed_s + rest_s <= budget_s {
+            if dropped.is_empty() {
+                return Regrow::Keep(format!(
+                    "{head}: the rest takes about {:.1} min, within {budget}; every scale kept",
+                    min(rest_s)
+                ));
+            }
+            dropped.sort_unstable();
+            return Regrow::Drop(
+                dropped.clone(),
+                format!(
+                    "{head}: N = {} would not fit {budget}; dropped, running N = {} ({:.0}×, about {:.1} min more)",
+                    list(&dropped),
+                    list(&kept),
+                    kept[kept.len() - 1] as f64 / kept[0] as f64,
+                    min(rest_s)
+                ),
+            );
+        }
+        let fewer = &kept[..kept.len() - 1];
+        if fewer.len() < MIN_SCALES || (fewer[fewer.len() - 1] as f64) < kept[0] as f64 * MIN_SPAN {
+            return Regrow::Stop(format!(
+                "{head}: even N = {} would take about {:.1} min more, beyond {budget}, and fewer scales would not span {MIN_SPAN}× in {MIN_SCALES}: stopping; give --budget-minutes {:.0} or more",
+                list(&kept),
+                min(rest_s),
+                min(elapsed_s + rest_s).ceil()
+            ));
+        }
+        dropped.push(kept.pop().expect("more than MIN_SCALES scales"));
+    }
+}
+
+/// The runner's side: which scales are dropped, and the measurements of
+/// round 1 at the smallest scale until its last run, when it re-estimates.
+pub struct Watch {
+    scales: Vec<u64>,
+    budget_s: f64,
+    started: Instant,
+    measured: Vec<Measured>,
+    done: bool,
+    dropped: Vec<u64>,
+}
+
+impl Watch {
+    /// For a grown experiment with a time budget; None otherwise.
+    pub fn new(exp: &Experiment) -> Option<Watch> {
+        let g = exp.grow.as_ref()?;
+        Some(Watch {
+            scales: g.scales.clone(),
+            budget_s: g.budget_s?,
+            started: Instant::now(),
+            measured: Vec::new(),
+            done: false,
+            dropped: Vec::new(),
+        })
+    }
+
+    /// Whether the runs of `scale` were dropped.
+    pub fn skips(&self, scale: u64) -> bool {
+        self.dropped.contains(&scale)
+    }
+
+    /// After `run`, which took `wall`; `last_of_block` when it ends its
+    /// (scale, repeat), `summaries` every run's so far, `rest` the runs
+    /// after it. At the end of round 1 at the smallest scale: the
+    /// re-estimate, its line printed; Err(line) to stop the experiment.
+    pub fn after_run(
+        &mut self,
+        exp: &Experiment,
+        run: &plan::Run,
+        wall: Duration,
+        last_of_block: bool,
+        summaries: &[Summary],
+        rest: &[plan::Run],
+    ) -> Result<(), String> {
+        let n1 = self.scales[0];
+        if self.done || run.repeat != 1 || run.scale != n1 {
+            return Ok(());
+        }
+        let mine: Vec<&Summary> = summaries
+            .iter()
+            .filter(|s| (s.scale, s.repeat) == (run.scale, run.repeat))
+            .filter(|s| {
+                run.variants
+                    .iter()
+                    .any(|&v| exp.variants[v].name == s.variant)
+            })
+            .collect();
+        let longest = |f: fn(&Summary) -> f64| mine.iter().map(|s| f(s)).fold(0.0, f64::max);
+        self.measured.push(Measured {
+            variants: run.variants.clone(),
+            wall_s: wall.as_secs_f64(),
+            span_s: longest(|s| s.elapsed_s),
+            load_s: longest(|s| s.load.seconds),
+        });
+        if !last_of_block {
+            return Ok(());
+        }
+        self.done = true;
+        let elapsed = self.started.elapsed().as_secs_f64();
+        match regrow(
+            &self.scales,
+            self.budget_s,
+            n1,
+            &self.measured,
+            rest,
+            elapsed,
+        ) {
+            Regrow::Keep(line) => eprintln!("{line}"),
+            Regrow::Drop(scales, line) => {
+                eprintln!("{line}");
+                self.dropped = scales;
+            }
+            Regrow::Stop(line) => return Err(line),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCALES: [u64; 4] = [100, 460, 2200, 10_000];
+
+    /// Round 1's other scales and round 2, one variant.
+    fn rest() -> Vec<plan::Run> {
+        let mut v = Vec::new();
+        for k in [1, 2] {
+            for n in SCALES {
+                if (n, k) != (100, 1) {
+                    v.push(plan::Run {
+                        scale: n,
+                        repeat: k,
+                        variants: vec![0],
+                    });
+                }
+            }
+        }
+        v
+    }
+
+    /// A run of 20 s wall, a 10 s window, creates at `ms` per object.
+    fn measured(ms: f64) -> Vec<Measured> {
+        vec![Measured {
+            variants: vec![0],
+            wall_s: 20.0,
+            span_s: 10.0,
+            load_s: ms * 100.0 / 1e3,
+        }]
+    }
+
+    #[test]
+    fn a_run_is_its_measured_cost_plus_the_creates_beyond_its_span() {
+        let m = &measured(5.0)[0];
+        let run = |n| plan::Run {
+            scale: n,
+            repeat: 1,
+            variants: vec![0],
+        };
+        // 2200 × 5 ms = 11 s of creates: 1 s beyond the 10 s span.
+        assert!((predict(m, 100, &run(2200)) - 21.0).abs() < 1e-9);
+        assert!((predict(m, 100, &run(460)) - 20.0).abs() < 1e-9);
+    }
+
+    /// 3 ms per object: 10 000 takes 30 s of creates, 20 s beyond the
+    /// span, so the rest is 20 + 20 + 40 (round 1) + 20 + 20 + 20 + 40
+    /// (round 2) = 180 s, and 60 s used: within 300 s.
+    #[test]
+    fn scales_are_kept_dropped_from_the_top_or_the_experiment_stops() {
+        let r = regrow(&SCALES, 300.0, 100, &measured(3.0), &rest(), 60.0);
+        let Regrow::Keep(line) = r else {
+            panic!("{r:?}")
+        };
+        assert!(
+            line.contains("(3.00 ms per object created, 20 s a run)"),
+            "{line}"
+        );
+        assert!(
+            line.contains("about 3.0 min, within the budget of 5 min (1.0 min used)"),
+            "{line}"
+        );
+        // 20 ms per object: 10 000 costs 200 s a run, beyond the budget;
+        // 100–2200 keeps 3 scales over 22×.
+        let r = regrow(&SCALES, 300.0, 100, &measured(20.0), &rest(), 60.0);
+        let Regrow::Drop(d, line) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(d, [10_000]);
+        assert!(
+            line.contains("N = 10 000 would not fit the budget of 5 min"),
+            "{line}"
+        );
+        assert!(line.contains("running N = 100, 460, 2200 (22×"), "{line}");
+        // A budget nearly spent: 3 scales over 10× would not fit either.
+        let r = regrow(&SCALES, 120.0, 100, &measured(20.0), &rest(), 60.0);
+        let Regrow::Stop(line) = r else {
+            panic!("{r:?}")
+        };
+        assert!(line.contains("stopping; give --budget-minutes"), "{line}");
+        assert!(line.contains("even N = 100, 460, 2200"), "{line}");
+    }
+}
