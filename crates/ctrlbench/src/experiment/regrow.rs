@@ -40,10 +40,28 @@ pub enum Regrow {
     Stop(String),
 }
 
-/// `run`'s seconds re-estimated from `m`, measured at `n1` objects.
-fn predict(m: &Measured, n1: u64, run: &plan::Run) -> f64 {
-    let creates = m.load_s * run.scale as f64 / n1 as f64;
-    m.wall_s + (creates - m.span_s.max(m.load_s)).max(0.0)
+/// `run`'s seconds re-estimated from `m`, measured at `n1` objects: the
+/// measured cost, plus the creates beyond its span, plus (when runs stop
+/// once converged) a span that grows in proportion to N, up to the window.
+fn predict(m: &Measured, n1: u64, run: &plan::Run, window: Option<f64>) -> f64 {
+    let grow = run.scale as f64 / n1 as f64;
+    let creates = m.load_s * grow;
+    let span = match window {
+        Some(w) => (m.span_s * grow).min(w).max(m.span_s),
+        None => m.span_s,
+    };
+    m.wall_s + (span - m.span_s) + (creates - span.max(m.load_s)).max(0.0)
+}
+
+/// The scales whose runs would not converge within `window` seconds, if
+/// a run's span grows in proportion to N from what `measured` took at `n1`.
+fn beyond_window(scales: &[u64], n1: u64, measured: &[Measured], window: f64) -> Vec<u64> {
+    let span = measured.iter().map(|m| m.span_s).fold(0.0, f64::max);
+    scales
+        .iter()
+        .copied()
+        .filter(|&n| span * n as f64 / n1 as f64 > window)
+        .collect()
 }
 
 /// Re-estimates `rest` (the runs still to come) from `measured` (round 1 at
@@ -55,6 +73,7 @@ pub fn regrow(
     measured: &[Measured],
     rest: &[plan::Run],
     elapsed_s: f64,
+    window: Option<f64>,
 ) -> Regrow {
     let Some(slowest) = measured.iter().max_by(|a, b| a.wall_s.total_cmp(&b.wall_s)) else {
         return Regrow::Keep(
@@ -75,7 +94,7 @@ pub fn regrow(
                     .iter()
                     .find(|m| m.variants == r.variants)
                     .unwrap_or(slowest);
-                predict(m, n1, r)
+                predict(m, n1, r, window)
             })
             .sum()
     };
@@ -87,21 +106,48 @@ pub fn regrow(
     );
     let mut kept: Vec<u64> = scales.to_vec();
     let mut dropped: Vec<u64> = Vec::new();
+    let mut slow: Vec<u64> = Vec::new();
+    // A run that would not converge within its window has no figure to fit.
+    if let Some(w) = window {
+        slow = beyond_window(scales, n1, measured, w);
+        let fewer: Vec<u64> = kept.iter().copied().filter(|n| !slow.contains(n)).collect();
+        if !slow.is_empty() {
+            if fewer.len() < MIN_SCALES
+                || (fewer[fewer.len() - 1] as f64) < fewer[0] as f64 * MIN_SPAN
+            {
+                return Regrow::Stop(format!(
+                    "{head}: at that pace N = {} would not converge within the window of {w:.0} s, and fewer scales would not span {MIN_SPAN}× in {MIN_SCALES}: stopping; raise window_s or give a smaller --max-n",
+                    list(&slow)
+                ));
+            }
+            eprintln!(
+                "{head}: at that pace N = {} would not converge within the window of {w:.0} s: dropped",
+                list(&slow)
+            );
+            kept = fewer;
+        }
+    }
     loop {
         let rest_s = total(&kept);
         if elapsed_s + rest_s <= budget_s {
-            if dropped.is_empty() {
+            if dropped.is_empty() && slow.is_empty() {
                 return Regrow::Keep(format!(
                     "{head}: the rest takes about {:.1} min, within {budget}; every scale kept",
                     min(rest_s)
                 ));
             }
-            dropped.sort_unstable();
+            let why = if dropped.is_empty() {
+                format!("the rest fits {budget}")
+            } else {
+                dropped.sort_unstable();
+                format!("N = {} would not fit {budget}; dropped", list(&dropped))
+            };
+            let mut all: Vec<u64> = dropped.iter().chain(&slow).copied().collect();
+            all.sort_unstable();
             return Regrow::Drop(
-                dropped.clone(),
+                all,
                 format!(
-                    "{head}: N = {} would not fit {budget}; dropped, running N = {} ({:.0}×, about {:.1} min more)",
-                    list(&dropped),
+                    "{head}: {why}, running N = {} ({:.0}×, about {:.1} min more)",
                     list(&kept),
                     kept[kept.len() - 1] as f64 / kept[0] as f64,
                     min(rest_s)
@@ -189,6 +235,7 @@ impl Watch {
         }
         self.done = true;
         let elapsed = self.started.elapsed().as_secs_f64();
+        let window = exp.stop_when_converged.then_some(exp.window_s);
         match regrow(
             &self.scales,
             self.budget_s,
@@ -196,6 +243,7 @@ impl Watch {
             &self.measured,
             rest,
             elapsed,
+            window,
         ) {
             Regrow::Keep(line) => eprintln!("{line}"),
             Regrow::Drop(scales, line) => {
@@ -250,8 +298,8 @@ mod tests {
             variants: vec![0],
         };
         // 2200 × 5 ms = 11 s of creates: 1 s beyond the 10 s span.
-        assert!((predict(m, 100, &run(2200)) - 21.0).abs() < 1e-9);
-        assert!((predict(m, 100, &run(460)) - 20.0).abs() < 1e-9);
+        assert!((predict(m, 100, &run(2200), None) - 21.0).abs() < 1e-9);
+        assert!((predict(m, 100, &run(460), None) - 20.0).abs() < 1e-9);
     }
 
     /// 3 ms per object: 10 000 takes 30 s of creates, 20 s beyond the
@@ -259,7 +307,7 @@ mod tests {
     /// (round 2) = 180 s, and 60 s used: within 300 s.
     #[test]
     fn scales_are_kept_dropped_from_the_top_or_the_experiment_stops() {
-        let r = regrow(&SCALES, 300.0, 100, &measured(3.0), &rest(), 60.0);
+        let r = regrow(&SCALES, 300.0, 100, &measured(3.0), &rest(), 60.0, None);
         let Regrow::Keep(line) = r else {
             panic!("{r:?}")
         };
@@ -273,7 +321,7 @@ mod tests {
         );
         // 20 ms per object: 10 000 costs 200 s a run, beyond the budget;
         // 100–2200 keeps 3 scales over 22×.
-        let r = regrow(&SCALES, 300.0, 100, &measured(20.0), &rest(), 60.0);
+        let r = regrow(&SCALES, 300.0, 100, &measured(20.0), &rest(), 60.0, None);
         let Regrow::Drop(d, line) = r else {
             panic!("{r:?}")
         };
@@ -284,11 +332,48 @@ mod tests {
         );
         assert!(line.contains("running N = 100, 460, 2200 (22×"), "{line}");
         // A budget nearly spent: 3 scales over 10× would not fit either.
-        let r = regrow(&SCALES, 120.0, 100, &measured(20.0), &rest(), 60.0);
+        let r = regrow(&SCALES, 120.0, 100, &measured(20.0), &rest(), 60.0, None);
         let Regrow::Stop(line) = r else {
             panic!("{r:?}")
         };
         assert!(line.contains("stopping; give --budget-minutes"), "{line}");
         assert!(line.contains("even N = 100, 460, 2200"), "{line}");
+    }
+
+    /// Runs that stop once converged: the span grows in proportion to N.
+    /// A 2 s span at N = 100 is 200 s at 10 000, beyond a 120 s window, so
+    /// 10 000 is dropped; a 10 s span leaves only 100 and 460 within it.
+    #[test]
+    fn scales_that_would_not_converge_within_the_window_are_dropped() {
+        let m = |span: f64| {
+            vec![Measured {
+                variants: vec![0],
+                wall_s: span + 5.0,
+                span_s: span,
+                load_s: 0.1,
+            }]
+        };
+        let run = plan::Run {
+            scale: 2200,
+            repeat: 1,
+            variants: vec![0],
+        };
+        // 2 s × 22 = 44 s of span: 42 s more than measured.
+        assert!((predict(&m(2.0)[0], 100, &run, Some(120.0)) - 49.0).abs() < 1e-9);
+        let r = regrow(&SCALES, 3600.0, 100, &m(2.0), &rest(), 60.0, Some(120.0));
+        let Regrow::Drop(d, _) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(d, [10_000]);
+        let r = regrow(&SCALES, 3600.0, 100, &m(10.0), &rest(), 60.0, Some(120.0));
+        let Regrow::Stop(line) = r else {
+            panic!("{r:?}")
+        };
+        assert!(
+            line.contains("N = 2200, 10 000 would not converge within the window of 120 s"),
+            "{line}"
+        );
+        let r = regrow(&SCALES, 3600.0, 100, &m(1.0), &rest(), 60.0, Some(120.0));
+        assert!(matches!(r, Regrow::Keep(_)), "{r:?}");
     }
 }
