@@ -504,3 +504,75 @@ fn unreachable(url: &str, e: &reqwest::Error) -> String {
         format!("{url}: {what}: {}", cause.lines().next().unwrap_or(""))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUM: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+    #[test]
+    fn the_layouts_are_the_releases_and_the_mirrors() {
+        let d = Downloads::default();
+        assert_eq!(
+            d.k8s_url("1.37.2", "amd64", "kube-apiserver"),
+            "https://dl.k8s.io/release/v1.37.2/bin/linux/amd64/kube-apiserver"
+        );
+        assert_eq!(
+            d.etcd_urls("3.7.0", "arm64"),
+            (
+                format!("{ETCD_BASE}/v3.7.0/etcd-v3.7.0-linux-arm64.tar.gz"),
+                format!("{ETCD_BASE}/v3.7.0/SHA256SUMS")
+            )
+        );
+        let m = Downloads {
+            mirror: Some("http://mirror.internal:8080/k8s/".into()),
+            offline: false,
+        };
+        assert_eq!(
+            m.k8s_url("1.34.12", "amd64", "kube-scheduler"),
+            "http://mirror.internal:8080/k8s/release/v1.34.12/bin/linux/amd64/kube-scheduler"
+        );
+        assert_eq!(
+            m.etcd_urls("3.6.16", "amd64").0,
+            "http://mirror.internal:8080/k8s/etcd/v3.6.16/etcd-v3.6.16-linux-amd64.tar.gz"
+        );
+    }
+
+    #[test]
+    fn published_sums_are_read_as_the_releases_write_them() {
+        assert_eq!(published(&format!("{SUM}\n"), None).as_deref(), Some(SUM));
+        let upper = SUM.to_ascii_uppercase();
+        assert_eq!(published(&upper, None).as_deref(), Some(SUM));
+        let sums = format!("{}  etcd-a.tar.gz\n{SUM} *etcd-b.tar.gz\n", "0".repeat(64));
+        assert_eq!(
+            published(&sums, Some("etcd-b.tar.gz")).as_deref(),
+            Some(SUM)
+        );
+        assert_eq!(published(&sums, Some("etcd-c.tar.gz")), None);
+        assert_eq!(published("not a sum\n", None), None);
+        assert_eq!(published(&SUM[..63], None), None);
+        assert_eq!(published("", None), None);
+    }
+
+    #[test]
+    fn settings_come_from_the_variables() {
+        let vars = |m: &'static str, o: &'static str| {
+            move |k: &str| match k {
+                MIRROR_VAR => Some(m.to_string()),
+                OFFLINE_VAR => Some(o.to_string()),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            Downloads::from_vars(vars("", "")).unwrap(),
+            Downloads::default()
+        );
+        let d = Downloads::from_vars(vars("https://m.internal", "0")).unwrap();
+        assert_eq!(d.mirror.as_deref(), Some("https://m.internal"));
+        assert!(!d.offline);
+        assert!(Downloads::from_vars(vars("", "true")).unwrap().offline);
+        assert!(Downloads::from_vars(vars("", "2")).is_err());
+        assert!(Downloads::from_vars(vars("s3://bucket", "")).is_err());
+    }
+}
