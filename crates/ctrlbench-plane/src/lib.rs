@@ -5,7 +5,8 @@
 //! `kwok`, the latter two with the fake `nodes`), the front that gives several apiservers one URL
 //! (`front`), the CA (`tinyca`), the whole plane (`plane`, its processes
 //! configured in `assemble`), named
-//! planes that outlive the command (`state`), the binaries (`binaries`, `kwok_build`) and
+//! planes that outlive the command (`state`), the binaries (`binaries`, the
+//! lookup; `fetch`, release downloads, verified; `go_build` and `kwok_build`) and
 //! what is known of a version before building it (`known`).
 //! `process` is the one way a child is started (process group, parent-death
 //! signal), `cpus` where it runs; `progress` the one progress display; `testing` one shared plane
