@@ -231,7 +231,10 @@ pub fn fetch_all(
     if let Some(m) = &d.mirror {
         check_mirror(m).map_err(|e| anyhow!("mirror: {e}"))?;
     }
-    let client = client(d)?;
+    let client = match client(d) {
+        Ok(c) => c,
+        Err(e) => return Ok(skip(format!("{e:#}"))),
+    };
     let existed = dir.is_dir();
     let result = on_own_runtime(async {
         let mut out = Vec::new();
