@@ -1,4 +1,4 @@
-//! Finding and building etcd, kube-apiserver and, on demand,
+//! Finding, downloading or building etcd, kube-apiserver and, on demand,
 //! kube-controller-manager (`--controller-manager`), kube-scheduler and KWOK
 //! (`--nodes`).
 //!
@@ -7,8 +7,8 @@
 //! (`${XDG_CACHE_HOME:-~/.cache}/ctrlbench/k8s/<version>/`). Otherwise the
 //! release binaries are downloaded and verified into that cache (`fetch`),
 //! and what could not be downloaded is built with Go from the module proxy
-//! through the wrapper modules in `tools/k8s/` (embedded here, so an
-//! installed binary can build them too; `go_build`).
+//! through the wrapper modules in `tools/k8s/` (`go_build`; the modules
+//! are embedded in `releases`, so an installed binary can build them too).
 //! [`missing`] tells what would be built, building and writing nothing (the
 //! dry run's estimate), from a [`Lookup`]: the environment and a cache root.
 
@@ -21,59 +21,7 @@ pub use crate::go_build::go_command;
 pub(crate) use crate::go_build::{build, build_dir};
 use crate::go_build::{build_etcd, build_k8s};
 use crate::kwok::Kwok;
-
-/// The Kubernetes release built by default: the newest one whose kubernetes
-/// module and staging modules the Go module proxy serves.
-pub const DEFAULT_K8S_VERSION: &str = "1.37.2";
-
-/// A Kubernetes release with committed wrapper modules (`tools/k8s/`), and
-/// the etcd release that Kubernetes version is tested with (its
-/// `hack/lib/etcd.sh`; for 1.34, the newest 3.6 patch).
-pub(crate) struct Release {
-    pub(crate) k8s: &'static str,
-    pub(crate) apiserver_mod: &'static str,
-    pub(crate) apiserver_sum: &'static str,
-    pub(crate) etcd: &'static str,
-    pub(crate) etcd_mod: &'static str,
-    pub(crate) etcd_sum: &'static str,
-}
-
-pub(crate) const RELEASES: [Release; 2] = [
-    Release {
-        k8s: "1.37.2",
-        apiserver_mod: include_str!("../../../tools/k8s/kube-apiserver-1.37.2/go.mod"),
-        apiserver_sum: include_str!("../../../tools/k8s/kube-apiserver-1.37.2/go.sum"),
-        etcd: "3.7.0",
-        etcd_mod: include_str!("../../../tools/k8s/etcd-3.7.0/go.mod"),
-        etcd_sum: include_str!("../../../tools/k8s/etcd-3.7.0/go.sum"),
-    },
-    // The write-up's release, pinned in experiments/seed-exp*.toml.
-    Release {
-        k8s: "1.34.12",
-        apiserver_mod: include_str!("../../../tools/k8s/kube-apiserver-1.34.12/go.mod"),
-        apiserver_sum: include_str!("../../../tools/k8s/kube-apiserver-1.34.12/go.sum"),
-        etcd: "3.6.16",
-        etcd_mod: include_str!("../../../tools/k8s/etcd-3.6.16/go.mod"),
-        etcd_sum: include_str!("../../../tools/k8s/etcd-3.6.16/go.sum"),
-    },
-];
-
-/// The etcd release paired with a Kubernetes version: 3.7 from Kubernetes
-/// 1.37 on (what 1.37 is tested with), 3.6 before.
-pub fn etcd_version(k8s_version: &str) -> &'static str {
-    let minor: u32 = k8s_version
-        .trim_start_matches('v')
-        .split('.')
-        .nth(1)
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    let etcd_minor = if minor >= 37 { "3.7." } else { "3.6." };
-    RELEASES
-        .iter()
-        .map(|r| r.etcd)
-        .find(|e| e.starts_with(etcd_minor))
-        .expect("an etcd release per minor")
-}
+pub use crate::releases::{DEFAULT_K8S_VERSION, committed, etcd_version};
 
 /// Where a binary came from, for messages and the run manifest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,8 +206,8 @@ pub fn install_in(at: &Lookup, d: &Downloads, version: &str) -> Result<Binaries>
     if let Some(b) = find_in(at, &version)? {
         return Ok(b);
     }
-    let fetched = fetch::fetch_missing(at, d, &version, &["etcd", "kube-apiserver"])?;
     let cache = at.k8s_dir(&version);
+    let fetched = fetch::fetch_missing(&cache, d, &version, &["etcd", "kube-apiserver"])?;
     let etcd = cache.join("etcd");
     let api = cache.join("kube-apiserver");
     if !(etcd.is_file() && api.is_file()) {
@@ -323,7 +271,7 @@ fn install_k8s_extra(version: &str, d: &Downloads, name: &str, var: &str) -> Res
     }
     let cache = at.k8s_dir(&version);
     let bin = cache.join(name);
-    fetch::fetch_missing(&at, &d.with_env()?, &version, &[name])?;
+    fetch::fetch_missing(&cache, &d.with_env()?, &version, &[name])?;
     if bin.is_file() {
         return Ok(bin);
     }
@@ -392,11 +340,6 @@ pub fn missing(
     Ok(out)
 }
 
-/// Whether `version` is a release with committed wrapper modules.
-pub fn committed(version: &str) -> bool {
-    RELEASES.iter().any(|r| r.k8s == version)
-}
-
 /// `go` on PATH, if any.
 pub fn which_go_opt() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -423,27 +366,5 @@ mod tests {
         assert_eq!(normalize_version("1.33.0").unwrap(), "1.33.0");
         assert!(normalize_version("1.34").is_err());
         assert!(normalize_version("latest").is_err());
-    }
-
-    #[test]
-    fn committed_modules_match_their_versions() {
-        assert!(RELEASES.iter().any(|r| r.k8s == DEFAULT_K8S_VERSION));
-        for r in &RELEASES {
-            assert!(
-                r.apiserver_mod
-                    .contains(&format!("k8s.io/kubernetes v{}", r.k8s)),
-                "{}",
-                r.k8s
-            );
-            assert!(
-                r.etcd_mod
-                    .contains(&format!("go.etcd.io/etcd/server/v3 v{}", r.etcd)),
-                "{}",
-                r.etcd
-            );
-            assert_eq!(etcd_version(r.k8s), r.etcd);
-        }
-        assert_eq!(etcd_version("1.33.5"), "3.6.16");
-        assert_eq!(etcd_version("1.38.0"), "3.7.0");
     }
 }

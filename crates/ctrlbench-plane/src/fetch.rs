@@ -26,8 +26,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use sha2::{Digest, Sha256};
 
-use crate::binaries::{Lookup, etcd_version};
 use crate::progress::Progress;
+use crate::releases::etcd_version;
 
 /// Kubernetes' release download host.
 pub const K8S_BASE: &str = "https://dl.k8s.io";
@@ -165,18 +165,17 @@ impl From<anyhow::Error> for Miss {
 
 type Step<T> = std::result::Result<T, Miss>;
 
-/// Each of `names` (`etcd` or a Kubernetes binary of `version`) that `at`'s
-/// cache lacks, downloaded where it can be. Returns what became of each,
+/// Each of `names` (`etcd` or a Kubernetes binary of `version`) that the
+/// version's cache directory `dir` lacks, downloaded where it can be. Returns what became of each,
 /// in order, after printing one line per binary to be built instead (and
 /// per one downloaded). An error is a download that failed its checksum,
 /// or a cache that cannot be written.
 pub fn fetch_missing(
-    at: &Lookup,
+    dir: &Path,
     d: &Downloads,
     version: &str,
     names: &[&str],
 ) -> Result<Vec<(String, Fetched)>> {
-    let dir = at.k8s_dir(version);
     let names: Vec<&str> = names
         .iter()
         .copied()
@@ -185,7 +184,7 @@ pub fn fetch_missing(
     if names.is_empty() {
         return Ok(vec![]);
     }
-    let out = fetch_all(&dir, d, version, &names)?;
+    let out = fetch_all(dir, d, version, &names)?;
     for (name, f) in &out {
         let v = if name == "etcd" {
             etcd_version(version)

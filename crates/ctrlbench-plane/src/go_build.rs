@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::binaries::{RELEASES, etcd_version};
+use crate::releases::{RELEASES, etcd_version};
 
 /// Builds the etcd release paired with Kubernetes `version` into `out`.
 pub(crate) fn build_etcd(go: &Path, work: &Path, version: &str, out: &Path) -> Result<()> {

@@ -6,7 +6,8 @@
 //! (`front`), the CA (`tinyca`), the whole plane (`plane`, its processes
 //! configured in `assemble`), named
 //! planes that outlive the command (`state`), the binaries (`binaries`, the
-//! lookup; `fetch`, release downloads, verified; `go_build` and `kwok_build`) and
+//! lookup; `releases`, the versions known; `fetch`, release downloads,
+//! verified; `go_build` and `kwok_build`) and
 //! what is known of a version before building it (`known`).
 //! `process` is the one way a child is started (process group, parent-death
 //! signal), `cpus` where it runs; `progress` the one progress display; `testing` one shared plane
@@ -34,6 +35,7 @@ pub mod plane;
 pub mod process;
 pub mod progress;
 pub mod quota;
+pub mod releases;
 pub mod scheduler;
 pub mod state;
 pub mod supervisor;

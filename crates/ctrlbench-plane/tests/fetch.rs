@@ -324,7 +324,7 @@ fn offline_makes_no_connection() {
     let root = tempfile::tempdir().unwrap();
     let at = Lookup::new(root.path(), &[]);
     let names = ["etcd", "kube-apiserver", "kube-scheduler"];
-    let out = fetch::fetch_missing(&at, &d, V, &names).unwrap();
+    let out = fetch::fetch_missing(&at.k8s_dir(V), &d, V, &names).unwrap();
     assert_eq!(out.len(), 3);
     for (name, f) in &out {
         assert!(
