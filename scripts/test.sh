@@ -16,6 +16,11 @@ if [ -z "${CARGO_TARGET_DIR:-}" ]; then
 fi
 echo "cargo builds into $CARGO_TARGET_DIR"
 
+# The tests reach nothing beyond this machine: the plane's binaries are
+# found in the cache or built, never downloaded from the release hosts
+# (tests/fetch.rs of ctrlbench-plane serves its own mirror on 127.0.0.1).
+export CTRLBENCH_OFFLINE=1
+
 echo "== formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -19,7 +19,7 @@ pub struct BenchRow {
 
 /// Starts and stops a plane `times` times per fsync setting.
 pub async fn run(base: &PlaneOptions, times: usize) -> Result<Vec<BenchRow>> {
-    install_blocking(&base.k8s_version).await?;
+    install_blocking(&base.k8s_version, &base.downloads).await?;
     let progress = Progress::new(
         &["etcd fsync on".to_string(), "etcd fsync off".to_string()],
         times as u64,

@@ -1,76 +1,27 @@
-//! Finding and building etcd, kube-apiserver and, on demand,
+//! Finding, downloading or building etcd, kube-apiserver and, on demand,
 //! kube-controller-manager (`--controller-manager`), kube-scheduler and KWOK
 //! (`--nodes`).
 //!
 //! Lookup follows envtest: `TEST_ASSET_ETCD` / `TEST_ASSET_KUBE_APISERVER`,
 //! then `$KUBEBUILDER_ASSETS`, then ctrlbench's cache
-//! (`${XDG_CACHE_HOME:-~/.cache}/ctrlbench/k8s/<version>/`). Otherwise both are
-//! built with Go from the module proxy through the wrapper modules in
-//! `tools/k8s/` (embedded here, so an installed binary can build them too).
+//! (`${XDG_CACHE_HOME:-~/.cache}/ctrlbench/k8s/<version>/`). Otherwise the
+//! release binaries are downloaded and verified into that cache (`fetch`),
+//! and what could not be downloaded is built with Go from the module proxy
+//! through the wrapper modules in `tools/k8s/` (`go_build`; the modules
+//! are embedded in `releases`, so an installed binary can build them too).
 //! [`missing`] tells what would be built, building and writing nothing (the
 //! dry run's estimate), from a [`Lookup`]: the environment and a cache root.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::fetch::{self, Downloads};
+pub use crate::go_build::go_command;
+pub(crate) use crate::go_build::{build, build_dir};
+use crate::go_build::{build_etcd, build_k8s};
 use crate::kwok::Kwok;
-
-/// The Kubernetes release built by default: the newest one whose kubernetes
-/// module and staging modules the Go module proxy serves.
-pub const DEFAULT_K8S_VERSION: &str = "1.37.2";
-
-/// A Kubernetes release with committed wrapper modules (`tools/k8s/`), and
-/// the etcd release that Kubernetes version is tested with (its
-/// `hack/lib/etcd.sh`; for 1.34, the newest 3.6 patch).
-struct Release {
-    k8s: &'static str,
-    apiserver_mod: &'static str,
-    apiserver_sum: &'static str,
-    etcd: &'static str,
-    etcd_mod: &'static str,
-    etcd_sum: &'static str,
-}
-
-const RELEASES: [Release; 2] = [
-    Release {
-        k8s: "1.37.2",
-        apiserver_mod: include_str!("../../../tools/k8s/kube-apiserver-1.37.2/go.mod"),
-        apiserver_sum: include_str!("../../../tools/k8s/kube-apiserver-1.37.2/go.sum"),
-        etcd: "3.7.0",
-        etcd_mod: include_str!("../../../tools/k8s/etcd-3.7.0/go.mod"),
-        etcd_sum: include_str!("../../../tools/k8s/etcd-3.7.0/go.sum"),
-    },
-    // The write-up's release, pinned in experiments/seed-exp*.toml.
-    Release {
-        k8s: "1.34.12",
-        apiserver_mod: include_str!("../../../tools/k8s/kube-apiserver-1.34.12/go.mod"),
-        apiserver_sum: include_str!("../../../tools/k8s/kube-apiserver-1.34.12/go.sum"),
-        etcd: "3.6.16",
-        etcd_mod: include_str!("../../../tools/k8s/etcd-3.6.16/go.mod"),
-        etcd_sum: include_str!("../../../tools/k8s/etcd-3.6.16/go.sum"),
-    },
-];
-
-/// The etcd release paired with a Kubernetes version: 3.7 from Kubernetes
-/// 1.37 on (what 1.37 is tested with), 3.6 before.
-pub fn etcd_version(k8s_version: &str) -> &'static str {
-    let minor: u32 = k8s_version
-        .trim_start_matches('v')
-        .split('.')
-        .nth(1)
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    let etcd_minor = if minor >= 37 { "3.7." } else { "3.6." };
-    RELEASES
-        .iter()
-        .map(|r| r.etcd)
-        .find(|e| e.starts_with(etcd_minor))
-        .expect("an etcd release per minor")
-}
+pub use crate::releases::{DEFAULT_K8S_VERSION, committed, etcd_version};
 
 /// Where a binary came from, for messages and the run manifest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +29,8 @@ pub enum Source {
     Env,
     KubebuilderAssets,
     Cache,
+    /// Downloaded and verified into the cache just now.
+    Downloaded,
     Built,
 }
 
@@ -236,83 +189,81 @@ pub fn find_in(at: &Lookup, version: &str) -> Result<Option<Binaries>> {
     }))
 }
 
-/// Finds both binaries, building whatever the cache lacks. etcd and
-/// kube-apiserver build side by side, so that one's module download or link
-/// overlaps the other's compile (with two busy cores that gains nothing
-/// measurable; with more cores or a slow proxy it does). Both are awaited
-/// before either's error counts, so no build outlives this.
-pub fn install(version: &str) -> Result<Binaries> {
-    let version = normalize_version(version)?;
-    if let Some(b) = find(&version)? {
-        return Ok(b);
-    }
-    let go = which_go()?;
-    let cache = cache_dir(&version)?;
-    let work = build_dir(&cache)?;
-
-    let etcd = cache.join("etcd");
-    let api = cache.join("kube-apiserver");
-    let (built_etcd, built_api) = std::thread::scope(|s| {
-        let etcd_build =
-            (!etcd.is_file()).then(|| s.spawn(|| build_etcd(&go, work.path(), &version, &etcd)));
-        let api_built = if api.is_file() {
-            Ok(())
-        } else {
-            build_k8s(&go, work.path(), &version, "kube-apiserver", &api)
-        };
-        let etcd_built = etcd_build.map_or(Ok(()), |h| {
-            h.join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("the etcd build panicked")))
-        });
-        (etcd_built, api_built)
-    });
-    built_etcd?;
-    built_api?;
-    find(&version)?.context("binaries missing after build")
+/// Finds both binaries, downloading ([`crate::fetch`], with `d` under the
+/// environment's settings) or else building whatever the cache lacks.
+pub fn install(version: &str, d: &Downloads) -> Result<Binaries> {
+    install_in(&Lookup::from_env()?, &d.with_env()?, version)
 }
 
-/// Builds the etcd release paired with Kubernetes `version` into `out`.
-fn build_etcd(go: &Path, work: &Path, version: &str, out: &Path) -> Result<()> {
-    let release = etcd_version(version);
-    let dir = work.join("etcd");
-    let (go_mod, go_sum) = RELEASES
-        .iter()
-        .find(|r| r.etcd == release)
-        .map(|r| (r.etcd_mod, r.etcd_sum))
-        .expect("etcd_version names a committed release");
-    write_module(&dir, go_mod, go_sum)?;
-    let ldflags = format!("-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v{release}");
-    build(
-        go,
-        &dir,
-        "go.etcd.io/etcd/server/v3",
-        &ldflags,
-        out,
-        &format!("etcd v{release}"),
-    )
+/// [`install`] into `at`'s cache with exactly these download settings.
+/// etcd and kube-apiserver build side by side, so that one's module
+/// download or link overlaps the other's compile (with two busy cores that
+/// gains nothing measurable; with more cores or a slow proxy it does).
+/// Both are awaited before either's error counts, so no build outlives
+/// this.
+pub fn install_in(at: &Lookup, d: &Downloads, version: &str) -> Result<Binaries> {
+    let version = normalize_version(version)?;
+    if let Some(b) = find_in(at, &version)? {
+        return Ok(b);
+    }
+    let cache = at.k8s_dir(&version);
+    let fetched = fetch::fetch_missing(&cache, d, &version, &["etcd", "kube-apiserver"])?;
+    let etcd = cache.join("etcd");
+    let api = cache.join("kube-apiserver");
+    if !(etcd.is_file() && api.is_file()) {
+        let go = which_go()?;
+        let work = build_dir(&cache)?;
+        let (built_etcd, built_api) = std::thread::scope(|s| {
+            let etcd_build = (!etcd.is_file())
+                .then(|| s.spawn(|| build_etcd(&go, work.path(), &version, &etcd)));
+            let api_built = if api.is_file() {
+                Ok(())
+            } else {
+                build_k8s(&go, work.path(), &version, "kube-apiserver", &api)
+            };
+            let etcd_built = etcd_build.map_or(Ok(()), |h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the etcd build panicked")))
+            });
+            (etcd_built, api_built)
+        });
+        built_etcd?;
+        built_api?;
+    }
+    let mut b = find_in(at, &version)?.context("binaries missing after build")?;
+    if !fetched.is_empty()
+        && fetched
+            .iter()
+            .all(|(_, f)| matches!(f, fetch::Fetched::Cached(_)))
+    {
+        b.source = Source::Downloaded;
+    }
+    Ok(b)
 }
 
 /// kube-controller-manager of `version`: `TEST_ASSET_KUBE_CONTROLLER_MANAGER`,
 /// then `$KUBEBUILDER_ASSETS` (when it holds one: setup-envtest's do not),
-/// then the cache, else built from the same `k8s.io/kubernetes` module as
-/// kube-apiserver and cached beside it.
-pub fn install_controller_manager(version: &str) -> Result<PathBuf> {
+/// then the cache, else downloaded or built from the same
+/// `k8s.io/kubernetes` module as kube-apiserver and cached beside it.
+pub fn install_controller_manager(version: &str, d: &Downloads) -> Result<PathBuf> {
     install_k8s_extra(
         version,
+        d,
         "kube-controller-manager",
         "TEST_ASSET_KUBE_CONTROLLER_MANAGER",
     )
 }
 
-/// kube-scheduler of `version`, found and built like
+/// kube-scheduler of `version`, found, downloaded or built like
 /// [`install_controller_manager`] (`TEST_ASSET_KUBE_SCHEDULER`).
-pub fn install_scheduler(version: &str) -> Result<PathBuf> {
-    install_k8s_extra(version, "kube-scheduler", "TEST_ASSET_KUBE_SCHEDULER")
+pub fn install_scheduler(version: &str, d: &Downloads) -> Result<PathBuf> {
+    install_k8s_extra(version, d, "kube-scheduler", "TEST_ASSET_KUBE_SCHEDULER")
 }
 
 /// A binary of `k8s.io/kubernetes` beyond the two every plane needs: `var`,
-/// then `$KUBEBUILDER_ASSETS` when it holds one, then the cache, else built.
-fn install_k8s_extra(version: &str, name: &str, var: &str) -> Result<PathBuf> {
+/// then `$KUBEBUILDER_ASSETS` when it holds one, then the cache, else
+/// downloaded, else built.
+fn install_k8s_extra(version: &str, d: &Downloads, name: &str, var: &str) -> Result<PathBuf> {
     let version = normalize_version(version)?;
     let at = Lookup::from_env()?;
     if let Some(p) = find_extra(&at, &version, name, var)? {
@@ -320,6 +271,10 @@ fn install_k8s_extra(version: &str, name: &str, var: &str) -> Result<PathBuf> {
     }
     let cache = at.k8s_dir(&version);
     let bin = cache.join(name);
+    fetch::fetch_missing(&cache, &d.with_env()?, &version, &[name])?;
+    if bin.is_file() {
+        return Ok(bin);
+    }
     let go = which_go()?;
     let work = build_dir(&cache)?;
     build_k8s(&go, work.path(), &version, name, &bin)?;
@@ -385,41 +340,6 @@ pub fn missing(
     Ok(out)
 }
 
-/// Builds `cmd` (kube-apiserver, kube-controller-manager or kube-scheduler) of Kubernetes
-/// `version` into `out`, in a module under `work`: the committed one for a
-/// release in [`RELEASES`], otherwise one generated against the proxy.
-fn build_k8s(go: &Path, work: &Path, version: &str, cmd: &str, out: &Path) -> Result<()> {
-    let dir = work.join(cmd);
-    if let Some(r) = RELEASES.iter().find(|r| r.k8s == version) {
-        write_module(&dir, r.apiserver_mod, r.apiserver_sum)?;
-    } else {
-        generate_apiserver_module(go, &dir, version)?;
-    }
-    build(
-        go,
-        &dir,
-        &format!("k8s.io/kubernetes/cmd/{cmd}"),
-        &version_ldflags(version)?,
-        out,
-        &format!("{cmd} v{version}"),
-    )
-}
-
-/// A temporary build directory inside the version's cache directory (the
-/// same file system, so a finished binary is renamed into place).
-pub(crate) fn build_dir(cache: &Path) -> Result<tempfile::TempDir> {
-    std::fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
-    tempfile::Builder::new()
-        .prefix(".build-")
-        .tempdir_in(cache)
-        .context("cannot create a build directory in the cache")
-}
-
-/// Whether `version` is a release with committed wrapper modules.
-pub fn committed(version: &str) -> bool {
-    RELEASES.iter().any(|r| r.k8s == version)
-}
-
 /// `go` on PATH, if any.
 pub fn which_go_opt() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -436,162 +356,6 @@ pub(crate) fn which_go() -> Result<PathBuf> {
         )
 }
 
-fn write_module(dir: &Path, go_mod: &str, go_sum: &str) -> Result<()> {
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("go.mod"), go_mod)?;
-    std::fs::write(dir.join("go.sum"), go_sum)?;
-    Ok(())
-}
-
-/// The `-X` flags that make `/version` report the real release.
-fn version_ldflags(version: &str) -> Result<String> {
-    let mut parts = version.split('.');
-    let (major, minor) = (parts.next().unwrap_or("1"), parts.next().unwrap_or("0"));
-    let mut flags = vec!["-s".to_string(), "-w".to_string()];
-    for pkg in [
-        "k8s.io/component-base/version",
-        "k8s.io/client-go/pkg/version",
-    ] {
-        for (k, v) in [
-            ("gitVersion", format!("v{version}")),
-            ("gitMajor", major.to_string()),
-            ("gitMinor", minor.to_string()),
-            ("gitTreeState", "clean".to_string()),
-            ("buildDate", "1970-01-01T00:00:00Z".to_string()),
-        ] {
-            flags.push(format!("-X {pkg}.{k}={v}"));
-        }
-    }
-    Ok(flags.join(" "))
-}
-
-/// For a version other than the committed one: require k8s.io/kubernetes at
-/// that version and replace every staging module it pins at v0.0.0 with the
-/// matching published v0.MINOR.PATCH, then let `go mod tidy` fill go.sum.
-fn generate_apiserver_module(go: &Path, dir: &Path, version: &str) -> Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let out = go_command(go)
-        .args([
-            "mod",
-            "download",
-            "-json",
-            &format!("k8s.io/kubernetes@v{version}"),
-        ])
-        .current_dir(dir)
-        .output()
-        .context("cannot run go mod download")?;
-    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    if let Some(err) = info.get("Error").and_then(|e| e.as_str()) {
-        bail!("Kubernetes v{version} is not available from the Go module proxy: {err}");
-    }
-    let gomod_path = info["GoMod"]
-        .as_str()
-        .context("go mod download gave no go.mod path")?;
-    let upstream = std::fs::read_to_string(gomod_path)?;
-    let staging: Vec<&str> = upstream
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let l = l.strip_prefix("require ").unwrap_or(l);
-            let mut f = l.split_whitespace();
-            match (f.next(), f.next()) {
-                (Some(m), Some("v0.0.0")) if m.starts_with("k8s.io/") => Some(m),
-                _ => None,
-            }
-        })
-        .collect();
-    let staging_version = format!("v0{}", &version[version.find('.').unwrap_or(0)..]);
-    let mut gomod = format!(
-        "module ctrlbench.dev/tools/k8s/kube-apiserver\n\ngo 1.24\n\ntool (\n\tk8s.io/kubernetes/cmd/kube-apiserver\n\tk8s.io/kubernetes/cmd/kube-controller-manager\n\tk8s.io/kubernetes/cmd/kube-scheduler\n)\n\nrequire k8s.io/kubernetes v{version}\n\nreplace (\n"
-    );
-    for m in &staging {
-        gomod.push_str(&format!("\t{m} => {m} {staging_version}\n"));
-    }
-    gomod.push_str(")\n");
-    std::fs::write(dir.join("go.mod"), gomod)?;
-    eprintln!(
-        "resolving modules for Kubernetes v{version} ({} staging modules)…",
-        staging.len()
-    );
-    let status = go_command(go)
-        .args(["mod", "tidy"])
-        .current_dir(dir)
-        .status()
-        .context("cannot run go mod tidy")?;
-    if !status.success() {
-        bail!(
-            "go mod tidy failed for Kubernetes v{version}: a staging module at {staging_version} is probably not served; pick another --k8s-version"
-        );
-    }
-    Ok(())
-}
-
-/// Runs `go build -v` with a progress line fed by the packages it compiles.
-pub(crate) fn build(
-    go: &Path,
-    dir: &Path,
-    pkg: &str,
-    ldflags: &str,
-    out: &Path,
-    label: &str,
-) -> Result<()> {
-    let total = go_command(go)
-        .args(["list", "-deps", pkg])
-        .current_dir(dir)
-        .stderr(Stdio::inherit())
-        .output()
-        .map(|o| o.stdout.iter().filter(|b| **b == b'\n').count() as u64)
-        .unwrap_or(0);
-    let tmp = out.with_extension("partial");
-    let bar = crate::progress::Progress::bar(total.max(1), &format!("building {label}"));
-    let started = Instant::now();
-    let mut child = go_command(go)
-        .args(["build", "-v", "-trimpath", "-ldflags", ldflags, "-o"])
-        .arg(&tmp)
-        .arg(pkg)
-        .current_dir(dir)
-        .env("CGO_ENABLED", "0")
-        .env("GOFLAGS", "-mod=mod")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot run go build")?;
-    let mut tail = Vec::new();
-    for line in BufReader::new(child.stderr.take().expect("piped")).lines() {
-        let line = line?;
-        bar.inc(1);
-        bar.set_message(line.clone());
-        tail.push(line);
-        if tail.len() > 20 {
-            tail.remove(0);
-        }
-    }
-    let status = child.wait()?;
-    bar.finish_and_clear();
-    if !status.success() {
-        let _ = std::fs::remove_file(&tmp);
-        bail!("building {label} failed:\n{}", tail.join("\n"));
-    }
-    std::fs::rename(&tmp, out)?;
-    eprintln!(
-        "built {label} in {:.0?} → {}",
-        round(started.elapsed()),
-        out.display()
-    );
-    Ok(())
-}
-
-fn round(d: Duration) -> Duration {
-    Duration::from_secs(d.as_secs())
-}
-
-/// A `go` command that dies with ctrlbench (see [`crate::process::own`]).
-pub fn go_command(go: &Path) -> Command {
-    let mut cmd = Command::new(go);
-    crate::process::own(&mut cmd, crate::process::Lifetime::Attached);
-    cmd
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -602,34 +366,5 @@ mod tests {
         assert_eq!(normalize_version("1.33.0").unwrap(), "1.33.0");
         assert!(normalize_version("1.34").is_err());
         assert!(normalize_version("latest").is_err());
-    }
-
-    #[test]
-    fn committed_modules_match_their_versions() {
-        assert!(RELEASES.iter().any(|r| r.k8s == DEFAULT_K8S_VERSION));
-        for r in &RELEASES {
-            assert!(
-                r.apiserver_mod
-                    .contains(&format!("k8s.io/kubernetes v{}", r.k8s)),
-                "{}",
-                r.k8s
-            );
-            assert!(
-                r.etcd_mod
-                    .contains(&format!("go.etcd.io/etcd/server/v3 v{}", r.etcd)),
-                "{}",
-                r.etcd
-            );
-            assert_eq!(etcd_version(r.k8s), r.etcd);
-        }
-        assert_eq!(etcd_version("1.33.5"), "3.6.16");
-        assert_eq!(etcd_version("1.38.0"), "3.7.0");
-    }
-
-    #[test]
-    fn ldflags_carry_the_version() {
-        let f = version_ldflags("1.34.12").unwrap();
-        assert!(f.contains("-X k8s.io/component-base/version.gitVersion=v1.34.12"));
-        assert!(f.contains("-X k8s.io/component-base/version.gitMinor=34"));
     }
 }

@@ -160,7 +160,7 @@ pub fn remember_gates(version: &str) -> Result<()> {
 /// Only a binary in ctrlbench's cache gets its table cached beside it; one
 /// from KUBEBUILDER_ASSETS or TEST_ASSET_* may change under us.
 fn gates_file(apiserver: &Path, source: Source) -> Option<PathBuf> {
-    matches!(source, Source::Cache | Source::Built)
+    matches!(source, Source::Cache | Source::Downloaded | Source::Built)
         .then(|| apiserver.with_file_name("feature-gates.txt"))
 }
 

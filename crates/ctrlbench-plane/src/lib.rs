@@ -5,7 +5,9 @@
 //! `kwok`, the latter two with the fake `nodes`), the front that gives several apiservers one URL
 //! (`front`), the CA (`tinyca`), the whole plane (`plane`, its processes
 //! configured in `assemble`), named
-//! planes that outlive the command (`state`), the binaries (`binaries`, `kwok_build`) and
+//! planes that outlive the command (`state`), the binaries (`binaries`, the
+//! lookup; `releases`, the versions known; `fetch`, release downloads,
+//! verified; `go_build` and `kwok_build`) and
 //! what is known of a version before building it (`known`).
 //! `process` is the one way a child is started (process group, parent-death
 //! signal), `cpus` where it runs; `progress` the one progress display; `testing` one shared plane
@@ -19,8 +21,10 @@ pub mod binaries;
 pub mod controller_manager;
 pub mod cpus;
 pub mod etcd;
+pub mod fetch;
 pub mod flags;
 pub mod front;
+pub mod go_build;
 pub mod known;
 pub mod kubeconfig;
 pub mod kwok;
@@ -31,6 +35,7 @@ pub mod plane;
 pub mod process;
 pub mod progress;
 pub mod quota;
+pub mod releases;
 pub mod scheduler;
 pub mod state;
 pub mod supervisor;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::binaries::{self, Binaries};
+use super::fetch::Downloads;
 
 /// The most etcd members and apiservers a plane may have.
 pub const MAX_ETCD_MEMBERS: usize = 7;
@@ -45,6 +46,10 @@ pub struct PlaneOptions {
     pub node_pods: usize,
     pub install_crd: bool,
     pub startup_timeout: Duration,
+    /// Where missing binaries are downloaded from (an experiment file's
+    /// `[cluster] mirror` and `offline`), under the environment's
+    /// `CTRLBENCH_MIRROR` and `CTRLBENCH_OFFLINE`.
+    pub downloads: Downloads,
 }
 
 impl Default for PlaneOptions {
@@ -63,6 +68,7 @@ impl Default for PlaneOptions {
             node_pods: DEFAULT_NODE_PODS,
             install_crd: true,
             startup_timeout: Duration::from_secs(90),
+            downloads: Downloads::default(),
         }
     }
 }
@@ -104,7 +110,7 @@ impl PlaneOptions {
         Ok(())
     }
 
-    /// The binaries these options need, built into the cache if missing
+    /// The binaries these options need, downloaded or built into the cache if missing
     /// (kube-controller-manager, kube-scheduler and kwok only when asked for).
     /// kwok, a module of its own, builds beside the Kubernetes binaries;
     /// those share packages, so they build one after another. Every build
@@ -123,18 +129,19 @@ impl PlaneOptions {
     }
 
     async fn kubernetes_binaries(&self) -> Result<Binaries> {
-        let mut bins = install_blocking(&self.k8s_version).await?;
+        let mut bins = install_blocking(&self.k8s_version, &self.downloads).await?;
         if self.controller_manager {
-            let v = self.k8s_version.clone();
+            let (v, d) = (self.k8s_version.clone(), self.downloads.clone());
             bins.kube_controller_manager = Some(
-                tokio::task::spawn_blocking(move || binaries::install_controller_manager(&v))
+                tokio::task::spawn_blocking(move || binaries::install_controller_manager(&v, &d))
                     .await??,
             );
         }
         if self.nodes > 0 {
-            let v = self.k8s_version.clone();
-            bins.kube_scheduler =
-                Some(tokio::task::spawn_blocking(move || binaries::install_scheduler(&v)).await??);
+            let (v, d) = (self.k8s_version.clone(), self.downloads.clone());
+            bins.kube_scheduler = Some(
+                tokio::task::spawn_blocking(move || binaries::install_scheduler(&v, &d)).await??,
+            );
         }
         Ok(bins)
     }
@@ -156,15 +163,17 @@ impl std::fmt::Display for Member {
     }
 }
 
-/// Runs the (blocking, possibly long) binary install off the async threads,
+/// Runs the (blocking, possibly long) binary install (download or build) off the async threads,
 /// then keeps the gate table beside a cached kube-apiserver, so later runs
 /// check their gates before anything starts.
-pub async fn install_blocking(version: &str) -> Result<Binaries> {
-    let v = version.to_string();
+pub async fn install_blocking(version: &str, downloads: &Downloads) -> Result<Binaries> {
+    let (v, d) = (version.to_string(), downloads.clone());
     tokio::task::spawn_blocking(move || {
-        let b = binaries::install(&v)?;
-        if matches!(b.source, binaries::Source::Cache | binaries::Source::Built)
-            && let Err(e) = crate::known::remember_gates(&v)
+        let b = binaries::install(&v, &d)?;
+        if matches!(
+            b.source,
+            binaries::Source::Cache | binaries::Source::Downloaded | binaries::Source::Built
+        ) && let Err(e) = crate::known::remember_gates(&v)
         {
             eprintln!("warning: {e:#}");
         }

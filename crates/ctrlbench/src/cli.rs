@@ -381,20 +381,25 @@ pub struct RunArgs {
 
 #[derive(Subcommand)]
 pub enum ClusterCmd {
-    /// Find or build etcd and kube-apiserver for a Kubernetes version.
+    /// Find, download or build etcd and kube-apiserver for a Kubernetes version.
     ///
     /// Lookup order: TEST_ASSET_ETCD / TEST_ASSET_KUBE_APISERVER, then
     /// $KUBEBUILDER_ASSETS, then ~/.cache/ctrlbench/k8s/<version>/; otherwise
-    /// both are built with Go from the module proxy (10–20 minutes cold on 2 cores).
+    /// the release binaries are downloaded, verified against their published
+    /// SHA-256 and cached there (CTRLBENCH_MIRROR=URL: from a mirror of the
+    /// same layout; CTRLBENCH_OFFLINE=1: no download). What cannot be
+    /// downloaded is built with Go from the module proxy (10–20 minutes cold
+    /// on 2 cores).
     Install {
-        /// Kubernetes version to build (MAJOR.MINOR.PATCH).
+        /// Kubernetes version to install (MAJOR.MINOR.PATCH).
         #[arg(long, default_value = DEFAULT_K8S_VERSION)]
         k8s_version: String,
-        /// Also build kube-controller-manager (for `--controller-manager`).
+        /// Also install kube-controller-manager (for `--controller-manager`).
         #[arg(long)]
         controller_manager: bool,
-        /// Also build kube-controller-manager, kube-scheduler and KWOK (for
-        /// `cluster up --nodes`; KWOK into ~/.cache/ctrlbench/kwok/<version>/).
+        /// Also install kube-controller-manager, kube-scheduler and KWOK (for
+        /// `cluster up --nodes`; KWOK, always built, into
+        /// ~/.cache/ctrlbench/kwok/<version>/).
         #[arg(long)]
         nodes: bool,
     },

@@ -165,7 +165,10 @@ pub async fn execute(
         )?),
         _ => None,
     }
-    .map(|v| tokio::spawn(async move { ctrlbench_plane::options::install_blocking(&v).await }));
+    .map(|v| {
+        let d = exp.cluster.downloads();
+        tokio::spawn(async move { ctrlbench_plane::options::install_blocking(&v, &d).await })
+    });
     let builds = builds::Builds::prepare(exp, &cancel).await;
     if let Some(plane) = plane {
         let Some(installed) = until_cancelled(&cancel, plane).await else {

@@ -130,6 +130,7 @@ pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
         controller_manager: c.controller_manager || c.nodes > 0,
         nodes: c.nodes,
         node_pods: c.node_pods,
+        downloads: exp.cluster.downloads(),
         ..PlaneOptions::default()
     };
     Cluster::connect(popts, kubeconfig_path, context).await

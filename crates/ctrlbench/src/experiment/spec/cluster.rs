@@ -47,6 +47,8 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
             ("controller_manager", c.controller_manager.is_some()),
             ("nodes", c.nodes.is_some()),
             ("node_pods", c.node_pods.is_some()),
+            ("mirror", c.mirror.is_some()),
+            ("offline", c.offline.is_some()),
         ];
         if let Some((key, _)) = local.iter().find(|(_, set)| *set) {
             return Err(src.at(
@@ -84,6 +86,10 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
         {
             return Err(src.at(key, v.span(), format!("must be from {min} to {max}")));
         }
+    }
+    if let Some(m) = &c.mirror {
+        ctrlbench_plane::fetch::check_mirror(m.get_ref())
+            .map_err(|e| src.at("mirror", m.span(), e))?;
     }
     if let Some(a) = &c.apiservers
         && *a.get_ref() > 1
@@ -139,6 +145,8 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
             .map_or(ctrlbench_plane::options::DEFAULT_NODE_PODS, |v| {
                 *v.get_ref() as usize
             }),
+        mirror: c.mirror.as_ref().map(|v| v.get_ref().trim().to_string()),
+        offline: c.offline.unwrap_or(false),
         kubeconfig: c.kubeconfig.as_ref().map(|v| v.get_ref().clone()),
         context: c.context.as_ref().map(|v| v.get_ref().clone()),
     })

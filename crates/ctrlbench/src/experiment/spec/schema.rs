@@ -243,6 +243,11 @@ pub struct ClusterSpec {
     pub nodes: Option<Spanned<u32>>,
     /// Each fake node's pod capacity (default 110).
     pub node_pods: Option<Spanned<u32>>,
+    /// A mirror of the release downloads (http or https; local plane), under
+    /// `CTRLBENCH_MIRROR` when that is set.
+    pub mirror: Option<Spanned<String>>,
+    /// No release downloads: missing binaries are built (local plane).
+    pub offline: Option<bool>,
     pub kubeconfig: Option<Spanned<String>>,
     pub context: Option<Spanned<String>>,
     /// Where the plane, the controllers and ctrlbench run: CPU lists.
@@ -272,6 +277,8 @@ impl Default for ClusterSpec {
             controller_manager: None,
             nodes: None,
             node_pods: None,
+            mirror: None,
+            offline: None,
             kubeconfig: None,
             context: None,
             cpus: None,

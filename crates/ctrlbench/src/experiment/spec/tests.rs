@@ -1032,6 +1032,57 @@ fn fake_nodes_are_bounded_local_and_imply_the_controller_manager() {
 }
 
 #[test]
+fn a_mirror_is_an_http_url_of_the_local_plane() {
+    let with = |extra: &str| format!("{GOOD}{extra}");
+    let e = parse(Path::new("exp.toml"), GOOD).unwrap();
+    assert_eq!(
+        (e.cluster.mirror.as_deref(), e.cluster.offline),
+        (None, false)
+    );
+    let e = parse(
+        Path::new("exp.toml"),
+        &with("[cluster]\nmirror = \"https://mirror.internal/k8s/\"\noffline = true\n"),
+    )
+    .unwrap();
+    let d = e.cluster.downloads();
+    assert_eq!(d.mirror.as_deref(), Some("https://mirror.internal/k8s/"));
+    assert!(d.offline);
+    // (extra text, line of the error, key, part of the message)
+    let cases = [
+        (
+            "[cluster]\nmirror = \"ftp://mirror.internal/k8s\"\n",
+            9,
+            "mirror",
+            "not an http:// or https:// URL",
+        ),
+        (
+            "[cluster]\nmirror = \"/srv/mirror\"\n",
+            9,
+            "mirror",
+            "not an http:// or https:// URL",
+        ),
+        (
+            "[cluster]\nkubeconfig = \"k\"\nmirror = \"http://m\"\n",
+            9,
+            "cluster",
+            "local-plane setting `mirror`",
+        ),
+        (
+            "[cluster]\ncontext = \"x\"\noffline = true\n",
+            9,
+            "cluster",
+            "local-plane setting `offline`",
+        ),
+    ];
+    for (extra, line, key, msg) in cases {
+        let e = err(&with(extra));
+        assert_eq!((e.line, e.key.as_str()), (line, key), "{extra}: {e}");
+        assert!(e.message.contains(msg), "{extra}: {e}");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    }
+}
+
+#[test]
 fn a_budget_is_recorded_in_the_key_tables_order() {
     let text = format!("{GOOD}\n[budget]\nready_p99_s = 2\nrequests_per_object = 4.5\n");
     let e = parse(Path::new("exp.toml"), &text).unwrap();

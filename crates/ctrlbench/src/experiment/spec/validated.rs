@@ -30,10 +30,24 @@ pub struct Cluster {
     pub nodes: usize,
     /// Each fake node's pod capacity.
     pub node_pods: usize,
+    /// The release downloads' mirror and whether downloads are off.
+    pub mirror: Option<String>,
+    pub offline: bool,
     pub kubeconfig: Option<String>,
     pub context: Option<String>,
     /// `[cluster] cpus`, as sets (None: not given).
     pub cpus: Option<Cpus>,
+}
+
+impl Cluster {
+    /// What the file says of release downloads (the environment's settings
+    /// are added when the binaries are installed).
+    pub fn downloads(&self) -> ctrlbench_plane::fetch::Downloads {
+        ctrlbench_plane::fetch::Downloads {
+            mirror: self.mirror.clone(),
+            offline: self.offline,
+        }
+    }
 }
 
 /// CPU sets, disjoint; None: that role is not placed.
