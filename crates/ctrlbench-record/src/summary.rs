@@ -258,6 +258,10 @@ pub struct Summary {
     /// The controller's start mode and start-up times; absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<Start>,
+    /// A user's controller's framework, as its variant's `framework` says
+    /// (controller-runtime, client-go, kube-rs, kopf); absent: not stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<String>,
     /// Changes our own watch saw to the run's objects (each a new
     /// resourceVersion) after it first saw each, until the window's end;
     /// absent in older results.

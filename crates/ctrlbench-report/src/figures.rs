@@ -31,6 +31,8 @@ pub struct RunFigures {
     pub attribution: Attribution,
     /// The implementation and the settings the controller ran with (summary.json).
     pub implementation: Option<String>,
+    /// A user's controller's framework, where its variant states it.
+    pub framework: Option<String>,
     pub settings: Option<Settings>,
     /// The preset's description, question and counterpart (summary.json).
     pub preset_info: Option<PresetInfo>,
@@ -81,6 +83,7 @@ impl RunFigures {
             values: [None; Metric::ALL.len()],
             attribution: Attribution::default(),
             implementation: None,
+            framework: None,
             settings: None,
             preset_info: None,
             phases: Vec::new(),
@@ -121,6 +124,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
         values: [None; Metric::ALL.len()],
         attribution: attribution::of(run),
         implementation: summary.map(|s| s.implementation.clone()),
+        framework: summary.and_then(|s| s.framework.clone()),
         settings: summary.and_then(|s| s.settings.clone()),
         preset_info: summary.and_then(|s| s.preset_info.clone()),
         phases: phase_figures(run),

@@ -38,9 +38,12 @@ impl Framework {
         }
     }
 
-    /// The framework a run's implementation names; None for a user's
-    /// command, whose framework the results do not record.
+    /// The framework a run's implementation names, or a user's controller's
+    /// stated framework (its variant's `framework`); None where neither says.
     pub fn of(implementation: &str) -> Option<Framework> {
+        if let Some(f) = Framework::ALL.into_iter().find(|f| f.name() == implementation) {
+            return Some(f);
+        }
         if implementation == "rust" {
             Some(Framework::KubeRs)
         } else if implementation.starts_with("go") {
@@ -266,7 +269,7 @@ pub fn diagnose(groups: &[Group]) -> Vec<Finding> {
         let framework = g
             .runs
             .iter()
-            .find_map(|r| r.implementation.as_deref())
+            .find_map(|r| r.framework.as_deref().or(r.implementation.as_deref()))
             .and_then(Framework::of);
         for (rule, (evidence, cost)) in &fired {
             if rule

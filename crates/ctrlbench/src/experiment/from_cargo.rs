@@ -158,6 +158,7 @@ pub fn generate(
     t.push_str("[[variant]]\n");
     t.push_str(&format!("name = {}\n", q(&pkg.name)));
     t.push_str("impl = \"command\"\n");
+    t.push_str("framework = \"kube-rs\"\n");
     t.push_str(&format!(
         "# Built before anything starts, in build_dir, with cargo's {profile} profile;\n\
          # skipped while its files are unchanged since the last build that succeeded.\n"

@@ -207,6 +207,7 @@ fn variant_toml(
     let mut t = String::from("[[variant]]\n");
     t.push_str(&format!("name = {}\n", q(name)));
     t.push_str("impl = \"command\"\n");
+    t.push_str("framework = \"kopf\"\n");
     t.push_str(
         "# kopf run on the run's namespace only, standalone: no peering objects to\n\
          # find or create. {dir} is this file's directory, so the handler files are\n\

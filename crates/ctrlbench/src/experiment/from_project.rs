@@ -104,6 +104,7 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
     t.push_str("[[variant]]\n");
     t.push_str(&format!("name = {}\n", q(&name)));
     t.push_str("impl = \"command\"\n");
+    t.push_str("framework = \"controller-runtime\"\n");
     t.push_str(
         "# Built before anything starts, in build_dir; skipped while its files are\n\
          # unchanged since the last build that succeeded.\n",

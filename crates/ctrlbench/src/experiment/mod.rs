@@ -124,6 +124,7 @@ mod tests {
             "log-level",
             "pods-scale",
             "diagnosis",
+            "growth",
         ] {
             assert!(get_lab(name), "{name} is not a lab experiment");
             assert!(!user.lines().any(|l| l.starts_with(&format!("{name} "))));
@@ -131,7 +132,7 @@ mod tests {
         assert!(user.lines().any(|l| l.starts_with("quick ")), "{user}");
         assert!(!user.contains("[lab]"), "{user}");
         let lab: Vec<_> = lab.lines().filter(|l| !l.is_empty()).collect();
-        assert_eq!(lab.len(), 8, "{lab:?}");
+        assert_eq!(lab.len(), 9, "{lab:?}");
         assert!(lab.iter().all(|l| l.contains("[lab]")), "{lab:?}");
         assert!(
             lab.iter().any(|l| l.starts_with("perf ")),

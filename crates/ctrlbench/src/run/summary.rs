@@ -115,6 +115,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
         controller_exited_early: false,
         start: None,
         watch_changes: None,
+        framework: v.keys.framework.map(|f| f.as_str().to_string()),
         machine: None,
         object_bytes: exp.object_bytes,
         // etcd's NOSPACE alarm refuses every write with this message.

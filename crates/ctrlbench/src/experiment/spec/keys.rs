@@ -17,7 +17,7 @@ use toml::Spanned;
 use widget_api::presets;
 
 use super::values::{
-    ConflictReread, LogLevel, Predicate, Preset, Queue, RbacRule, StartMode, StatusWrite,
+    ConflictReread, Framework, LogLevel, Predicate, Preset, Queue, RbacRule, StartMode, StatusWrite,
 };
 use crate::controllers::Impl;
 
@@ -369,6 +369,10 @@ variant_keys! {
     /// A command's CPU profile endpoint in Go's pprof format (`{port}` as in the command), e.g.
     /// `http://127.0.0.1:{port}/debug/pprof/profile`: fetched and kept as `profile = true` does.
     pprof: String, accepts Command;
+    /// The framework the controller is written with: `controller-runtime`, `client-go`,
+    /// `kube-rs` or `kopf`. The report's "What to fix" gives its fixes in that framework's words
+    /// (recorded in summary.json); `init --from` writes it. Default: every framework's fix.
+    framework: Framework, accepts Foreign;
     /// The Lease a command's replicas elect their leader on (in `{namespace}`): the harness watches
     /// it for `controller:leader` faults and the "new leader after" figure.
     lease: String, accepts Command;
