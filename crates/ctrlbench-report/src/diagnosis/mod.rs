@@ -114,6 +114,9 @@ pub struct Evidence {
     pub events: f64,
     pub cluster_wide: f64,
     pub cluster_targets: Vec<String>,
+    /// Accepted writes of the workload's objects that changed nothing, over
+    /// the runs (None: some run's watch did not count its changes).
+    pub noop_writes: Option<f64>,
     /// Reconciles over the runs (None: some run did not count them).
     pub reconciles: Option<f64>,
     pub requeues: Option<f64>,
@@ -142,6 +145,7 @@ impl Evidence {
         };
         let mut reconciles = Some(0.0);
         let mut requeues = Some(0.0);
+        let mut noop = Some(0.0);
         let mut shares = Vec::new();
         for r in &runs {
             e.objects += r.scale as f64;
@@ -150,6 +154,9 @@ impl Evidence {
                 .zip(r.get(Metric::ReconcilesPerObject))
                 .map(|(s, v)| s + v * r.scale as f64);
             requeues = requeues.zip(r.get(Metric::Requeues)).map(|(s, v)| s + v);
+            noop = noop
+                .zip(r.get(Metric::NoopWritesPerObject))
+                .map(|(s, v)| s + v * r.scale as f64);
             if let (Some(t), Some(m)) = (r.attribution.throttle, r.attribution.mean)
                 && m > 0.0
             {
@@ -182,6 +189,7 @@ impl Evidence {
         e.cluster_targets.dedup();
         e.reconciles = reconciles.filter(|r| *r > 0.0);
         e.requeues = requeues;
+        e.noop_writes = noop.filter(|_| e.footprint);
         shares.sort_by(f64::total_cmp);
         e.throttle_share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
         e

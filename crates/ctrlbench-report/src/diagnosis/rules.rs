@@ -112,6 +112,36 @@ pub const RULES: &[Rule] = &[
         },
     },
     Rule {
+        id: "noop-writes",
+        name: "writes that changed nothing",
+        means: "The controller writes its objects (or their status) with what they already hold: the apiserver answers, etcd is read, admission and conversion run, and nothing changes.",
+        evidence: "footprint: accepted writes of the workload's objects, status included; our own watch: the changes it saw (each a new resourceVersion); the difference, per object",
+        threshold: "≥ 0.5 writes per object that changed nothing",
+        fix: Fixes {
+            controller_runtime: "compare before writing (equality.Semantic.DeepEqual of the old and new status) and skip the Update when equal; meta.SetStatusCondition reports whether it changed anything",
+            client_go: "compare the object before Update or UpdateStatus and skip equal writes",
+            kube_rs: "compare the status before Api::patch_status and skip equal patches",
+            kopf: "return or patch only what changed; an unchanged handler result still patches",
+        },
+        source: "measured here: operator-sdk's Memcached tutorial operator (tests/fixtures/memcached-operator) sends an unchanged status Update on its last reconcile of each object; the apiserver still reads etcd and runs admission for it",
+        suppressed_by: &[
+            "status-every-reconcile",
+            "self-triggered-loop",
+            "status-dropped",
+            "requeue-loop",
+            "replicas-without-election",
+        ],
+        detect: |e| {
+            let n = e.per_object(e.noop_writes?);
+            (n >= 0.5).then(|| {
+                (
+                    format!("{} writes per object that changed nothing (accepted by the apiserver, no new resourceVersion seen by our watch)", n2(n)),
+                    format!("{} apiserver round trips and etcd reads per object for no change", n2(n)),
+                )
+            })
+        },
+    },
+    Rule {
         id: "uncached-reads",
         name: "uncached reads",
         means: "The reconcile reads objects with a GET from the apiserver instead of the informer's cache: each is a round trip and, by default, a quorum read from etcd.",
