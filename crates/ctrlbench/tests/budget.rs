@@ -1,8 +1,9 @@
-//! Budgets without a plane: a synthetic results directory (two variants,
+//! Budgets: first without a plane, a synthetic results directory (two variants,
 //! two repeats, footprint.csv from an audit log, a manifest with a
 //! `[budget]`), and what `ctrlbench budget DIR`, the report and
 //! `run --fail-on-budget`'s verdict make of it. The expected values are
-//! worked out by hand from the rows written here.
+//! worked out by hand from the rows written here. Then a real run on a
+//! local plane of its own, for the exit codes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -181,4 +182,77 @@ fn the_report_and_fail_on_budget_judge_the_median_against_each_limit() {
         json!({"scale": N, "variant": "chatty", "key": "requests_per_object",
                "figure": "requests per object", "limit": 4.0, "verdict": "EXCEEDED"})
     );
+}
+
+/// The same on a real local plane, end to end: `run --fail-on-budget`
+/// exits 3 when a limit is exceeded, naming the figure, and 0 when every
+/// limit is met; a footprint budget with --kubeconfig is refused before
+/// anything starts. The limits sit far on either side of what the good
+/// controller can do (a p99 time-to-Ready of 1 µs cannot be met; 1000
+/// requests per object cannot be exceeded by a controller that sends a few).
+#[test]
+fn run_fail_on_budget_exits_3_when_exceeded_and_0_when_met() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = |budget: &str| {
+        let f = tmp.path().join("budget.toml");
+        std::fs::write(
+            &f,
+            format!(
+                "name = \"budget\"\nscales = [10]\nwindow_s = 20\nrepeats = 1\n\
+                 [[variant]]\nname = \"rust-good\"\nimpl = \"rust\"\npreset = \"good\"\n\
+                 [budget]\n{budget}"
+            ),
+        )
+        .unwrap();
+        f
+    };
+    let run = |f: &Path, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ctrlbench"))
+            .arg("run")
+            .arg(f)
+            .args(["--no-progress", "--fail-on-budget", "--results"])
+            .arg(tmp.path().join("results"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let over = file("requests_per_object = 1000\nready_p99_s = 0.000001\n");
+    let out = run(&over, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("BUDGET EXCEEDED"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert!(
+        lines[0].starts_with("BUDGET EXCEEDED rust-good ready_p99_s = "),
+        "{stdout}"
+    );
+    let met = file("requests_per_object = 1000\nready_p99_s = 600\n");
+    let out = run(&met, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // No plane is reached: the refusal comes first.
+    let cfg = tmp.path().join("kubeconfig");
+    std::fs::write(&cfg, "apiVersion: v1\nkind: Config\n").unwrap();
+    let out = run(&met, &["--dry-run", "--kubeconfig", cfg.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("[budget] requests_per_object")
+            && stderr.contains("needs the local plane's audit log"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
