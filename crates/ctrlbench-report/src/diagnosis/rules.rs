@@ -3,7 +3,7 @@
 //! group's `Evidence`. Everything else (the report's words, verdicts.json,
 //! docs/diagnosis.md) is generated from this table.
 
-use super::{Fixes, Rule, n2};
+use super::{Evidence, Fixes, Rule, n2};
 
 /// The rules, in the order "What to fix" lists their findings.
 pub const RULES: &[Rule] = &[
@@ -350,7 +350,7 @@ pub const RULES: &[Rule] = &[
         id: "cluster-wide-cache",
         name: "a cluster-wide cache",
         means: "The controller lists and watches a namespaced kind in every namespace while it reconciles one: it caches, and is sent, every other namespace's objects too.",
-        evidence: "footprint: lists and watches of namespaced kinds that named no namespace",
+        evidence: "footprint: lists and watches of namespaced kinds that named no namespace; with `[workload] decoys` (objects of the workload's kind, Secrets and ConfigMaps in a namespace no controller reconciles), which of those lists returned the decoys, and the controller's peak RSS against its counterpart preset's (per decoy when the variants ran one at a time)",
         threshold: "any, in a run whose objects live in one namespace",
         fix: Fixes {
             controller_runtime: "restrict the cache: cache.Options{DefaultNamespaces: …} or ByObject with a label or field selector",
@@ -364,9 +364,10 @@ pub const RULES: &[Rule] = &[
             (e.footprint && e.cluster_wide > 0.0).then(|| {
                 (
                     format!(
-                        "{} lists and watches in every namespace, of {}",
+                        "{} lists and watches in every namespace, of {}{}",
                         n2(e.cluster_wide),
-                        e.cluster_targets.join(", ")
+                        e.cluster_targets.join(", "),
+                        decoys_seen(e)
                     ),
                     "memory and watch traffic grow with every namespace's objects, not only the ones it reconciles".to_string(),
                 )
@@ -405,3 +406,40 @@ pub const RULES: &[Rule] = &[
         },
     },
 ];
+
+/// What the decoys show, for the cluster-wide-cache finding ("" without
+/// decoys): which cluster-wide lists returned them, and the peak RSS
+/// against the counterpart's, per decoy where the variants ran one at a
+/// time (run together, the cache also held the other variants' objects).
+fn decoys_seen(e: &Evidence) -> String {
+    if e.decoys == 0 {
+        return String::new();
+    }
+    let mib = |b: f64| format!("{:.1} MiB", b / (1u64 << 20) as f64);
+    let mut s = format!(
+        "; with {} decoys in a namespace it was not asked to reconcile",
+        e.decoys
+    );
+    if !e.decoy_targets.is_empty() {
+        s.push_str(&format!(
+            ", its lists of {} returned them",
+            e.decoy_targets.join(", ")
+        ));
+    }
+    let Some(rss) = e.peak_rss else { return s };
+    s.push_str(&format!(": peak RSS {}", mib(rss)));
+    if let Some((counterpart, base)) = &e.counterpart_rss {
+        let d = rss - base;
+        let side = if d >= 0.0 { "more" } else { "less" };
+        s.push_str(&format!(", {} {side} than {counterpart}'s", mib(d.abs())));
+        if e.concurrent {
+            s.push_str(" (its cache also held the other variants' objects)");
+        } else if d > 0.0 {
+            s.push_str(&format!(
+                " ({:.2} KiB per decoy)",
+                d / 1024.0 / e.decoys as f64
+            ));
+        }
+    }
+    s
+}

@@ -2,6 +2,7 @@
 //! (`builtin`), and their expansion into runs (`plan`).
 
 pub mod builtin;
+pub mod decoys;
 pub mod from_cargo;
 pub mod from_code;
 pub mod from_kopf;

@@ -117,6 +117,9 @@ pub struct Experiment {
     pub probe: bool,
     pub probe_objects: u64,
     pub background_objects: u64,
+    /// `[workload] decoys`: K objects of the workload's kind, K Secrets and
+    /// K ConfigMaps in a namespace no controller reconciles (0: none).
+    pub decoys: u64,
     /// The `[[phase]]` entries after the create phase.
     pub phases: Vec<Phase>,
     /// `[workload]`, or the built-in Widget workload.
