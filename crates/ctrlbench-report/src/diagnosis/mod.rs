@@ -70,6 +70,59 @@ impl Fixes {
     }
 }
 
+/// A line of an operator's source that a rule's anti-pattern likely sits
+/// on: a regular expression `find` matched per line; with `unless`, only
+/// in a file where `unless` matches nowhere (a `For(` in a file with no
+/// generation predicate). The harness matches them (`run::likely`); here
+/// they are data.
+pub struct Pattern {
+    pub find: &'static str,
+    pub unless: &'static str,
+}
+
+/// A pattern matched on its own.
+pub const fn find(find: &'static str) -> Pattern {
+    Pattern { find, unless: "" }
+}
+
+/// A pattern matched only in files where `unless` matches nowhere.
+pub const fn unless(find: &'static str, unless: &'static str) -> Pattern {
+    Pattern { find, unless }
+}
+
+/// Where in the operator's own code a rule's anti-pattern likely is, per
+/// framework: pointers for the reader, never the evidence.
+pub struct Likely {
+    pub controller_runtime: &'static [Pattern],
+    pub client_go: &'static [Pattern],
+    pub kube_rs: &'static [Pattern],
+    pub kopf: &'static [Pattern],
+}
+
+impl Likely {
+    pub fn of(&self, f: Framework) -> &'static [Pattern] {
+        match f {
+            Framework::ControllerRuntime => self.controller_runtime,
+            Framework::ClientGo => self.client_go,
+            Framework::KubeRs => self.kube_rs,
+            Framework::Kopf => self.kopf,
+        }
+    }
+}
+
+impl Framework {
+    /// The frameworks a source file of this extension may use: Go files
+    /// controller-runtime's and client-go's, Rust kube-rs's, Python kopf's.
+    pub fn of_extension(ext: &str) -> &'static [Framework] {
+        match ext {
+            "go" => &[Framework::ControllerRuntime, Framework::ClientGo],
+            "rs" => &[Framework::KubeRs],
+            "py" => &[Framework::Kopf],
+            _ => &[],
+        }
+    }
+}
+
 /// One rule of the table.
 pub struct Rule {
     /// A stable identifier (verdicts.json, docs anchors).
@@ -83,6 +136,8 @@ pub struct Rule {
     pub threshold: &'static str,
     pub fix: Fixes,
     pub source: &'static str,
+    /// Where in the operator's source to look (the report's "likely:" lines).
+    pub likely: Likely,
     /// Rules whose finding explains this one's signature.
     pub suppressed_by: &'static [&'static str],
     /// This group's evidence and what it costs, if the rule fires.
@@ -366,6 +421,26 @@ pub fn markdown() -> String {
         s.push_str("- **Fix:**\n");
         for f in Framework::ALL {
             s.push_str(&format!("  - {}: {}.\n", f.name(), r.fix.of(f)));
+        }
+        let likely: Vec<String> = Framework::ALL
+            .iter()
+            .filter(|f| !r.likely.of(**f).is_empty())
+            .map(|f| {
+                let pats: Vec<String> = r
+                    .likely
+                    .of(*f)
+                    .iter()
+                    .map(|p| match p.unless {
+                        "" => format!("`{}`", p.find),
+                        u => format!("`{}` in a file without `{u}`", p.find),
+                    })
+                    .collect();
+                format!("  - {}: {}.\n", f.name(), pats.join("; "))
+            })
+            .collect();
+        if !likely.is_empty() {
+            s.push_str("- **Likely lines** (patterns matched in the operator's source; pointers, not evidence):\n");
+            s.push_str(&likely.concat());
         }
         s.push_str(&format!("- **Source:** {}.\n\n", r.source));
     }

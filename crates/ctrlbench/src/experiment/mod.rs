@@ -8,6 +8,7 @@ pub mod from_code;
 pub mod from_kopf;
 pub mod from_project;
 pub mod init;
+pub mod init_workload;
 pub mod jsonpath;
 pub mod overrides;
 pub mod pads;

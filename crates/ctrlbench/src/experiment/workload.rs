@@ -38,6 +38,9 @@ pub struct WorkloadSpec {
     pub extra_crds: Vec<Spanned<String>>,
     /// Decoys in a namespace no controller reconciles (`super::decoys`).
     pub decoys: Option<Spanned<i64>>,
+    /// The operator's source directory (`init --from` writes it): the
+    /// findings' likely lines are looked for there (`run::likely`).
+    pub source: Option<Spanned<String>>,
 }
 
 /// The placeholders a template may use (and `{{pad N}}`: N letters `x`,

@@ -1,6 +1,7 @@
 //! One experiment's session, in the order it happens: the controllers are
 //! built first (`super::builds`: a failed build costs no cluster time), then the cluster,
-//! the results directory and its manifest, the workload's CRD and a warm-up,
+//! the results directory and its manifest (and the likely lines of the
+//! operator's source, `super::likely`), the workload's CRD and a warm-up,
 //! the background objects and decoys; then every run of the plan — the probe before a
 //! repeat, a plane of another Kubernetes version where a variant needs one,
 //! a quiet cluster — and last the clean-up. The manifest is rewritten after
@@ -116,6 +117,11 @@ impl<'a> Session<'a> {
         }
         manifest.write(&results.manifest())?;
         write_workload(exp, &results)?;
+        if let Some(source) = &exp.source
+            && let Err(e) = super::likely::write(&results, source)
+        {
+            eprintln!("note: no likely lines for the findings: {e:#}");
+        }
         let mut s = Session {
             exp,
             opts,

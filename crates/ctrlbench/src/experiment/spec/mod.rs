@@ -353,6 +353,11 @@ pub fn parse_with(
         probe_objects: *spec.probe_objects.get_ref(),
         background_objects: *spec.background_objects.get_ref(),
         decoys,
+        source: spec
+            .workload
+            .as_ref()
+            .and_then(|w| w.source.as_ref())
+            .map(|s| workload::relative_to(file, s.get_ref())),
         phases,
         object_bytes: (spec.object_bytes.is_some() || workload.is_padded())
             .then(|| workload.object_bytes()),
