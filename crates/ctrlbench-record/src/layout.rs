@@ -69,6 +69,11 @@ impl ResultsDir {
         self.path.join("report.html")
     }
 
+    /// The likely lines of the operator's source, per rule (`likely.csv`).
+    pub fn likely(&self) -> PathBuf {
+        self.path.join(crate::likely::FILE_NAME)
+    }
+
     /// The answers as JSON, beside the report (see ctrlbench-report's export).
     pub fn verdicts_json(&self) -> PathBuf {
         self.path.join("verdicts.json")

@@ -4,7 +4,7 @@
 //! built on it stays pure too.
 //!
 //! - [`layout`]: where everything lives in a results directory.
-//! - [`manifest`], [`summary`], [`objects`], [`pods`], [`audit`], [`faults`]: the JSON and CSV records.
+//! - [`manifest`], [`summary`], [`objects`], [`pods`], [`audit`], [`faults`], [`likely`]: the JSON and CSV records.
 //! - [`columns`]: one catalogue per scraped source (controller, apiserver,
 //!   etcd), each column's name next to how its value is taken from a page.
 //! - [`prom`]: Prometheus text → [`prom::Page`]; [`table`] writes CSV rows,
@@ -16,6 +16,7 @@ pub mod faults;
 pub mod files;
 pub mod footprint;
 pub mod layout;
+pub mod likely;
 pub mod manifest;
 pub mod objects;
 pub mod phases;

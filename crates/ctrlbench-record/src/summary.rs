@@ -230,6 +230,11 @@ pub struct Summary {
     /// started (`background_objects`; 0: none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub background_objects: u64,
+    /// `[workload] decoys`: objects of the workload's kind, and as many
+    /// Secrets and ConfigMaps, in a namespace no controller was asked to
+    /// reconcile, created before any controller started (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub decoys: u64,
     /// The cluster's Kubernetes version during this run (absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,

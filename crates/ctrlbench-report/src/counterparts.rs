@@ -101,7 +101,7 @@ impl Figure {
 }
 
 /// The preset row a group's runs recorded: (preset, description, question, counterpart).
-fn info(g: &Group) -> Option<(&str, &str, &str, &str)> {
+pub(crate) fn info(g: &Group) -> Option<(&str, &str, &str, &str)> {
     g.runs.iter().find_map(|r| {
         let i = r.preset_info.as_ref()?;
         let preset = r.settings.as_ref().map(|s| s.preset.as_str())?;
@@ -138,7 +138,11 @@ fn like_for_like(s: &Settings) -> impl PartialEq + use<> {
 /// The counterpart group of `g`: same scale, same implementation, the
 /// counterpart preset and like-for-like settings. When several qualify, the
 /// one whose name is `g`'s with the preset name swapped; otherwise none.
-fn counterpart_of<'a>(g: &Group, counterpart: &str, groups: &'a [Group]) -> Option<&'a Group> {
+pub(crate) fn counterpart_of<'a>(
+    g: &Group,
+    counterpart: &str,
+    groups: &'a [Group],
+) -> Option<&'a Group> {
     let (_, gs) = g.settings()?;
     let (preset, ..) = info(g)?;
     let found: Vec<&Group> = groups

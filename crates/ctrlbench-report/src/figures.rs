@@ -63,6 +63,8 @@ pub struct RunFigures {
     pub replicas: usize,
     /// Objects first seen Ready by the window end.
     pub ready: u64,
+    /// `[workload] decoys` of the run (summary.json; 0: none).
+    pub decoys: u64,
 }
 
 impl RunFigures {
@@ -98,6 +100,7 @@ impl RunFigures {
             footprint: None,
             replicas: 1,
             ready: 0,
+            decoys: 0,
         }
     }
 
@@ -144,6 +147,7 @@ pub fn run_figures(run: &Run) -> RunFigures {
             .map(crate::footprint::Footprint::of),
         replicas: summary.map_or(1, |s| s.replicas.len().max(1)),
         ready: summary.map_or(0, |s| s.ready),
+        decoys: summary.map_or(0, |s| s.decoys),
     };
     for &m in Metric::ALL {
         f.set(m, m.of(&inputs));

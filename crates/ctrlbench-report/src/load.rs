@@ -1,5 +1,6 @@
 //! Reading a results directory back through the record types: the manifest,
-//! and per run its summary, its per-scrape series, its objects and pods.
+//! the likely lines of the operator's source, and per run its summary, its
+//! per-scrape series, its objects and pods.
 
 use std::path::Path;
 
@@ -7,6 +8,7 @@ use anyhow::{Result, bail};
 use ctrlbench_record::audit::{self, AuditRecord};
 use ctrlbench_record::faults::{self, FaultRecord};
 use ctrlbench_record::footprint::{self, FootprintRow};
+use ctrlbench_record::likely::{self, LikelyRow};
 use ctrlbench_record::phases::{self, PhaseRecord};
 use ctrlbench_record::pods::{self, PodRecord};
 use ctrlbench_record::series::Series;
@@ -18,6 +20,9 @@ pub struct Results {
     pub dir: ResultsDir,
     pub manifest: Manifest,
     pub runs: Vec<Run>,
+    /// likely.csv: lines of the operator's source per rule (empty: the
+    /// experiment named no source).
+    pub likely: Vec<LikelyRow>,
 }
 
 /// One run directory.
@@ -101,6 +106,7 @@ impl Results {
             ))
         });
         Ok(Results {
+            likely: likely::read(&rd.likely())?.unwrap_or_default(),
             dir: rd,
             manifest,
             runs,

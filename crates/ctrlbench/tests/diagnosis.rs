@@ -4,7 +4,9 @@
 //! its own rule and each good one none. The expected rule of each preset
 //! is written here from what the preset is (deploy/presets.toml's
 //! descriptions), not read from the code under test. The confusion table
-//! is printed whole, so the CI log shows it.
+//! is printed whole, so the CI log shows it. The file's 500 decoys (in a
+//! namespace no controller reconciles) must show in the cluster-wide
+//! caches' evidence, and change nothing for the others.
 
 mod common;
 
@@ -92,6 +94,26 @@ fn every_lab_preset_gets_its_own_diagnosis_and_the_good_ones_none() {
             .as_bytes(),
     );
     assert!(wrong.is_empty(), "{}\n{table}", wrong.join("\n"));
+    // The decoys: every run recorded them, and the cluster-wide caches'
+    // evidence names them as what their lists returned.
+    for f in verdicts["diagnosis"].as_array().unwrap() {
+        if f["rule"] == "cluster-wide-cache" {
+            let ev = f["evidence"].as_str().unwrap();
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("{}: {ev}\n", f["variant"].as_str().unwrap_or("?")).as_bytes(),
+            );
+            assert!(
+                ev.contains("with 500 decoys in a namespace it was not asked to reconcile, its lists of benchmark.example.com/widgets returned them: peak RSS"),
+                "{ev}"
+            );
+        }
+    }
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("N20/rust-good/rep1/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["decoys"], 500);
     // The report opens with it, and `diagnose` prints it again.
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let fix = report

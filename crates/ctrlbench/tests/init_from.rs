@@ -237,10 +237,12 @@ fn a_kube_rs_project_gives_a_file_that_plans_unedited() {
             .unwrap_or_else(|| panic!("no {key} in:\n{text}"));
         line.split('"').nth(1).unwrap().to_string()
     };
-    for key in ["crd", "object", "build_dir", "command"] {
+    for key in ["source", "crd", "object", "build_dir", "command"] {
         assert!(!value(key).starts_with('/'), "{key} is absolute:\n{text}");
     }
     let resolved = |key: &str| tmp.path().join(value(key)).canonicalize().unwrap();
+    // The source the findings' likely lines come from.
+    assert_eq!(resolved("source"), fixture);
     assert_eq!(resolved("crd"), fixture.join("yaml/echo-crd.yaml"));
     assert_eq!(resolved("object"), fixture.join("yaml/echo-example.yaml"));
     assert_eq!(resolved("build_dir"), fixture);
@@ -377,6 +379,14 @@ fn the_kube_rs_operator_runs_to_all_ready_with_no_edit() {
     assert_eq!(m.builds[0].program_sha256.len(), 64);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("apiserver Echo update p99"), "{report}");
+    // [workload] source: the likely lines of its source, for the findings.
+    let likely = std::fs::read_to_string(dir.join("likely.csv")).unwrap();
+    assert!(
+        likely.contains(
+            "cluster-wide-cache,src/main.rs,57,let echoes: Api<Echo> = Api::all(client.clone());"
+        ),
+        "{likely}"
+    );
 }
 
 #[test]

@@ -266,6 +266,20 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
             vec![s("run"), exp_with(d, "c", "concurrency = 5000\n", "")],
         ),
         (
+            "decoys beyond the bound",
+            vec![
+                s("run"),
+                exp_with(d, "decoys", "[workload]\ndecoys = 100001\n", ""),
+            ],
+        ),
+        (
+            "negative decoys",
+            vec![
+                s("run"),
+                exp_with(d, "decoys-neg", "[workload]\ndecoys = -1\n", ""),
+            ],
+        ),
+        (
             "unknown schedule",
             vec![
                 s("run"),
@@ -466,6 +480,13 @@ fn every_bad_input_gets_one_error_line_and_leaves_nothing() {
             "| {what} | `{}` |\n",
             lines[0].replace(&d.display().to_string(), "$TMP")
         ));
+    }
+    // A [workload] key's error names its line and key like any other.
+    for (file, k) in [("decoys", "100001"), ("decoys-neg", "-1")] {
+        let want = format!(
+            "$TMP/{file}.toml:5: key `decoys`: must be a whole number from 0 to 100000, not {k}"
+        );
+        assert!(table.contains(&want), "{want}\n{table}");
     }
     assert_eq!(
         processes_mentioning(&d.display().to_string()),

@@ -41,7 +41,10 @@ impl Framework {
     /// The framework a run's implementation names, or a user's controller's
     /// stated framework (its variant's `framework`); None where neither says.
     pub fn of(implementation: &str) -> Option<Framework> {
-        if let Some(f) = Framework::ALL.into_iter().find(|f| f.name() == implementation) {
+        if let Some(f) = Framework::ALL
+            .into_iter()
+            .find(|f| f.name() == implementation)
+        {
             return Some(f);
         }
         if implementation == "rust" {
@@ -73,6 +76,59 @@ impl Fixes {
     }
 }
 
+/// A line of an operator's source that a rule's anti-pattern likely sits
+/// on: a regular expression `find` matched per line; with `unless`, only
+/// in a file where `unless` matches nowhere (a `For(` in a file with no
+/// generation predicate). The harness matches them (`run::likely`); here
+/// they are data.
+pub struct Pattern {
+    pub find: &'static str,
+    pub unless: &'static str,
+}
+
+/// A pattern matched on its own.
+pub const fn find(find: &'static str) -> Pattern {
+    Pattern { find, unless: "" }
+}
+
+/// A pattern matched only in files where `unless` matches nowhere.
+pub const fn unless(find: &'static str, unless: &'static str) -> Pattern {
+    Pattern { find, unless }
+}
+
+/// Where in the operator's own code a rule's anti-pattern likely is, per
+/// framework: pointers for the reader, never the evidence.
+pub struct Likely {
+    pub controller_runtime: &'static [Pattern],
+    pub client_go: &'static [Pattern],
+    pub kube_rs: &'static [Pattern],
+    pub kopf: &'static [Pattern],
+}
+
+impl Likely {
+    pub fn of(&self, f: Framework) -> &'static [Pattern] {
+        match f {
+            Framework::ControllerRuntime => self.controller_runtime,
+            Framework::ClientGo => self.client_go,
+            Framework::KubeRs => self.kube_rs,
+            Framework::Kopf => self.kopf,
+        }
+    }
+}
+
+impl Framework {
+    /// The frameworks a source file of this extension may use: Go files
+    /// controller-runtime's and client-go's, Rust kube-rs's, Python kopf's.
+    pub fn of_extension(ext: &str) -> &'static [Framework] {
+        match ext {
+            "go" => &[Framework::ControllerRuntime, Framework::ClientGo],
+            "rs" => &[Framework::KubeRs],
+            "py" => &[Framework::Kopf],
+            _ => &[],
+        }
+    }
+}
+
 /// One rule of the table.
 pub struct Rule {
     /// A stable identifier (verdicts.json, docs anchors).
@@ -86,6 +142,8 @@ pub struct Rule {
     pub threshold: &'static str,
     pub fix: Fixes,
     pub source: &'static str,
+    /// Where in the operator's source to look (the report's "likely:" lines).
+    pub likely: Likely,
     /// Rules whose finding explains this one's signature.
     pub suppressed_by: &'static [&'static str],
     /// This group's evidence and what it costs, if the rule fires.
@@ -127,6 +185,18 @@ pub struct Evidence {
     pub throttle_share: Option<f64>,
     /// The workload's kind, for the report's words.
     pub kind: String,
+    /// `[workload] decoys` of the runs (0: none).
+    pub decoys: u64,
+    /// What the cluster-wide lists and watches read that the decoys are
+    /// made of (the workload's kind, Secrets, ConfigMaps).
+    pub decoy_targets: Vec<String>,
+    /// The runs' median peak RSS, bytes.
+    pub peak_rss: Option<f64>,
+    /// The runs shared the cluster with other variants.
+    pub concurrent: bool,
+    /// The counterpart preset's variant beside it and its median peak RSS
+    /// (set by `diagnose`, which sees every group).
+    pub counterpart_rss: Option<(String, f64)>,
 }
 
 impl Evidence {
@@ -141,6 +211,9 @@ impl Evidence {
                 .iter()
                 .find_map(|r| r.settings.as_ref())
                 .map(|s| s.leader_election.is_some()),
+            decoys: runs.iter().map(|r| r.decoys).max().unwrap_or(0),
+            peak_rss: median_rss(&runs),
+            concurrent: runs.iter().any(|r| r.concurrent),
             ..Evidence::default()
         };
         let mut reconciles = Some(0.0);
@@ -182,11 +255,20 @@ impl Evidence {
                         && !row.namespaced
                         && wide.contains(&row.target())
                 });
+                e.decoy_targets.extend(f.rows.iter().filter_map(|row| {
+                    let decoy = row.workload
+                        || (row.group.is_empty()
+                            && (row.resource == "secrets" || row.resource == "configmaps"));
+                    ((row.verb == "list" || row.verb == "watch") && !row.namespaced && decoy)
+                        .then(|| row.target())
+                }));
                 e.cluster_targets.extend(wide);
             }
         }
         e.cluster_targets.sort();
         e.cluster_targets.dedup();
+        e.decoy_targets.sort();
+        e.decoy_targets.dedup();
         e.reconciles = reconciles.filter(|r| *r > 0.0);
         e.requeues = requeues;
         e.noop_writes = noop.filter(|_| e.footprint);
@@ -210,6 +292,21 @@ impl Evidence {
     fn reconciles_per_object(&self) -> Option<f64> {
         self.reconciles.map(|r| self.per_object(r))
     }
+}
+
+/// The median peak RSS of runs that measured it.
+fn median_rss(runs: &[&RunFigures]) -> Option<f64> {
+    let v: Vec<f64> = runs.iter().filter_map(|r| r.get(Metric::PeakRss)).collect();
+    crate::quantile::median(&v)
+}
+
+/// The median peak RSS of `g`'s counterpart preset's variant, when one ran
+/// beside it at its scale with like settings.
+fn counterpart_rss(g: &Group, groups: &[Group]) -> Option<(String, f64)> {
+    let (.., counterpart) = crate::counterparts::info(g)?;
+    let h = crate::counterparts::counterpart_of(g, counterpart, groups)?;
+    let runs: Vec<&RunFigures> = h.runs.iter().collect();
+    Some((h.variant.clone(), median_rss(&runs)?))
 }
 
 /// Resources without a namespace: a list of them reads no other namespace.
@@ -269,7 +366,10 @@ pub struct Finding {
 pub fn diagnose(groups: &[Group]) -> Vec<Finding> {
     let mut out = Vec::new();
     for g in groups {
-        let e = Evidence::of(g);
+        let mut e = Evidence::of(g);
+        if e.decoys > 0 {
+            e.counterpart_rss = counterpart_rss(g, groups);
+        }
         let fired: Vec<(&'static Rule, (String, String))> = RULES
             .iter()
             .filter_map(|r| (r.detect)(&e).map(|x| (r, x)))
@@ -309,13 +409,13 @@ pub fn checked(g: &Group) -> bool {
 pub fn markdown() -> String {
     let mut s = String::from(
         "# Diagnosis rules\n\n\
-         <!-- Generated from crates/ctrlbench-report/src/diagnosis.rs (RULES) by `ctrlbench diagnose --rules`; a test keeps it in step. -->\n\n\
+         <!-- Generated from crates/ctrlbench-report/src/diagnosis/rules.rs (RULES) by `ctrlbench diagnose --rules`; a test keeps it in step. -->\n\n\
          `ctrlbench run` (and `ctrlbench diagnose RESULTS` on older results) names each anti-pattern a controller's runs \
          show, in the report's \"What to fix\", in verdicts.json's `diagnosis` and on the terminal. The evidence is counts: \
          the run's API footprint (footprint.csv, from the apiserver's audit log, which names each request's caller) and \
          the controller's own counters, per object and per reconcile, so one repeat decides a rule. A rule whose \
          signature another finding explains (the conflicts of a loop) is left out where that one fires.\n\n\
-         To add a rule: one entry in `RULES` in crates/ctrlbench-report/src/diagnosis.rs (its name, meaning, evidence, \
+         To add a rule: one entry in `RULES` in crates/ctrlbench-report/src/diagnosis/rules.rs (its name, meaning, evidence, \
          threshold, fixes, source and detection together), then `ctrlbench diagnose --rules > docs/diagnosis.md`.\n\n",
     );
     for r in RULES {
@@ -336,195 +436,30 @@ pub fn markdown() -> String {
         for f in Framework::ALL {
             s.push_str(&format!("  - {}: {}.\n", f.name(), r.fix.of(f)));
         }
+        let likely: Vec<String> = Framework::ALL
+            .iter()
+            .filter(|f| !r.likely.of(**f).is_empty())
+            .map(|f| {
+                let pats: Vec<String> = r
+                    .likely
+                    .of(*f)
+                    .iter()
+                    .map(|p| match p.unless {
+                        "" => format!("`{}`", p.find),
+                        u => format!("`{}` in a file without `{u}`", p.find),
+                    })
+                    .collect();
+                format!("  - {}: {}.\n", f.name(), pats.join("; "))
+            })
+            .collect();
+        if !likely.is_empty() {
+            s.push_str("- **Likely lines** (patterns matched in the operator's source; pointers, not evidence):\n");
+            s.push_str(&likely.concat());
+        }
         s.push_str(&format!("- **Source:** {}.\n\n", r.source));
     }
     s
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::footprint::Footprint;
-    use ctrlbench_record::footprint::FootprintRow;
-
-    /// A group of one run of N = 100 with these footprint rows (create
-    /// phase), reconciles per object and Ready count.
-    fn group(rows: &[(&str, &str, u16, bool, bool, u64)], rec: f64, ready: u64) -> Group {
-        let mut r = RunFigures::empty(100, "v", 1);
-        r.footprint = Some(Footprint::of(
-            &rows
-                .iter()
-                .map(|(verb, sub, code, workload, namespaced, n)| FootprintRow {
-                    phase: "create".into(),
-                    verb: verb.to_string(),
-                    group: "x".into(),
-                    resource: if *workload { "widgets" } else { "secrets" }.into(),
-                    subresource: sub.to_string(),
-                    code: *code,
-                    namespaced: *namespaced,
-                    workload: *workload,
-                    count: *n,
-                    ..Default::default()
-                })
-                .collect::<Vec<_>>(),
-        ));
-        r.set(Metric::ReconcilesPerObject, Some(rec));
-        r.ready = ready;
-        Group {
-            scale: 100,
-            variant: "v".into(),
-            runs: vec![r],
-        }
-    }
-
-    fn ids(g: Group) -> Vec<&'static str> {
-        diagnose(&[g]).iter().map(|f| f.rule.id).collect()
-    }
-
-    fn ids_of(g: &Group) -> Vec<&'static str> {
-        diagnose(std::slice::from_ref(g))
-            .iter()
-            .map(|f| f.rule.id)
-            .collect()
-    }
-
-    const WATCH: (&str, &str, u16, bool, bool, u64) = ("watch", "", 200, true, true, 1);
-    const LIST: (&str, &str, u16, bool, bool, u64) = ("list", "", 200, true, true, 1);
-
-    #[test]
-    fn a_clean_controller_gets_nothing() {
-        let g = group(
-            &[LIST, WATCH, ("update", "status", 200, true, true, 100)],
-            1.0,
-            100,
-        );
-        assert!(ids(g).is_empty());
-    }
-
-    #[test]
-    fn each_signature_gets_its_rule_and_its_echoes_are_left_out() {
-        // Hand-counted: 50 GETs over 100 reconciles is 0.5 per reconcile.
-        let uncached = group(
-            &[
-                LIST,
-                WATCH,
-                ("get", "", 200, true, true, 50),
-                ("update", "status", 200, true, true, 100),
-            ],
-            1.0,
-            100,
-        );
-        assert_eq!(ids(uncached), ["uncached-reads"]);
-        // 101 LISTs, one of them the watch's: 100 over 100 reconciles.
-        let lists = group(
-            &[
-                ("list", "", 200, true, true, 101),
-                WATCH,
-                ("update", "status", 200, true, true, 100),
-            ],
-            1.0,
-            100,
-        );
-        assert_eq!(ids(lists), ["list-per-reconcile"]);
-        // A loop: 4000 object updates, 400 conflicts; the conflicts are its echo.
-        let looping = group(
-            &[
-                LIST,
-                WATCH,
-                ("update", "", 200, true, true, 4000),
-                ("update", "", 409, true, true, 400),
-                ("update", "status", 200, true, true, 4000),
-            ],
-            40.0,
-            60,
-        );
-        assert_eq!(ids(looping), ["self-triggered-loop"]);
-        // The same writes with nothing Ready and no status write: dropped status.
-        let dropped = group(
-            &[LIST, WATCH, ("update", "", 200, true, true, 4000)],
-            40.0,
-            0,
-        );
-        assert_eq!(ids(dropped), ["status-dropped"]);
-        let stamping = group(
-            &[LIST, WATCH, ("update", "status", 200, true, true, 500)],
-            5.0,
-            100,
-        );
-        assert_eq!(ids(stamping), ["status-every-reconcile"]);
-        // Cluster-wide: a namespaced kind listed everywhere; a CRD list is not.
-        let mut wide = group(
-            &[
-                ("list", "", 200, false, false, 1),
-                ("watch", "", 200, false, false, 1),
-            ],
-            1.0,
-            100,
-        );
-        assert_eq!(ids_of(&wide), ["cluster-wide-cache"]);
-        wide.runs[0]
-            .footprint
-            .as_mut()
-            .unwrap()
-            .rows
-            .iter_mut()
-            .for_each(|r| {
-                r.group = "apiextensions.k8s.io".into();
-                r.resource = "customresourcedefinitions".into();
-            });
-        assert!(ids(wide).is_empty());
-        let spam = group(
-            &[LIST, WATCH, ("create", "", 200, false, true, 300)],
-            1.0,
-            100,
-        );
-        // Secrets stand in for any child: 300 creates are no Events.
-        assert!(ids(spam).is_empty());
-        let blind = group(
-            &[LIST, WATCH, ("create", "", 409, false, true, 20)],
-            1.0,
-            100,
-        );
-        assert_eq!(ids(blind), ["blind-creates"]);
-    }
-
-    #[test]
-    fn requeues_and_replicas_come_from_the_controller() {
-        let mut g = group(
-            &[LIST, WATCH, ("update", "status", 200, true, true, 100)],
-            6.0,
-            100,
-        );
-        g.runs[0].set(Metric::Requeues, Some(500.0));
-        assert_eq!(ids(g), ["requeue-loop"]);
-        let mut g = group(
-            &[
-                LIST,
-                WATCH,
-                ("update", "status", 200, true, true, 150),
-                ("update", "status", 409, true, true, 30),
-            ],
-            2.0,
-            100,
-        );
-        g.runs[0].replicas = 2;
-        g.runs[0].settings = Some(Default::default());
-        assert_eq!(ids(g), ["replicas-without-election"]);
-    }
-
-    #[test]
-    fn the_docs_are_the_table() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/diagnosis.md");
-        let docs = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            docs == markdown(),
-            "docs/diagnosis.md is not the table: run `ctrlbench diagnose --rules > docs/diagnosis.md`"
-        );
-        for r in RULES {
-            assert!(!r.id.is_empty() && r.source.len() > 10, "{}", r.id);
-            for s in r.suppressed_by {
-                assert!(RULES.iter().any(|x| x.id == *s), "{} names {s}", r.id);
-            }
-        }
-    }
-}
+mod tests;

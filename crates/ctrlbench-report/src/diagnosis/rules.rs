@@ -3,7 +3,7 @@
 //! group's `Evidence`. Everything else (the report's words, verdicts.json,
 //! docs/diagnosis.md) is generated from this table.
 
-use super::{Fixes, Rule, n2};
+use super::{Evidence, Fixes, Likely, Rule, find, n2, unless};
 
 /// The rules, in the order "What to fix" lists their findings.
 pub const RULES: &[Rule] = &[
@@ -20,6 +20,12 @@ pub const RULES: &[Rule] = &[
             kopf: "write status through patch.status (kopf patches the status subresource when the CRD declares it)",
         },
         source: "Kubernetes API conventions: spec and status; a CRD's /status subresource (kubernetes.io, custom resources)",
+        likely: Likely {
+            controller_runtime: &[find(r"\w\.Update\(ctx")],
+            client_go: &[find(r"[^(]\)\.Update\(ctx")],
+            kube_rs: &[find(r"\.(replace|patch)\(")],
+            kopf: &[find(r"(patch|replace)_namespaced_custom_object\(")],
+        },
         suppressed_by: &[],
         detect: |e| {
             let writes = e.per_object(e.object_writes);
@@ -49,6 +55,27 @@ pub const RULES: &[Rule] = &[
             kopf: "react to spec changes (@kopf.on.update(field='spec')), and do not patch metadata in every handler",
         },
         source: "kube.rs controllers/optimization (\"the controller will spin forever\"); Skiperator's audit (kartverket/skiperator doc/improvements.md, a missing GenerationChangedPredicate)",
+        likely: Likely {
+            controller_runtime: &[
+                unless(
+                    r"\bFor\(",
+                    r"GenerationChangedPredicate|predicate\.Generation",
+                ),
+                find(r"\w\.(Update|Patch)\(ctx"),
+            ],
+            client_go: &[unless(r"UpdateFunc:", r"Generation")],
+            kube_rs: &[
+                unless(
+                    r"Controller::new\(",
+                    r"predicates::generation|predicate_filter",
+                ),
+                find(r"\.(replace|patch)\("),
+            ],
+            kopf: &[
+                find(r"@kopf\.on\.event\(|@kopf\.on\.update\([^=]*\)"),
+                find(r"patch\.metadata"),
+            ],
+        },
         suppressed_by: &["status-dropped"],
         detect: |e| {
             let writes = e.per_object(e.object_writes);
@@ -83,6 +110,12 @@ pub const RULES: &[Rule] = &[
             kopf: "patch status only on a change; kopf's own status.kopf progress is not yours to rewrite",
         },
         source: "kube.rs controllers/optimization (non-deterministic status); nolar/kopf PR #1259 (PATCHes per cycle)",
+        likely: Likely {
+            controller_runtime: &[find(r"Status\(\)\.(Update|Patch)\(")],
+            client_go: &[find(r"UpdateStatus\(")],
+            kube_rs: &[find(r"\.(patch|replace)_status\(")],
+            kopf: &[find(r"patch\.status")],
+        },
         suppressed_by: &[
             "status-dropped",
             "self-triggered-loop",
@@ -124,6 +157,14 @@ pub const RULES: &[Rule] = &[
             kopf: "return or patch only what changed; an unchanged handler result still patches",
         },
         source: "measured here: operator-sdk's Memcached tutorial operator (tests/fixtures/memcached-operator) sends an unchanged status Update on its last reconcile of each object; the apiserver still reads etcd and runs admission for it",
+        likely: Likely {
+            controller_runtime: &[find(r"Status\(\)\.Update\(ctx"), find(r"\w\.Update\(ctx")],
+            client_go: &[find(r"(UpdateStatus|Update)\(ctx")],
+            kube_rs: &[find(r"\.(replace|replace_status)\(")],
+            kopf: &[find(
+                r"(patch|replace)_namespaced_custom_object(_status)?\(",
+            )],
+        },
         suppressed_by: &[
             "status-every-reconcile",
             "self-triggered-loop",
@@ -154,6 +195,15 @@ pub const RULES: &[Rule] = &[
             kopf: "use the body the handler receives, not a get through the API",
         },
         source: "controller-runtime FAQ (a direct client \"is generally considered to be a last resort\"); Gardener's \"Kubernetes Clients in Gardener\"; karpenter #2478; kubewarden adm-controller #645",
+        likely: Likely {
+            controller_runtime: &[
+                find(r"GetAPIReader\(\)|APIReader\b"),
+                find(r"client\.New\("),
+            ],
+            client_go: &[find(r"\.Get\(ctx, [^)]*GetOptions")],
+            kube_rs: &[find(r"\.get_opt\(|(?i)api\w*\.get\(")],
+            kopf: &[find(r"(get|read)_namespaced_\w+\(")],
+        },
         suppressed_by: &[],
         detect: |e| {
             if !e.footprint || e.gets == 0.0 {
@@ -191,6 +241,12 @@ pub const RULES: &[Rule] = &[
             kopf: "keep an in-memory index with @kopf.index instead of listing in the handler",
         },
         source: "Skiperator's audit (44 of 48 uncached round trips per reconcile were LISTs); the O(N²) cost: this project's lab, list-in-reconcile",
+        likely: Likely {
+            controller_runtime: &[find(r"\.List\(ctx"), find(r"GetAPIReader\(\)")],
+            client_go: &[find(r"\.List\(ctx")],
+            kube_rs: &[find(r"\.list(_metadata)?\(&")],
+            kopf: &[find(r"list_(namespaced|cluster)_\w+\(")],
+        },
         suppressed_by: &[],
         detect: |e| {
             if !e.footprint || e.extra_lists == 0.0 {
@@ -226,6 +282,12 @@ pub const RULES: &[Rule] = &[
             kopf: "declare watches as handlers; do not call the API's watch in a handler",
         },
         source: "OpenShift origin's test \"operators should not create watch channels very often\" (origin PR #30750)",
+        likely: Likely {
+            controller_runtime: &[find(r"\.Watch\(ctx|cache\.New\(|NewInformer\(")],
+            client_go: &[find(r"\.Watch\(ctx|NewInformer\(")],
+            kube_rs: &[find(r"\.watch\(&")],
+            kopf: &[find(r"watch\.Watch\(\)")],
+        },
         suppressed_by: &[],
         detect: |e| {
             let per = e.per_reconcile(e.watches)?;
@@ -254,6 +316,12 @@ pub const RULES: &[Rule] = &[
             kopf: "avoid short @kopf.timer intervals and raise kopf.TemporaryError only on real errors",
         },
         source: "kube.rs controllers/optimization (\"about 1 to 5+ reconciles every 1/(your requeue time)\"); Skiperator (10 s requeue: about 4800 requests/s at 1000 objects); crossplane #2477",
+        likely: Likely {
+            controller_runtime: &[find(r"RequeueAfter:|Requeue:\s*true")],
+            client_go: &[find(r"\.AddAfter\(|[Rr]esyncPeriod")],
+            kube_rs: &[find(r"Action::requeue\(")],
+            kopf: &[find(r"@kopf\.(timer|daemon)\(|TemporaryError\(")],
+        },
         suppressed_by: &["status-dropped", "self-triggered-loop"],
         detect: |e| {
             let q = e.per_object(e.requeues?);
@@ -279,6 +347,12 @@ pub const RULES: &[Rule] = &[
             kopf: "run with peering (no --standalone) so that one replica handles each object, or run one replica",
         },
         source: "controller-runtime's manager options (LeaderElection); this project's lab, no-leader-election",
+        likely: Likely {
+            controller_runtime: &[find(r"LeaderElection:")],
+            client_go: &[unless(r"func main\(\)", r"(?i)leaderelection")],
+            kube_rs: &[unless(r"Controller::new\(", r"(?i)lease|leader")],
+            kopf: &[find(r"--standalone|standalone\s*=\s*True")],
+        },
         suppressed_by: &[],
         detect: |e| {
             if e.replicas < 2 || e.leader_election != Some(false) {
@@ -312,6 +386,12 @@ pub const RULES: &[Rule] = &[
             kopf: "write through patch (kopf merges it); avoid replacing whole objects",
         },
         source: "Gardener's \"Kubernetes Clients in Gardener\" (patches \"avoid conflicts\"); OpenShift origin's audit-log analyser (fails above 10 conflicts per user)",
+        likely: Likely {
+            controller_runtime: &[find(r"\.Update\(ctx")],
+            client_go: &[find(r"\.Update(Status)?\(ctx")],
+            kube_rs: &[find(r"\.replace(_status)?\(")],
+            kopf: &[find(r"replace_namespaced_\w+\(")],
+        },
         suppressed_by: &[
             "status-dropped",
             "self-triggered-loop",
@@ -341,6 +421,12 @@ pub const RULES: &[Rule] = &[
             kopf: "look the child up first, or adopt and patch it",
         },
         source: "kubewarden adm-controller #645 (2.5 M creates that \"always fail with 409\")",
+        likely: Likely {
+            controller_runtime: &[find(r"\.Create\(ctx")],
+            client_go: &[find(r"\.Create\(ctx")],
+            kube_rs: &[find(r"\.create\(&")],
+            kopf: &[find(r"create_namespaced_\w+\(")],
+        },
         suppressed_by: &[],
         detect: |e| {
             let c = e.per_object(e.already_existed);
@@ -365,6 +451,12 @@ pub const RULES: &[Rule] = &[
             kopf: "call kopf.info/kopf.event on transitions; set posting level to WARNING",
         },
         source: "karpenter #236 (\"hammering the control plane with events\"); openshift/library-go PR #1780",
+        likely: Likely {
+            controller_runtime: &[find(r"\.(Event|Eventf|AnnotatedEventf)\(")],
+            client_go: &[find(r"\.(Event|Eventf|AnnotatedEventf)\(")],
+            kube_rs: &[find(r"\.publish\(")],
+            kopf: &[find(r"kopf\.(info|warn|exception|event)\(")],
+        },
         suppressed_by: &[],
         detect: |e| {
             let ev = e.per_object(e.events);
@@ -380,7 +472,7 @@ pub const RULES: &[Rule] = &[
         id: "cluster-wide-cache",
         name: "a cluster-wide cache",
         means: "The controller lists and watches a namespaced kind in every namespace while it reconciles one: it caches, and is sent, every other namespace's objects too.",
-        evidence: "footprint: lists and watches of namespaced kinds that named no namespace",
+        evidence: "footprint: lists and watches of namespaced kinds that named no namespace; with `[workload] decoys` (objects of the workload's kind, Secrets and ConfigMaps in a namespace no controller reconciles), which of those lists returned the decoys, and the controller's peak RSS against its counterpart preset's (per decoy when the variants ran one at a time)",
         threshold: "any, in a run whose objects live in one namespace",
         fix: Fixes {
             controller_runtime: "restrict the cache: cache.Options{DefaultNamespaces: …} or ByObject with a label or field selector",
@@ -389,14 +481,21 @@ pub const RULES: &[Rule] = &[
             kopf: "run with --namespace (ctrlbench's command does) and avoid cluster-wide handlers",
         },
         source: "operator-sdk \"Designing Lean Operators\"; cert-manager #3748 (90k Secrets: controller 5207Mi); external-secrets PR #729",
+        likely: Likely {
+            controller_runtime: &[unless(r"ctrl\.NewManager\(", r"DefaultNamespaces")],
+            client_go: &[find(r"NewSharedInformerFactory\(")],
+            kube_rs: &[find(r"Api::all\(")],
+            kopf: &[find(r"clusterwide\s*=\s*True|--all-namespaces")],
+        },
         suppressed_by: &[],
         detect: |e| {
             (e.footprint && e.cluster_wide > 0.0).then(|| {
                 (
                     format!(
-                        "{} lists and watches in every namespace, of {}",
+                        "{} lists and watches in every namespace, of {}{}",
                         n2(e.cluster_wide),
-                        e.cluster_targets.join(", ")
+                        e.cluster_targets.join(", "),
+                        decoys_seen(e)
                     ),
                     "memory and watch traffic grow with every namespace's objects, not only the ones it reconciles".to_string(),
                 )
@@ -416,6 +515,12 @@ pub const RULES: &[Rule] = &[
             kopf: "cut the requests per handler",
         },
         source: "controller-runtime PR #3119 (\"Disable client-side ratelimiter by default\"); controller-runtime #3202",
+        likely: Likely {
+            controller_runtime: &[find(r"\.(QPS|Burst)\s*=")],
+            client_go: &[find(r"\.(QPS|Burst)\s*=")],
+            kube_rs: &[find(r"(?i)rate_?limit")],
+            kopf: &[],
+        },
         suppressed_by: &[
             "self-triggered-loop",
             "status-every-reconcile",
@@ -435,3 +540,40 @@ pub const RULES: &[Rule] = &[
         },
     },
 ];
+
+/// What the decoys show, for the cluster-wide-cache finding ("" without
+/// decoys): which cluster-wide lists returned them, and the peak RSS
+/// against the counterpart's, per decoy where the variants ran one at a
+/// time (run together, the cache also held the other variants' objects).
+fn decoys_seen(e: &Evidence) -> String {
+    if e.decoys == 0 {
+        return String::new();
+    }
+    let mib = |b: f64| format!("{:.1} MiB", b / (1u64 << 20) as f64);
+    let mut s = format!(
+        "; with {} decoys in a namespace it was not asked to reconcile",
+        e.decoys
+    );
+    if !e.decoy_targets.is_empty() {
+        s.push_str(&format!(
+            ", its lists of {} returned them",
+            e.decoy_targets.join(", ")
+        ));
+    }
+    let Some(rss) = e.peak_rss else { return s };
+    s.push_str(&format!(": peak RSS {}", mib(rss)));
+    if let Some((counterpart, base)) = &e.counterpart_rss {
+        let d = rss - base;
+        let side = if d >= 0.0 { "more" } else { "less" };
+        s.push_str(&format!(", {} {side} than {counterpart}'s", mib(d.abs())));
+        if e.concurrent {
+            s.push_str(" (its cache also held the other variants' objects)");
+        } else if d > 0.0 {
+            s.push_str(&format!(
+                " ({:.2} KiB per decoy)",
+                d / 1024.0 / e.decoys as f64
+            ));
+        }
+    }
+    s
+}

@@ -1,8 +1,10 @@
 //! "What to fix", first in the report: each anti-pattern the runs show
 //! (the diagnosis table's rules, `diagnosis.rs`), with this run's evidence,
 //! what it costs and the fix in the controller's framework; for a variant
-//! with nothing found, what was checked. A run of one operator, which asks
-//! no question, also gets its one summary line here.
+//! with nothing found, what was checked; under a finding of the operator's
+//! own code (not our reference controllers), up to three likely lines of
+//! its source (likely.csv, when the experiment named it). A run of one
+//! operator, which asks no question, also gets its one summary line here.
 
 use super::Section;
 use crate::Block;
@@ -39,8 +41,14 @@ impl Section for WhatToFix {
                     .join("; "),
             };
             items.push(format!(
-                "**{}** (N={}): **{}**: {}. Costs: {}. Fix: {}.",
-                f.variant, f.scale, f.rule.name, f.evidence, f.cost, fix
+                "**{}** (N={}): **{}**: {}. Costs: {}. Fix: {}.{}",
+                f.variant,
+                f.scale,
+                f.rule.name,
+                f.evidence,
+                f.cost,
+                fix,
+                likely_lines(ctx, f)
             ));
         }
         let clean: Vec<String> = groups
@@ -102,4 +110,35 @@ fn summary_line(g: &crate::figures::Group, findings: &[diagnosis::Finding]) -> S
         g.cell(Metric::TtrP99),
         top
     )
+}
+
+/// The most likely lines printed under one finding.
+const LIKELY_SHOWN: usize = 3;
+
+/// " Likely: `path:line` `text`; …" for a finding of the operator's own
+/// code (a framework the results do not record: not our reference
+/// controllers), from likely.csv; "" when it has none.
+fn likely_lines(ctx: &ReportCtx, f: &diagnosis::Finding) -> String {
+    if f.framework.is_some() {
+        return String::new();
+    }
+    let lines: Vec<String> = ctx
+        .results
+        .likely
+        .iter()
+        .filter(|l| l.rule == f.rule.id)
+        .take(LIKELY_SHOWN)
+        .map(|l| {
+            format!(
+                "likely: {}:{} `{}`",
+                l.path,
+                l.line,
+                l.text.replace('`', "'")
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(" {} (pointers, not evidence).", lines.join("; "))
 }

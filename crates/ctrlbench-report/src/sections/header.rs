@@ -127,6 +127,11 @@ impl Section for Header {
                 " {k} background widgets in a namespace of their own, created before any controller started."
             ),
         };
+        if let Some(k) = first.map(|s| s.decoys).filter(|k| *k > 0) {
+            background.push_str(&format!(
+                " {k} decoys (as many objects of the workload's kind, Secrets and ConfigMaps of 1 KiB) in a namespace no controller was asked to reconcile, created before any controller started."
+            ));
+        }
         if let Some(b) = first.and_then(|s| s.object_bytes) {
             background.push_str(&format!(
                 " Objects of {b} bytes ({:.1} KiB) each as created.",

@@ -146,6 +146,7 @@ pub fn generate(
     t.push_str(&top_keys(&pkg.name, &chosen.kind));
     let extra: Vec<String> = extra.iter().map(|p| rel(p)).collect();
     t.push_str(&workload_toml(
+        &shown,
         &rel(crd_path),
         &extra,
         &rel(&sample),

@@ -146,6 +146,7 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
     ));
     t.push_str(&top_keys(&name, &chosen.kind));
     t.push_str(&workload_toml(
+        &shown,
         &rel(crd_path),
         &[],
         &rel(&example),

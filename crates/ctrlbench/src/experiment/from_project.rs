@@ -14,6 +14,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use super::from_code::Lang;
+
+pub(super) use super::init_workload::workload_toml;
 pub(super) use super::project_file::choose;
 pub use super::project_file::{Kind, Project, read_project};
 pub use super::readiness::TODO_CHOICES;
@@ -92,6 +94,7 @@ pub fn generate(dir: &Path, kind: Option<&str>, out_dir: &Path) -> Result<Genera
     ));
     t.push_str(&top_keys(&name, &chosen.kind));
     t.push_str(&workload_toml(
+        &shown,
         &at(&crd_rel),
         &extra,
         &at(&sample),
@@ -508,39 +511,6 @@ pub(super) fn rules_toml(key: &str, rules: &[Rule]) -> String {
             list(r),
             list(v)
         ));
-    }
-    s.push_str("]\n");
-    s
-}
-
-/// The `[workload]` table `init --from` writes, paths as the file shows
-/// them: the CRD, the other kinds' CRDs, the example object and the
-/// readiness rule (its comment and line).
-pub(super) fn workload_toml(crd: &str, extra: &[String], object: &str, ready: &str) -> String {
-    let mut t = String::from("[workload]\n");
-    t.push_str(&format!("crd = {}\n", q(crd)));
-    if !extra.is_empty() {
-        t.push_str(
-            "# The other kinds the controller watches: installed when missing,\n\
-             # removed afterwards only if ctrlbench installed them.\n",
-        );
-        t.push_str(&string_list("extra_crds", extra));
-    }
-    t.push_str(
-        "# The project's example: ctrlbench sets every object's metadata.name and\n\
-         # namespace; {{index}}, {{name}}, {{namespace}} and {{run}} may be used in it.\n",
-    );
-    t.push_str(&format!("object = {}\n", q(object)));
-    t.push_str(ready);
-    t.push('\n');
-    t
-}
-
-/// `key = [ … ]`, one string a line.
-pub(super) fn string_list(key: &str, items: &[String]) -> String {
-    let mut s = format!("{key} = [\n");
-    for i in items {
-        s.push_str(&format!("  {},\n", q(i)));
     }
     s.push_str("]\n");
     s

@@ -3,12 +3,14 @@
 //! for the scales `run --grow` picks).
 
 pub mod builtin;
+pub mod decoys;
 pub mod from_cargo;
 pub mod from_code;
 pub mod from_kopf;
 pub mod from_project;
 pub mod grow;
 pub mod init;
+pub mod init_workload;
 pub mod jsonpath;
 pub mod overrides;
 pub mod pads;

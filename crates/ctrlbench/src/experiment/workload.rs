@@ -28,13 +28,19 @@ use super::spec::errors::{Checked, Source, SpecError};
 pub struct WorkloadSpec {
     /// None: the template names a kind the cluster serves without a CRD.
     pub crd: Option<Spanned<String>>,
-    pub object: Spanned<String>,
-    pub ready: Spanned<ReadySpec>,
+    /// None (and no `ready`, `crd` or `extra_crds`): the built-in Widgets.
+    pub object: Option<Spanned<String>>,
+    pub ready: Option<Spanned<ReadySpec>>,
     /// CRDs of the other kinds the controller watches (a multi-kind
     /// manager waits for every kind's cache): installed when missing,
     /// removed afterwards only if ctrlbench installed them.
     #[serde(default)]
     pub extra_crds: Vec<Spanned<String>>,
+    /// Decoys in a namespace no controller reconciles (`super::decoys`).
+    pub decoys: Option<Spanned<i64>>,
+    /// The operator's source directory (`init --from` writes it): the
+    /// findings' likely lines are looked for there (`run::likely`).
+    pub source: Option<Spanned<String>>,
 }
 
 /// The placeholders a template may use (and `{{pad N}}`: N letters `x`,
@@ -387,15 +393,17 @@ pub enum WorkloadError {
 }
 
 /// Checks `[workload]` of experiment `file` (its paths relative to it;
-/// files read with `read`): the CRD, the template and the rule.
+/// files read with `read`): the CRD, the template `object` and the rule
+/// `ready` (both as `super::decoys::template` found them).
 pub fn check(
     src: &Source,
     file: &Path,
     w: &WorkloadSpec,
+    (object, ready): (&Spanned<String>, &Spanned<ReadySpec>),
     read: &dyn Fn(&Path) -> std::io::Result<String>,
 ) -> Checked<Workload> {
     let ready =
-        ReadyRule::from_spec(w.ready.get_ref()).map_err(|m| src.at("ready", w.ready.span(), m))?;
+        ReadyRule::from_spec(ready.get_ref()).map_err(|m| src.at("ready", ready.span(), m))?;
     let load = |key: &str, spec: &Spanned<String>| {
         let path = relative_to(file, spec.get_ref());
         let text = read(&path).map_err(|e| {
@@ -426,13 +434,13 @@ pub fn check(
         wl
     };
     let Some(crd_spec) = &w.crd else {
-        let (obj_path, template) = load("object", &w.object)?;
+        let (obj_path, template) = load("object", object)?;
         return Workload::of_kind(Some(obj_path.clone()), template, ready)
             .map(with_extra)
             .map_err(|e| {
                 src.at(
                     "object",
-                    w.object.span(),
+                    object.span(),
                     format!("{}: {e}", obj_path.display()),
                 )
             });
@@ -445,7 +453,7 @@ pub fn check(
             format!("{}: {m}", crd_path.display()),
         )
     })?;
-    let (obj_path, template) = load("object", &w.object)?;
+    let (obj_path, template) = load("object", object)?;
     Workload::new(
         Some(crd_path.clone()),
         crd,
@@ -457,7 +465,7 @@ pub fn check(
     .map_err(|e| {
         let (key, span, path) = match e {
             WorkloadError::Crd(_) => ("crd", crd_spec.span(), &crd_path),
-            WorkloadError::Template(_) => ("object", w.object.span(), &obj_path),
+            WorkloadError::Template(_) => ("object", object.span(), &obj_path),
         };
         src.at(key, span, format!("{}: {e}", path.display()))
     })

@@ -12,6 +12,7 @@ mod controller;
 pub mod first_builds;
 pub mod group;
 pub mod identity;
+pub mod likely;
 pub mod loader;
 pub mod manifest;
 pub mod measure;

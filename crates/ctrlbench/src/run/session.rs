@@ -1,7 +1,8 @@
 //! One experiment's session, in the order it happens: the controllers are
 //! built first (`super::builds`: a failed build costs no cluster time), then the cluster,
-//! the results directory and its manifest, the workload's CRD and a warm-up,
-//! the background objects; then every run of the plan — the probe before a
+//! the results directory and its manifest (and the likely lines of the
+//! operator's source, `super::likely`), the workload's CRD and a warm-up,
+//! the background objects and decoys; then every run of the plan — the probe before a
 //! repeat, a plane of another Kubernetes version where a variant needs one,
 //! a quiet cluster — and last the clean-up. The manifest is rewritten after
 //! every step, so an interruption keeps what was measured.
@@ -31,7 +32,8 @@ pub struct Session<'a> {
     cluster: Option<target::Cluster>,
     results: ResultsDir,
     pub manifest: Manifest,
-    background: Option<Background>,
+    /// The background objects' and the decoys' namespaces.
+    background: Vec<Background>,
     /// The apiserver's idle request rate, the level each run waits to return to.
     idle: Option<f64>,
     /// The plane's version and gates when variants name them.
@@ -115,6 +117,11 @@ impl<'a> Session<'a> {
         }
         manifest.write(&results.manifest())?;
         write_workload(exp, &results)?;
+        if let Some(source) = &exp.source
+            && let Err(e) = super::likely::write(&results, source)
+        {
+            eprintln!("note: no likely lines for the findings: {e:#}");
+        }
         let mut s = Session {
             exp,
             opts,
@@ -123,7 +130,7 @@ impl<'a> Session<'a> {
             cluster: Some(cluster),
             results,
             manifest,
-            background: None,
+            background: Vec::new(),
             idle: None,
             version,
             probed: None,
@@ -155,7 +162,7 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The workload's CRD, a warm-up and the background objects; an
+    /// The workload's CRD, a warm-up, the background objects and decoys; an
     /// interruption ends the session (its outcome), an error too.
     async fn prepare(&mut self) -> Result<Option<Outcome>> {
         let (exp, cancel) = (self.exp, self.cancel);
@@ -183,22 +190,30 @@ impl<'a> Session<'a> {
             None => return self.interrupted("during warm-up").await.map(Some),
         }
         self.manifest.write(&self.results.manifest())?;
-        let k = self.exp.background_objects;
-        if k > 0 {
-            let workload = std::sync::Arc::new(self.exp.workload.clone());
-            let create = background::create(
-                &self.cluster().client,
-                &workload,
-                &self.exp.name,
-                k,
-                self.exp.concurrency as usize,
-                self.cancel,
-            );
+        let workload = std::sync::Arc::new(self.exp.workload.clone());
+        for decoys in [false, true] {
+            let (k, what) = if decoys {
+                (self.exp.decoys, "the decoys")
+            } else {
+                (self.exp.background_objects, "the background objects")
+            };
+            if k == 0 {
+                continue;
+            }
+            let (client, name) = (&self.cluster().client, &self.exp.name);
+            let n = self.exp.concurrency as usize;
+            let create = async {
+                if decoys {
+                    background::create_decoys(client, &workload, name, k, n, self.cancel).await
+                } else {
+                    background::create(client, &workload, name, k, n, self.cancel).await
+                }
+            };
             match until_cancelled(self.cancel, create).await {
-                Some(b) => self.background = Some(b?),
+                Some(b) => self.background.push(b?),
                 None => {
                     return self
-                        .interrupted("while creating the background objects")
+                        .interrupted(&format!("while creating {what}"))
                         .await
                         .map(Some);
                 }
@@ -489,18 +504,19 @@ impl<'a> Session<'a> {
         Ok(!self.cancel.is_cancelled())
     }
 
-    /// The background objects go, the manifest is finished, the plane stops
+    /// The background objects and decoys go, the manifest is finished, the plane stops
     /// (shortly after an interrupt: no long graceful shutdown).
     pub async fn close(mut self, complete: bool) -> Result<Outcome> {
         let cancelled = self.cancel.is_cancelled();
-        if let Some(b) = &self.background
-            && let Some(c) = &self.cluster
-            && !(cancelled && c.plane.is_some())
-            && let Err(e) = background::remove(&c.client, b, c.no_namespace_controller).await
-        {
-            self.manifest
-                .not_cleaned
-                .push(format!("namespace {}: {e:#}", b.namespace));
+        for b in &self.background {
+            if let Some(c) = &self.cluster
+                && !(cancelled && c.plane.is_some())
+                && let Err(e) = background::remove(&c.client, b, c.no_namespace_controller).await
+            {
+                self.manifest
+                    .not_cleaned
+                    .push(format!("namespace {}: {e:#}", b.namespace));
+            }
         }
         let m = &mut self.manifest;
         m.complete = complete && !cancelled && m.errors.is_empty();

@@ -100,6 +100,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
         }),
         phases: Vec::new(),
         background_objects: exp.background_objects,
+        decoys: exp.decoys,
         kubernetes_version: Some(i.kubernetes_version.to_string()),
         feature_gates: if exp.is_local() {
             exp.variant_plane(m.variant).map_or_else(

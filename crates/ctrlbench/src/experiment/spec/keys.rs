@@ -328,7 +328,7 @@ variant_keys! {
     env: BTreeMap<String, String>, accepts Started;
     /// This variant's runs use a local plane of this Kubernetes version; the plane restarts between
     /// runs that need another. Needs the local plane, `schedule = "isolated"`, no `[cluster]
-    /// k8s_version`, no `probe` and no `background_objects`.
+    /// k8s_version`, no `probe`, no `background_objects` and no `[workload] decoys`.
     k8s_version: String, accepts All;
     /// This variant's runs use a local plane whose kube-apiserver has these feature gates (e.g.
     /// `["WatchList=false"]`, each `Name=true|false`), over `[cluster] feature_gates`: a gate on and

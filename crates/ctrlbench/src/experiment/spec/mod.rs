@@ -33,7 +33,7 @@ pub use schema::{
 };
 pub use validated::{Cluster, Compare, Experiment, PlaneOf, Repeats, Variant};
 
-use crate::experiment::{phase, workload};
+use crate::experiment::{decoys, phase, workload};
 use errors::Source;
 
 /// What etcd must hold, estimated: every object of the largest scale (all
@@ -63,6 +63,7 @@ fn etcd_room(
     src: &Source,
     spec: &Spec,
     w: &workload::Workload,
+    decoys: u64,
     cluster: &mut Cluster,
 ) -> Result<(), SpecError> {
     let biggest = spec.scales.get_ref().iter().copied().max().unwrap_or(0);
@@ -70,7 +71,8 @@ fn etcd_room(
         Schedule::Concurrent => spec.variants.get_ref().len() as u64,
         Schedule::Isolated => 1,
     };
-    let objects = biggest * together + *spec.background_objects.get_ref();
+    // A decoy is three objects: one of the kind, a Secret and a ConfigMap.
+    let objects = biggest * together + *spec.background_objects.get_ref() + 3 * decoys;
     let bytes = w.object_bytes();
     let need = etcd_estimate(objects, bytes);
     if need > ETCD_MAX_QUOTA {
@@ -233,7 +235,14 @@ pub fn parse_with(
     };
     let window_s = *spec.window_s.get_ref();
     let faults = faults::check(&src, &spec.faults, &plane, window_s)?;
-    let workload = match (&spec.workload, &spec.object_bytes) {
+    let (decoys, template) = match &spec.workload {
+        Some(w) => (
+            decoys::count(&src, w)?,
+            decoys::template(&src, w)?.map(|t| (w, t)),
+        ),
+        None => (0, None),
+    };
+    let workload = match (template, &spec.object_bytes) {
         (None, None) => workload::Workload::widgets(),
         (None, Some(b)) => {
             if *b.get_ref() > workload::MAX_OBJECT_BYTES {
@@ -255,11 +264,11 @@ pub fn parse_with(
                 "sizes the built-in Widgets; a [workload] template sizes its objects with {{pad N}}",
             ));
         }
-        (Some(w), None) => workload::check(&src, file, w, read)?,
+        (Some((w, t)), None) => workload::check(&src, file, w, t, read)?,
     };
     let mut cluster = cluster;
     if local {
-        etcd_room(&src, &spec, &workload, &mut cluster)?;
+        etcd_room(&src, &spec, &workload, decoys, &mut cluster)?;
     }
     let mut variants: Vec<Variant> = Vec::new();
     for v in spec.variants.get_ref() {
@@ -267,7 +276,7 @@ pub fn parse_with(
             schedule: spec.schedule,
             local,
             cluster_version: cluster.k8s_version.is_some(),
-            per_plane: spec.probe || *spec.background_objects.get_ref() > 0,
+            per_plane: spec.probe || *spec.background_objects.get_ref() > 0 || decoys > 0,
             faults: !faults.is_empty(),
             window_s,
             earlier: &variants,
@@ -310,8 +319,10 @@ pub fn parse_with(
     {
         let why = if !local {
             Some("needs the local plane (an existing cluster is not ctrlbench's to restart)")
-        } else if *spec.background_objects.get_ref() > 0 {
-            Some("cannot be combined with background_objects, which are made once per plane")
+        } else if *spec.background_objects.get_ref() > 0 || decoys > 0 {
+            Some(
+                "cannot be combined with background_objects or [workload] decoys, which are made once per plane",
+            )
         } else {
             None
         };
@@ -349,6 +360,12 @@ pub fn parse_with(
         probe: spec.probe,
         probe_objects: *spec.probe_objects.get_ref(),
         background_objects: *spec.background_objects.get_ref(),
+        decoys,
+        source: spec
+            .workload
+            .as_ref()
+            .and_then(|w| w.source.as_ref())
+            .map(|s| workload::relative_to(file, s.get_ref())),
         phases,
         object_bytes: (spec.object_bytes.is_some() || workload.is_padded())
             .then(|| workload.object_bytes()),

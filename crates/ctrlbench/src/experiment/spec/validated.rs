@@ -133,6 +133,12 @@ pub struct Experiment {
     pub probe: bool,
     pub probe_objects: u64,
     pub background_objects: u64,
+    /// `[workload] decoys`: K objects of the workload's kind, K Secrets and
+    /// K ConfigMaps in a namespace no controller reconciles (0: none).
+    pub decoys: u64,
+    /// `[workload] source`, relative to the experiment file resolved: the
+    /// operator's source, where findings' likely lines are looked for.
+    pub source: Option<std::path::PathBuf>,
     /// The `[[phase]]` entries after the create phase.
     pub phases: Vec<Phase>,
     /// `[workload]`, or the built-in Widget workload.

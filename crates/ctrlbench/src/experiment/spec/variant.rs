@@ -26,7 +26,7 @@ pub struct Around<'a> {
     pub local: bool,
     /// `[cluster] k8s_version` is set.
     pub cluster_version: bool,
-    /// probe or background_objects is on (both are per plane).
+    /// probe, background_objects or decoys is on (all per plane).
     pub per_plane: bool,
     /// The file has a `[[fault]]` schedule.
     pub faults: bool,
@@ -251,7 +251,10 @@ fn plane_of_its_own(around: &Around) -> Option<String> {
                 .to_string(),
         )
     } else if around.per_plane {
-        Some("cannot be combined with probe or background_objects, which are per plane".to_string())
+        Some(
+            "cannot be combined with probe, background_objects or [workload] decoys, which are per plane"
+                .to_string(),
+        )
     } else {
         None
     }
