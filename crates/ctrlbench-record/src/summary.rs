@@ -272,6 +272,14 @@ pub struct Summary {
     /// absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch_changes: Option<u64>,
+    /// Objects our watch first saw Ready whose status could say which
+    /// generation it describes (a `status.observedGeneration`, or the
+    /// readiness condition), and of those, how many did not say it (or named
+    /// an older one); absent where no status had either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_generation_checked: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_generation_missing: Option<u64>,
     /// The machine check taken over the run; absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineCheck>,

@@ -289,6 +289,15 @@ catalogue! {
     Cluster429PerObject = Def::new("429s per object (cluster-wide)", Count, |x| {
         x.per_object(x.run.apiserver.as_ref()?.delta("code_429_total")?)
     });
+    /// The share of the objects our watch first saw Ready whose status did
+    /// not say which generation it describes (no `status.observedGeneration`
+    /// and none on the readiness condition, or an older one).
+    GenerationMissingShare = Def::new("Ready without observedGeneration", Count, |x| {
+        let s = x.run.summary.as_ref()?;
+        let checked = s.ready_generation_checked? as f64;
+        (checked > 0.0).then(|| s.ready_generation_missing.unwrap_or(0) as f64 / checked)
+    })
+    .column("share Ready without observedGeneration");
     /// Creates refused with 409 AlreadyExists, per object.
     AlreadyExistedPerObject = Def::new("creates that already existed per object", Count, |x| {
         x.per_object(x.footprint()?.already_existed())

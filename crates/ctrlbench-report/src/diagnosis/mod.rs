@@ -175,6 +175,9 @@ pub struct Evidence {
     /// Accepted writes of the workload's objects that changed nothing, over
     /// the runs (None: some run's watch did not count its changes).
     pub noop_writes: Option<f64>,
+    /// The median share of objects first Ready whose status named no
+    /// generation (None: no run's status could say it).
+    pub generation_missing: Option<f64>,
     /// Reconciles over the runs (None: some run did not count them).
     pub reconciles: Option<f64>,
     pub requeues: Option<f64>,
@@ -220,6 +223,7 @@ impl Evidence {
         let mut requeues = Some(0.0);
         let mut noop = Some(0.0);
         let mut shares = Vec::new();
+        let mut missing = Vec::new();
         for r in &runs {
             e.objects += r.scale as f64;
             e.ready += r.ready as f64;
@@ -227,6 +231,7 @@ impl Evidence {
                 .zip(r.get(Metric::ReconcilesPerObject))
                 .map(|(s, v)| s + v * r.scale as f64);
             requeues = requeues.zip(r.get(Metric::Requeues)).map(|(s, v)| s + v);
+            missing.extend(r.get(Metric::GenerationMissingShare));
             noop = noop
                 .zip(r.get(Metric::NoopWritesPerObject))
                 .map(|(s, v)| s + v * r.scale as f64);
@@ -272,6 +277,8 @@ impl Evidence {
         e.reconciles = reconciles.filter(|r| *r > 0.0);
         e.requeues = requeues;
         e.noop_writes = noop.filter(|_| e.footprint);
+        missing.sort_by(f64::total_cmp);
+        e.generation_missing = (!missing.is_empty()).then(|| missing[missing.len() / 2]);
         shares.sort_by(f64::total_cmp);
         e.throttle_share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
         e

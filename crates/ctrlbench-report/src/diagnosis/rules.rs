@@ -183,6 +183,39 @@ pub const RULES: &[Rule] = &[
         },
     },
     Rule {
+        id: "no-observed-generation",
+        name: "no observedGeneration",
+        means: "The status does not say which generation of the spec it describes: a client (kubectl wait, kstatus, Argo CD, Flux) cannot tell a Ready left over from the last spec from a Ready for this one.",
+        evidence: "our own watch: each object when first Ready, its status.observedGeneration, or its readiness condition's observedGeneration, against metadata.generation (read where the status has either)",
+        threshold: "≥ 50 % of the objects first Ready without one equal to their generation",
+        fix: Fixes {
+            controller_runtime: "set ObservedGeneration: obj.Generation on each metav1.Condition you set (meta.SetStatusCondition), and status.observedGeneration in the same status write",
+            client_go: "set status.observedGeneration (and each condition's) to metadata.generation in the same UpdateStatus",
+            kube_rs: "write observed_generation: obj.metadata.generation into the status (and its conditions) in the same patch_status",
+            kopf: "patch status.observedGeneration from body.metadata.generation in the handler's status patch",
+        },
+        source: "Kubernetes API conventions, \"Typical status properties\" (observedGeneration); sig-api-machinery's controllers.md (\"make sure you correctly set it to metadata.Generation\")",
+        likely: Likely {
+            controller_runtime: &[find(r"SetStatusCondition\(")],
+            client_go: &[find(r"UpdateStatus\(")],
+            kube_rs: &[find(r"\.patch_status\(")],
+            kopf: &[find(r"patch\.status")],
+        },
+        suppressed_by: &["status-dropped"],
+        detect: |e| {
+            let share = e.generation_missing?;
+            (share >= 0.5).then(|| {
+                (
+                    format!(
+                        "{:.0} % of the objects first Ready had no observedGeneration for their generation",
+                        share * 100.0
+                    ),
+                    "a client cannot tell whether Ready describes the current spec".to_string(),
+                )
+            })
+        },
+    },
+    Rule {
         id: "uncached-reads",
         name: "uncached reads",
         means: "The reconcile reads objects with a GET from the apiserver instead of the informer's cache: each is a round trip and, by default, a quorum read from etcd.",
@@ -204,7 +237,11 @@ pub const RULES: &[Rule] = &[
             kube_rs: &[find(r"\.get_opt\(|(?i)api\w*\.get\(")],
             kopf: &[find(r"(get|read)_namespaced_\w+\(")],
         },
-        suppressed_by: &[],
+        // Two replicas without election conflict with each other, and a
+        // conflict retry that re-reads through the API reader (our Go
+        // controller's default) sends a GET per conflict: an echo of
+        // the replicas, not a cause of its own.
+        suppressed_by: &["replicas-without-election"],
         detect: |e| {
             if !e.footprint || e.gets == 0.0 {
                 return None;

@@ -116,10 +116,21 @@ fn summary_line(g: &crate::figures::Group, findings: &[diagnosis::Finding]) -> S
 const LIKELY_SHOWN: usize = 3;
 
 /// " Likely: `path:line` `text`; …" for a finding of the operator's own
-/// code (a framework the results do not record: not our reference
-/// controllers), from likely.csv; "" when it has none.
+/// code (not our reference controllers, rust and go@…), from likely.csv;
+/// "" when it has none.
 fn likely_lines(ctx: &ReportCtx, f: &diagnosis::Finding) -> String {
-    if f.framework.is_some() {
+    let ours = ctx
+        .groups
+        .iter()
+        .filter(|g| g.variant == f.variant)
+        .any(|g| {
+            g.runs.iter().any(|r| {
+                r.implementation
+                    .as_deref()
+                    .is_some_and(|i| i == "rust" || i.starts_with("go"))
+            })
+        });
+    if ours {
         return String::new();
     }
     let lines: Vec<String> = ctx

@@ -30,6 +30,11 @@ pub struct Measured {
     pub span_s: f64,
     /// The creates' seconds (summary.json's `load.seconds`), the longest.
     pub load_s: f64,
+    /// Seconds from the load's start to Ready == N (summary.json's
+    /// `convergence_s`), the longest; the span's part that grows with N
+    /// (the rest, the quiet wait and the window's end, does not). None:
+    /// some run did not converge.
+    pub converge_s: Option<f64>,
 }
 
 /// What the re-estimate decides, with its line.
@@ -47,20 +52,30 @@ fn predict(m: &Measured, n1: u64, run: &plan::Run, window: Option<f64>) -> f64 {
     let grow = run.scale as f64 / n1 as f64;
     let creates = m.load_s * grow;
     let span = match window {
-        Some(w) => (m.span_s * grow).min(w).max(m.span_s),
+        Some(w) => span_at(m, grow).min(w).max(m.span_s),
         None => m.span_s,
     };
     m.wall_s + (span - m.span_s) + (creates - span.max(m.load_s)).max(0.0)
 }
 
+/// A converging run's span at `grow` times the measured N: its time to
+/// converge grows in proportion, the rest of its span does not.
+fn span_at(m: &Measured, grow: f64) -> f64 {
+    let converge = m.converge_s.unwrap_or(m.span_s).min(m.span_s);
+    m.span_s - converge + converge * grow
+}
+
 /// The scales whose runs would not converge within `window` seconds, if
 /// a run's span grows in proportion to N from what `measured` took at `n1`.
 fn beyond_window(scales: &[u64], n1: u64, measured: &[Measured], window: f64) -> Vec<u64> {
-    let span = measured.iter().map(|m| m.span_s).fold(0.0, f64::max);
     scales
         .iter()
         .copied()
-        .filter(|&n| span * n as f64 / n1 as f64 > window)
+        .filter(|&n| {
+            measured
+                .iter()
+                .any(|m| span_at(m, n as f64 / n1 as f64) > window)
+        })
         .collect()
 }
 
@@ -229,6 +244,10 @@ impl Watch {
             wall_s: wall.as_secs_f64(),
             span_s: longest(|s| s.elapsed_s),
             load_s: longest(|s| s.load.seconds),
+            converge_s: mine
+                .iter()
+                .map(|s| s.convergence_s)
+                .try_fold(0.0, |a: f64, c| c.map(|c| a.max(c))),
         });
         if !last_of_block {
             return Ok(());
@@ -286,6 +305,7 @@ mod tests {
             wall_s: 20.0,
             span_s: 10.0,
             load_s: ms * 100.0 / 1e3,
+            converge_s: None,
         }]
     }
 
@@ -351,6 +371,7 @@ mod tests {
                 wall_s: span + 5.0,
                 span_s: span,
                 load_s: 0.1,
+                converge_s: None,
             }]
         };
         let run = plan::Run {
@@ -375,5 +396,20 @@ mod tests {
         );
         let r = regrow(&SCALES, 3600.0, 100, &m(1.0), &rest(), 60.0, Some(120.0));
         assert!(matches!(r, Regrow::Keep(_)), "{r:?}");
+    }
+
+    /// Only the time to converge grows with N: a 6 s span of which 2 s
+    /// converging is 4 + 2 × 22 = 48 s at 2200 and 204 s at 10 000.
+    #[test]
+    fn only_the_time_to_converge_grows_with_n() {
+        let m = vec![Measured {
+            variants: vec![0],
+            wall_s: 8.0,
+            span_s: 6.0,
+            load_s: 0.1,
+            converge_s: Some(2.0),
+        }];
+        assert!((span_at(&m[0], 22.0) - 48.0).abs() < 1e-9);
+        assert_eq!(beyond_window(&SCALES, 100, &m, 120.0), [10_000]);
     }
 }

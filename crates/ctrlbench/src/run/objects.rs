@@ -37,6 +37,10 @@ pub struct Objects {
     /// Changes our watch saw to objects it had already seen: each write
     /// that changed something makes a new resourceVersion and one event.
     changes: AtomicU64,
+    /// Objects first seen Ready whose status could say which generation it
+    /// describes, and of those, how many did not.
+    generation_checked: AtomicU64,
+    generation_missing: AtomicU64,
 }
 
 impl Objects {
@@ -47,11 +51,19 @@ impl Objects {
 
     /// Only our watch (`measure::watch`) sees objects ready or written,
     /// hence visible to `run` alone.
-    pub(super) fn seen_ready(&self, name: &str) {
+    /// `observes`: whether its status names the generation it describes
+    /// (None: nothing to judge), counted on the first Ready only.
+    pub(super) fn seen_ready(&self, name: &str, observes: Option<bool>) {
         let mut t = self.times.lock().expect("objects lock");
         let e = t.entry(name.to_string()).or_default();
         if e.ready_at.is_none() {
             e.ready_at = Some(now_rfc3339());
+            if let Some(o) = observes {
+                self.generation_checked.fetch_add(1, Ordering::SeqCst);
+                if !o {
+                    self.generation_missing.fetch_add(1, Ordering::SeqCst);
+                }
+            }
             let n = self.ready.fetch_add(1, Ordering::SeqCst) + 1;
             if n == self.expected.load(Ordering::SeqCst) {
                 *self.all_ready_at.lock().expect("objects lock") = Some(Instant::now());
@@ -80,6 +92,13 @@ impl Objects {
             self.changes.fetch_add(1, Ordering::SeqCst);
         }
         e.version = Some(version.to_string());
+    }
+
+    /// (checked, missing) of the objects first seen Ready, as
+    /// [`Objects::seen_ready`] counts them; None when none was checked.
+    pub fn observed_generation(&self) -> Option<(u64, u64)> {
+        let checked = self.generation_checked.load(Ordering::SeqCst);
+        (checked > 0).then(|| (checked, self.generation_missing.load(Ordering::SeqCst)))
     }
 
     /// Changes seen so far to objects already seen.

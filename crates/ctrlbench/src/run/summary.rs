@@ -116,6 +116,8 @@ pub fn of(i: Inputs<'_>) -> Summary {
         controller_exited_early: false,
         start: None,
         watch_changes: None,
+        ready_generation_checked: None,
+        ready_generation_missing: None,
         framework: v.keys.framework.map(|f| f.as_str().to_string()),
         machine: None,
         object_bytes: exp.object_bytes,

@@ -82,7 +82,7 @@ pub async fn watch_ready(
                         objects.seen_written(name);
                     }
                     if workload.ready.holds_object(&w) {
-                        objects.seen_ready(name);
+                        objects.seen_ready(name, workload.ready.observes_generation(&w));
                     }
                 }
                 Ok(None) => return,
@@ -197,6 +197,10 @@ impl Measurement for ReadyWatch {
                 }
                 s.start = Some(start);
                 s.watch_changes = Some(m.objects.changes());
+                if let Some((checked, missing)) = m.objects.observed_generation() {
+                    s.ready_generation_checked = Some(checked);
+                    s.ready_generation_missing = Some(missing);
+                }
             }
             Ok(())
         })
