@@ -55,6 +55,18 @@ impl GrowthVerdict {
         }
     }
 
+    /// The words for a level (a latency, fitted as it is, not per object):
+    /// its exponent is the level's own growth with N.
+    pub fn level_words(self) -> &'static str {
+        match self {
+            GrowthVerdict::Flat => "flat (does not depend on N)",
+            GrowthVerdict::Linear => "linear in N",
+            GrowthVerdict::WorseThanLinear => "worse than linear in N",
+            GrowthVerdict::AtLeastLinear => "at least about linear in N",
+            other => other.words(),
+        }
+    }
+
     /// The short tag verdicts.json carries.
     pub fn tag(self) -> &'static str {
         match self {

@@ -53,7 +53,7 @@ pub struct GrowthFigure {
 
 /// Every figure the growth verdicts cover, in the report's order: the one
 /// table to extend when a new per-object figure joins the catalogue.
-pub const FIGURES: &[GrowthFigure] = &[
+pub static FIGURES: &[GrowthFigure] = &[
     GrowthFigure {
         name: "reconciles per object",
         metric: Metric::ReconcilesPerObject,

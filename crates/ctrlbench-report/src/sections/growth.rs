@@ -37,7 +37,7 @@ impl Section for GrowthWithN {
             delta,
         )));
         for f in growth::FIGURES {
-            let of: Vec<&Growth> = all.iter().filter(|g| std::ptr::eq(g.figure, f)).collect();
+            let of: Vec<&Growth> = all.iter().filter(|g| g.figure.name == f.name).collect();
             if of.is_empty() {
                 continue;
             }
@@ -78,7 +78,10 @@ pub fn line(g: &Growth) -> String {
             let mut s = format!(
                 "{}: {}: {}{}",
                 g.variant,
-                fit.verdict.words(),
+                match g.figure.per {
+                    growth::Per::Level => fit.verdict.level_words(),
+                    _ => fit.verdict.words(),
+                },
                 fit.line(),
                 fit.curvature_words()
             );
