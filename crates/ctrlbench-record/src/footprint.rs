@@ -15,9 +15,12 @@ use serde::{Deserialize, Serialize};
 
 pub const FILE_NAME: &str = "footprint.csv";
 
-/// The phase of a request: "create" until every object was first ready,
-/// "settled" after that within the create phase, "phase-K" during the
-/// experiment's K-th `[[phase]]`.
+/// The phase of a request: "start" until the controller's first write of
+/// one of the run's objects (its start-up: informers' lists and watches,
+/// leader election), "create" from then until every object was first
+/// ready, "settled" after that within the create phase, "phase-K" during
+/// the experiment's K-th `[[phase]]`.
+pub const START: &str = "start";
 pub const CREATE: &str = "create";
 pub const SETTLED: &str = "settled";
 

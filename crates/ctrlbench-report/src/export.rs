@@ -82,7 +82,7 @@ pub fn verdicts(results: &Results, groups: &[Group], answers: &[Answer], margin:
         "asked": answers.len(),
         "questions": answers.iter().map(question).collect::<Vec<_>>(),
         "growth": crate::growth::of(groups, crate::growth::delta_of(m)).iter().map(growth).collect::<Vec<_>>(),
-        "diagnosis": crate::diagnosis::diagnose(groups).iter().map(finding).collect::<Vec<_>>(),
+        "diagnosis": crate::diagnosis::diagnose(groups).iter().map(|f| finding(f, results, groups)).collect::<Vec<_>>(),
         "variants": groups.iter().map(variant).collect::<Vec<_>>(),
         "budgets": crate::budget::judge(&m.budgets, groups).iter().map(budget).collect::<Vec<_>>(),
     })
@@ -101,8 +101,13 @@ fn budget(j: &crate::budget::Judged) -> Value {
     })
 }
 
-/// One finding of the diagnosis: its rule, where, its evidence and fix.
-fn finding(f: &crate::diagnosis::Finding) -> Value {
+/// One finding of the diagnosis: its rule, where, its evidence and fix,
+/// and the likely lines of the operator's source (pointers, not evidence).
+fn finding(f: &crate::diagnosis::Finding, results: &Results, groups: &[Group]) -> Value {
+    let likely: Vec<Value> = crate::diagnosis::likely_for(&results.likely, groups, f)
+        .into_iter()
+        .map(|l| json!({"path": l.path, "line": l.line, "text": l.text}))
+        .collect();
     json!({
         "rule": f.rule.id,
         "name": f.rule.name,
@@ -112,6 +117,7 @@ fn finding(f: &crate::diagnosis::Finding) -> Value {
         "cost": f.cost,
         "framework": f.framework.map(|fw| fw.name()),
         "fix": f.framework.map(|fw| f.rule.fix.of(fw)),
+        "likely": likely,
     })
 }
 

@@ -4,7 +4,7 @@
 //! the workload's own objects, conflicts, Events). Each count is this run's
 //! controller's own: the audit log names the caller.
 
-use ctrlbench_record::footprint::{CREATE, FootprintRow, SETTLED};
+use ctrlbench_record::footprint::{CREATE, FootprintRow, SETTLED, START};
 
 /// The create phase's rows of one run.
 #[derive(Clone, Debug, Default)]
@@ -18,7 +18,7 @@ impl Footprint {
         Footprint {
             rows: rows
                 .iter()
-                .filter(|r| r.phase == CREATE || r.phase == SETTLED)
+                .filter(|r| r.phase == START || r.phase == CREATE || r.phase == SETTLED)
                 .cloned()
                 .collect(),
         }
@@ -92,6 +92,12 @@ impl Footprint {
         t.sort();
         t.dedup();
         t
+    }
+
+    /// Requests after the controller's start-up (its first write of one of
+    /// the run's objects), in the create phase.
+    pub fn after_start(&self, keep: impl Fn(&FootprintRow) -> bool) -> f64 {
+        self.count(|r| r.phase != START && keep(r))
     }
 
     /// Requests after every object was first Ready, in the create phase.

@@ -225,6 +225,11 @@ catalogue! {
     })
     .column("LISTs per object (beyond the watches')");
     WatchesOpened = Def::new("watches opened", Count, |x| Some(x.footprint()?.verb("watch")));
+    /// Watches opened after the controller's start-up (its first write):
+    /// a controller whose informers are shared opens none.
+    WatchesAfterStart = Def::new("watches opened after start-up", Count, |x| {
+        Some(x.footprint()?.after_start(|r| r.verb == "watch"))
+    });
     /// Writes the apiserver accepted from the controller, any resource, per
     /// object: its status, its child objects, its Events.
     ApiWritesPerObject = Def::new("API writes per object", Count, |x| {

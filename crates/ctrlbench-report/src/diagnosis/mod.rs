@@ -178,6 +178,12 @@ pub struct Evidence {
     /// The median share of objects first Ready whose status named no
     /// generation (None: no run's status could say it).
     pub generation_missing: Option<f64>,
+    /// Medians over the runs: the mean wait of a key in the work queue, the
+    /// mean reconcile, and the controller's CPU over the time to converge
+    /// (cores busy).
+    pub queue_wait: Option<f64>,
+    pub reconcile_mean: Option<f64>,
+    pub cpu_share: Option<f64>,
     /// Reconciles over the runs (None: some run did not count them).
     pub reconciles: Option<f64>,
     pub requeues: Option<f64>,
@@ -224,6 +230,7 @@ impl Evidence {
         let mut noop = Some(0.0);
         let mut shares = Vec::new();
         let mut missing = Vec::new();
+        let (mut waits, mut means, mut cores) = (Vec::new(), Vec::new(), Vec::new());
         for r in &runs {
             e.objects += r.scale as f64;
             e.ready += r.ready as f64;
@@ -232,6 +239,13 @@ impl Evidence {
                 .map(|(s, v)| s + v * r.scale as f64);
             requeues = requeues.zip(r.get(Metric::Requeues)).map(|(s, v)| s + v);
             missing.extend(r.get(Metric::GenerationMissingShare));
+            waits.extend(r.get(Metric::QueueWait));
+            means.extend(r.get(Metric::MeanLatency));
+            if let (Some(cpu), Some(t)) = (r.get(Metric::Cpu), r.get(Metric::Convergence))
+                && t > 0.0
+            {
+                cores.push(cpu / t);
+            }
             noop = noop
                 .zip(r.get(Metric::NoopWritesPerObject))
                 .map(|(s, v)| s + v * r.scale as f64);
@@ -277,8 +291,10 @@ impl Evidence {
         e.reconciles = reconciles.filter(|r| *r > 0.0);
         e.requeues = requeues;
         e.noop_writes = noop.filter(|_| e.footprint);
-        missing.sort_by(f64::total_cmp);
-        e.generation_missing = (!missing.is_empty()).then(|| missing[missing.len() / 2]);
+        e.generation_missing = median(missing);
+        e.queue_wait = median(waits);
+        e.reconcile_mean = median(means);
+        e.cpu_share = median(cores);
         shares.sort_by(f64::total_cmp);
         e.throttle_share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
         e
@@ -353,7 +369,9 @@ pub(super) fn n2(v: f64) -> String {
 
 pub use rules::RULES;
 
+mod reads;
 mod rules;
+mod writes;
 
 /// One rule that fired for one group.
 #[derive(Clone)]
@@ -366,6 +384,12 @@ pub struct Finding {
     pub cost: String,
     /// The framework whose fix applies, when known.
     pub framework: Option<Framework>,
+}
+
+/// The middle value (the upper of two), None for none.
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| v[v.len() / 2])
 }
 
 /// What each group shows: every rule that fires, less those a firing rule
@@ -407,6 +431,33 @@ pub fn diagnose(groups: &[Group]) -> Vec<Finding> {
     out
 }
 
+/// The most likely lines shown for one finding.
+pub const LIKELY_SHOWN: usize = 3;
+
+/// The likely lines of `rows` (likely.csv) for finding `f`, at most
+/// LIKELY_SHOWN; none for our reference controllers (rust, go@…), whose
+/// source the experiment does not name.
+pub fn likely_for<'a>(
+    rows: &'a [ctrlbench_record::likely::LikelyRow],
+    groups: &[Group],
+    f: &Finding,
+) -> Vec<&'a ctrlbench_record::likely::LikelyRow> {
+    let ours = groups.iter().filter(|g| g.variant == f.variant).any(|g| {
+        g.runs.iter().any(|r| {
+            r.implementation
+                .as_deref()
+                .is_some_and(|i| i == "rust" || i.starts_with("go"))
+        })
+    });
+    if ours {
+        return Vec::new();
+    }
+    rows.iter()
+        .filter(|l| l.rule == f.rule.id)
+        .take(LIKELY_SHOWN)
+        .collect()
+}
+
 /// Whether a group's runs carry what the footprint rules read.
 pub fn checked(g: &Group) -> bool {
     Evidence::of(g).footprint
@@ -422,8 +473,9 @@ pub fn markdown() -> String {
          the run's API footprint (footprint.csv, from the apiserver's audit log, which names each request's caller) and \
          the controller's own counters, per object and per reconcile, so one repeat decides a rule. A rule whose \
          signature another finding explains (the conflicts of a loop) is left out where that one fires.\n\n\
-         To add a rule: one entry in `RULES` in crates/ctrlbench-report/src/diagnosis/rules.rs (its name, meaning, evidence, \
-         threshold, fixes, source and detection together), then `ctrlbench diagnose --rules > docs/diagnosis.md`.\n\n",
+         To add a rule: one constant in crates/ctrlbench-report/src/diagnosis/writes.rs or reads.rs (its name, meaning, \
+         evidence, threshold, fixes, likely lines, source and detection together), its place in `RULES` (rules.rs), \
+         then `ctrlbench diagnose --rules > docs/diagnosis.md`.\n\n",
     );
     for r in RULES {
         s.push_str(&format!("## {} (`{}`)\n\n{}\n\n", r.name, r.id, r.means));

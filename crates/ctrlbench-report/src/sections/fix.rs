@@ -112,33 +112,11 @@ fn summary_line(g: &crate::figures::Group, findings: &[diagnosis::Finding]) -> S
     )
 }
 
-/// The most likely lines printed under one finding.
-const LIKELY_SHOWN: usize = 3;
-
 /// " Likely: `path:line` `text`; …" for a finding of the operator's own
-/// code (not our reference controllers, rust and go@…), from likely.csv;
-/// "" when it has none.
+/// code, from likely.csv; "" when it has none.
 fn likely_lines(ctx: &ReportCtx, f: &diagnosis::Finding) -> String {
-    let ours = ctx
-        .groups
-        .iter()
-        .filter(|g| g.variant == f.variant)
-        .any(|g| {
-            g.runs.iter().any(|r| {
-                r.implementation
-                    .as_deref()
-                    .is_some_and(|i| i == "rust" || i.starts_with("go"))
-            })
-        });
-    if ours {
-        return String::new();
-    }
-    let lines: Vec<String> = ctx
-        .results
-        .likely
-        .iter()
-        .filter(|l| l.rule == f.rule.id)
-        .take(LIKELY_SHOWN)
+    let lines: Vec<String> = diagnosis::likely_for(&ctx.results.likely, &ctx.groups, f)
+        .into_iter()
         .map(|l| {
             format!(
                 "likely: {}:{} `{}`",

@@ -21,6 +21,7 @@ const HEADLINE: &[Metric] = &[
     Metric::ListsPerObject,
     Metric::WatchesOpened,
     Metric::ApiWritesPerObject,
+    Metric::WatchesAfterStart,
     Metric::NoopWritesPerObject,
     Metric::ConflictsPerObject,
     Metric::AlreadyExistedPerObject,

@@ -127,6 +127,7 @@ mod tests {
             "pods-scale",
             "diagnosis",
             "growth",
+            "scale-growth",
         ] {
             assert!(get_lab(name), "{name} is not a lab experiment");
             assert!(!user.lines().any(|l| l.starts_with(&format!("{name} "))));
@@ -134,7 +135,7 @@ mod tests {
         assert!(user.lines().any(|l| l.starts_with("quick ")), "{user}");
         assert!(!user.contains("[lab]"), "{user}");
         let lab: Vec<_> = lab.lines().filter(|l| !l.is_empty()).collect();
-        assert_eq!(lab.len(), 9, "{lab:?}");
+        assert_eq!(lab.len(), 10, "{lab:?}");
         assert!(lab.iter().all(|l| l.contains("[lab]")), "{lab:?}");
         assert!(
             lab.iter().any(|l| l.starts_with("perf ")),

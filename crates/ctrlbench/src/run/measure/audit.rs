@@ -94,6 +94,8 @@ impl AuditSpan {
 pub struct AuditedRun<'a> {
     pub ns: &'a str,
     pub dir: &'a RunDir,
+    /// When the controller first wrote one of the run's objects, if it did.
+    pub first_write_us: Option<i64>,
     /// When every object was first ready, if it was.
     pub all_ready_us: Option<i64>,
     /// Each `[[phase]]`'s start, in order.
@@ -105,8 +107,9 @@ impl AuditedRun<'_> {
         if let Some(k) = self.phases.iter().rposition(|s| t >= *s) {
             return format!("phase-{}", k + 1);
         }
-        match self.all_ready_us {
-            Some(r) if t >= r => footprint::SETTLED.into(),
+        match (self.first_write_us, self.all_ready_us) {
+            (_, Some(r)) if t >= r => footprint::SETTLED.into(),
+            (Some(w), _) if t < w => footprint::START.into(),
             _ => footprint::CREATE.into(),
         }
     }
@@ -155,6 +158,7 @@ impl Measurement for Audit {
                     .map(|(i, m)| AuditedRun {
                         ns: m.ns.as_str(),
                         dir: &m.dir,
+                        first_write_us: m.objects.first_write_at().map(us),
                         all_ready_us: m.objects.all_ready_at().map(us),
                         phases: summaries
                             .get(i)
@@ -192,6 +196,7 @@ mod tests {
         let r = AuditedRun {
             ns: "ns1",
             dir: &dir,
+            first_write_us: None,
             all_ready_us: Some(100),
             phases: vec![200, 300],
         };
