@@ -273,27 +273,15 @@ catalogue! {
     /// The apiserver's own request counts (apiserver_request_total), every
     /// caller's, per object: the footprint of an existing cluster, where no
     /// audit log names the caller.
-    ClusterGetsPerObject = Def::new("GETs per object (cluster-wide)", Count, |x| {
-        x.per_object(x.run.apiserver.as_ref()?.delta("gets_total")?)
-    });
-    ClusterListsPerObject = Def::new("LISTs per object (cluster-wide)", Count, |x| {
-        x.per_object(x.run.apiserver.as_ref()?.delta("lists_total")?)
-    });
+    ClusterGetsPerObject = Def::new("GETs per object (cluster-wide)", Count, |x| x.apiserver_per_object("gets_total"));
+    ClusterListsPerObject = Def::new("LISTs per object (cluster-wide)", Count, |x| x.apiserver_per_object("lists_total"));
     ClusterWatches = Def::new("watches opened (cluster-wide)", Count, |x| {
         x.run.apiserver.as_ref()?.delta("watches_total")
     });
-    ClusterWritesPerObject = Def::new("writes per object (cluster-wide)", Count, |x| {
-        x.per_object(x.run.apiserver.as_ref()?.delta("writes_total")?)
-    });
-    Cluster409PerObject = Def::new("409s per object (cluster-wide)", Count, |x| {
-        x.per_object(x.run.apiserver.as_ref()?.delta("code_409_total")?)
-    });
-    Cluster404PerObject = Def::new("404s per object (cluster-wide)", Count, |x| {
-        x.per_object(x.run.apiserver.as_ref()?.delta("code_404_total")?)
-    });
-    Cluster429PerObject = Def::new("429s per object (cluster-wide)", Count, |x| {
-        x.per_object(x.run.apiserver.as_ref()?.delta("code_429_total")?)
-    });
+    ClusterWritesPerObject = Def::new("writes per object (cluster-wide)", Count, |x| x.apiserver_per_object("writes_total"));
+    Cluster409PerObject = Def::new("409s per object (cluster-wide)", Count, |x| x.apiserver_per_object("code_409_total"));
+    Cluster404PerObject = Def::new("404s per object (cluster-wide)", Count, |x| x.apiserver_per_object("code_404_total"));
+    Cluster429PerObject = Def::new("429s per object (cluster-wide)", Count, |x| x.apiserver_per_object("code_429_total"));
     /// The share of the objects our watch first saw Ready whose status did
     /// not say which generation it describes (no `status.observedGeneration`
     /// and none on the readiness condition, or an older one).
@@ -421,6 +409,11 @@ impl<'a> Inputs<'a> {
             .footprint
             .as_deref()
             .map(crate::footprint::Footprint::of)
+    }
+
+    /// An apiserver.csv counter's increase over the run, per object.
+    fn apiserver_per_object(&self, col: &str) -> Option<f64> {
+        self.per_object(self.run.apiserver.as_ref()?.delta(col)?)
     }
 
     fn per_object(&self, v: f64) -> Option<f64> {

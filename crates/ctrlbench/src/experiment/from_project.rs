@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::from_code::Lang;
 
-pub(super) use super::init_workload::workload_toml;
+pub(super) use super::init_workload::{q, workload_toml};
 pub(super) use super::project_file::choose;
 pub use super::project_file::{Kind, Project, read_project};
 pub use super::readiness::TODO_CHOICES;
@@ -514,11 +514,6 @@ pub(super) fn rules_toml(key: &str, rules: &[Rule]) -> String {
     }
     s.push_str("]\n");
     s
-}
-
-/// A TOML basic string (JSON's escapes are TOML's).
-pub(super) fn q(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -3,8 +3,6 @@
 //! other kinds' CRDs, the example object and the readiness rule, paths as
 //! the file shows them. The generators find those; this only spells them.
 
-use super::from_project::q;
-
 /// The `[workload]` table `init --from` writes, paths as the file shows
 /// them: the operator's source directory, the CRD, the other kinds' CRDs,
 /// the example object and the readiness rule (its comment and line).
@@ -44,4 +42,9 @@ pub(super) fn string_list(key: &str, items: &[String]) -> String {
     }
     s.push_str("]\n");
     s
+}
+
+/// A TOML basic string (JSON's escapes are TOML's).
+pub(super) fn q(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
 }

@@ -36,7 +36,7 @@ pub struct WorkloadSpec {
     /// removed afterwards only if ctrlbench installed them.
     #[serde(default)]
     pub extra_crds: Vec<Spanned<String>>,
-    /// Decoys in a namespace no controller reconciles (`super::decoys`).
+    /// Decoys in a namespace no controller reconciles (decoys.rs).
     pub decoys: Option<Spanned<i64>>,
     /// The operator's source directory (`init --from` writes it): the
     /// findings' likely lines are looked for there (`run::likely`).
@@ -394,7 +394,7 @@ pub enum WorkloadError {
 
 /// Checks `[workload]` of experiment `file` (its paths relative to it;
 /// files read with `read`): the CRD, the template `object` and the rule
-/// `ready` (both as `super::decoys::template` found them).
+/// `ready` (both as decoys.rs's `template` found them).
 pub fn check(
     src: &Source,
     file: &Path,

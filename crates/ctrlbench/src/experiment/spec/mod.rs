@@ -213,32 +213,18 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
     parse_with(file, text, &|p: &Path| std::fs::read_to_string(p))
 }
 
-/// `parse`, reading the workload's files with `read` (built-in experiments
-/// read theirs from the binary).
-pub fn parse_with(
+/// The file's workload (its `[workload]`, or the built-in Widgets, sized by
+/// `object_bytes`) and its decoys.
+fn workload_of(
+    src: &Source,
     file: &Path,
-    text: &str,
+    spec: &Spec,
     read: &dyn Fn(&Path) -> std::io::Result<String>,
-) -> Result<Experiment, SpecError> {
-    let src = Source {
-        file: file.display().to_string(),
-        text,
-    };
-    let spec: Spec = toml::from_str(text).map_err(|e| src.from_toml(&e))?;
-    top::check(&src, &spec)?;
-    let cluster = cluster::check(&src, &spec.cluster)?;
-    let local = cluster.kubeconfig.is_none() && cluster.context.is_none();
-    let plane = faults::Plane {
-        local,
-        etcd_members: cluster.etcd_members,
-        apiservers: cluster.apiservers,
-    };
-    let window_s = *spec.window_s.get_ref();
-    let faults = faults::check(&src, &spec.faults, &plane, window_s)?;
+) -> Result<(workload::Workload, u64), SpecError> {
     let (decoys, template) = match &spec.workload {
         Some(w) => (
-            decoys::count(&src, w)?,
-            decoys::template(&src, w)?.map(|t| (w, t)),
+            decoys::count(src, w)?,
+            decoys::template(src, w)?.map(|t| (w, t)),
         ),
         None => (0, None),
     };
@@ -264,8 +250,58 @@ pub fn parse_with(
                 "sizes the built-in Widgets; a [workload] template sizes its objects with {{pad N}}",
             ));
         }
-        (Some((w, t)), None) => workload::check(&src, file, w, t, read)?,
+        (Some((w, t)), None) => workload::check(src, file, w, t, read)?,
     };
+    Ok((workload, decoys))
+}
+
+/// `fresh_plane` other than "experiment" needs the local plane and no
+/// objects made once per plane.
+fn fresh_plane_alone(src: &Source, spec: &Spec, local: bool, decoys: u64) -> Result<(), SpecError> {
+    if let Some(f) = spec
+        .fresh_plane
+        .as_ref()
+        .filter(|f| *f.get_ref() != FreshPlane::Experiment)
+    {
+        let why = if !local {
+            Some("needs the local plane (an existing cluster is not ctrlbench's to restart)")
+        } else if *spec.background_objects.get_ref() > 0 || decoys > 0 {
+            Some(
+                "cannot be combined with background_objects or [workload] decoys, which are made once per plane",
+            )
+        } else {
+            None
+        };
+        if let Some(m) = why {
+            return Err(src.at("fresh_plane", f.span(), m));
+        }
+    }
+    Ok(())
+}
+
+/// `parse`, reading the workload's files with `read` (built-in experiments
+/// read theirs from the binary).
+pub fn parse_with(
+    file: &Path,
+    text: &str,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<Experiment, SpecError> {
+    let src = Source {
+        file: file.display().to_string(),
+        text,
+    };
+    let spec: Spec = toml::from_str(text).map_err(|e| src.from_toml(&e))?;
+    top::check(&src, &spec)?;
+    let cluster = cluster::check(&src, &spec.cluster)?;
+    let local = cluster.kubeconfig.is_none() && cluster.context.is_none();
+    let plane = faults::Plane {
+        local,
+        etcd_members: cluster.etcd_members,
+        apiservers: cluster.apiservers,
+    };
+    let window_s = *spec.window_s.get_ref();
+    let faults = faults::check(&src, &spec.faults, &plane, window_s)?;
+    let (workload, decoys) = workload_of(&src, file, &spec, read)?;
     let mut cluster = cluster;
     if local {
         etcd_room(&src, &spec, &workload, decoys, &mut cluster)?;
@@ -312,24 +348,7 @@ pub fn parse_with(
         None
     };
     let budgets = budget::check(&src, spec.budget.as_ref(), no_audit)?;
-    if let Some(f) = spec
-        .fresh_plane
-        .as_ref()
-        .filter(|f| *f.get_ref() != FreshPlane::Experiment)
-    {
-        let why = if !local {
-            Some("needs the local plane (an existing cluster is not ctrlbench's to restart)")
-        } else if *spec.background_objects.get_ref() > 0 || decoys > 0 {
-            Some(
-                "cannot be combined with background_objects or [workload] decoys, which are made once per plane",
-            )
-        } else {
-            None
-        };
-        if let Some(m) = why {
-            return Err(src.at("fresh_plane", f.span(), m));
-        }
-    }
+    fresh_plane_alone(&src, &spec, local, decoys)?;
     pairs_alike(&src, &spec, &variants, &compare)?;
     Ok(Experiment {
         file: file.to_path_buf(),
