@@ -12,8 +12,10 @@
 use crate::figures::{Group, RunFigures};
 use crate::metrics::Metric;
 
-/// The controller frameworks a fix is written for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The controller frameworks a fix is written for (a variant's
+/// `framework` key, in the same words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Framework {
     ControllerRuntime,
     ClientGo,

@@ -118,7 +118,7 @@ pub fn of(i: Inputs<'_>) -> Summary {
         watch_changes: None,
         ready_generation_checked: None,
         ready_generation_missing: None,
-        framework: v.keys.framework.map(|f| f.as_str().to_string()),
+        framework: v.keys.framework.map(|f| f.name().to_string()),
         machine: None,
         object_bytes: exp.object_bytes,
         // etcd's NOSPACE alarm refuses every write with this message.

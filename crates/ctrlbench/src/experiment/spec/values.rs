@@ -62,27 +62,9 @@ impl ConflictReread {
     }
 }
 
-/// The framework a user's controller is written with: the diagnosis gives
-/// its fixes in that framework's words (`init --from` writes it).
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum Framework {
-    ControllerRuntime,
-    ClientGo,
-    KubeRs,
-    Kopf,
-}
-
-impl Framework {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Framework::ControllerRuntime => "controller-runtime",
-            Framework::ClientGo => "client-go",
-            Framework::KubeRs => "kube-rs",
-            Framework::Kopf => "kopf",
-        }
-    }
-}
+/// The framework a user's controller is written with (`framework`): the
+/// diagnosis's own type, whose fixes it picks (`init --from` writes it).
+pub use ctrlbench_report::diagnosis::Framework;
 
 /// The controllers' own setting types: what the file accepts is what they accept.
 pub use widget_api::presets::{LogLevel, Predicate, Queue, StatusWrite};
