@@ -13,7 +13,7 @@ use crate::metrics::Metric;
 use crate::stats::fmt_duration;
 
 const SIZE: (u32, u32) = (760, 380);
-const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),

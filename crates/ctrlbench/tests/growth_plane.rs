@@ -76,6 +76,11 @@ fn list_in_reconcile_grows_linearly_and_good_stays_flat() {
     assert_eq!(flat["verdict"], "flat", "{}", line(flat));
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("## Growth with N"), "no Growth section");
+    // The LIST-per-reconcile finding says how its LISTs grow.
+    assert!(
+        report.contains("the objects its LISTs return: linear per object"),
+        "{report}"
+    );
     assert!(
         report.contains("### objects returned by LISTs per object"),
         "the Growth section has no table of the LIST objects:\n{report}"

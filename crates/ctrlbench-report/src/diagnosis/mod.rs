@@ -186,6 +186,9 @@ pub struct Evidence {
     pub queue_wait: Option<f64>,
     pub reconcile_mean: Option<f64>,
     pub cpu_share: Option<f64>,
+    /// The median apiserver CPU over the time to converge (cores busy;
+    /// the whole apiserver's, every caller's).
+    pub apiserver_share: Option<f64>,
     /// Reconciles over the runs (None: some run did not count them).
     pub reconciles: Option<f64>,
     pub requeues: Option<f64>,
@@ -233,6 +236,7 @@ impl Evidence {
         let mut shares = Vec::new();
         let mut missing = Vec::new();
         let (mut waits, mut means, mut cores) = (Vec::new(), Vec::new(), Vec::new());
+        let mut apiserver = Vec::new();
         for r in &runs {
             e.objects += r.scale as f64;
             e.ready += r.ready as f64;
@@ -247,6 +251,11 @@ impl Evidence {
                 && t > 0.0
             {
                 cores.push(cpu / t);
+            }
+            if let (Some(cpu), Some(t)) = (r.get(Metric::ApiserverCpu), r.get(Metric::Convergence))
+                && t > 0.0
+            {
+                apiserver.push(cpu / t);
             }
             noop = noop
                 .zip(r.get(Metric::NoopWritesPerObject))
@@ -297,6 +306,7 @@ impl Evidence {
         e.queue_wait = median(waits);
         e.reconcile_mean = median(means);
         e.cpu_share = median(cores);
+        e.apiserver_share = median(apiserver);
         shares.sort_by(f64::total_cmp);
         e.throttle_share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
         e

@@ -240,8 +240,8 @@ pub const TOO_FEW_WORKERS: Rule = Rule {
     id: "too-few-workers",
     name: "too few workers",
     means: "Keys wait in the work queue far longer than a reconcile takes while the controller's CPU and the apiserver are idle: concurrency, not work, sets the pace.",
-    evidence: "controller: the work queue's mean wait (workqueue_queue_duration_seconds) against the mean reconcile, and the controller's CPU over the time to Ready==N",
-    threshold: "mean queue wait ≥ 1 s and ≥ 10× the mean reconcile, with the controller under half a core, and no client-side throttling",
+    evidence: "controller: the work queue's mean wait (workqueue_queue_duration_seconds) against the mean reconcile, and the controller's CPU over the time to Ready==N; apiserver: its CPU over the same time",
+    threshold: "mean queue wait ≥ 2 s and ≥ 10× the mean reconcile, with the controller and the apiserver each under half a core, and no client-side throttling",
     fix: Fixes {
         controller_runtime: "raise MaxConcurrentReconciles (controller.Options) once the requests per reconcile are low",
         client_go: "start more worker goroutines on the work queue once the requests per reconcile are low",
@@ -267,13 +267,16 @@ pub const TOO_FEW_WORKERS: Rule = Rule {
     ],
     detect: |e| {
         let (wait, mean, cores) = (e.queue_wait?, e.reconcile_mean?, e.cpu_share?);
+        let apiserver = e.apiserver_share?;
         let throttled = e.throttle_share.is_some_and(|s| s >= 0.2);
-        (wait >= 1.0 && wait >= 10.0 * mean && cores < 0.5 && !throttled).then(|| {
+        let idle = cores < 0.5 && apiserver < 0.5 && !throttled;
+        (wait >= 2.0 && wait >= 10.0 * mean && idle).then(|| {
             (
                 format!(
-                    "keys waited {wait:.2} s in the queue on average against {:.1} ms per reconcile, with the controller at {:.0} % of a core",
+                    "keys waited {wait:.2} s in the queue on average against {:.1} ms per reconcile, with the controller at {:.0} % of a core and the apiserver at {:.0} %",
                     mean * 1e3,
-                    cores * 100.0
+                    cores * 100.0,
+                    apiserver * 100.0
                 ),
                 format!("{wait:.2} s of waiting per key that more workers would overlap"),
             )

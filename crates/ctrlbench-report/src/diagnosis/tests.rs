@@ -230,13 +230,14 @@ fn requeues_and_replicas_come_from_the_controller() {
     assert_eq!(ids(g), ["replicas-without-election"]);
 }
 
-/// Too few workers: keys wait ≥ 1 s and ≥ 10× a reconcile while the
-/// controller idles. A 2 s wait against 10 ms reconciles at 10 % of a core
-/// fires; at 0.5 s, at 60 % of a core, or with the limiter holding half
-/// of each reconcile (client throttling's finding instead), it does not.
+/// Too few workers: keys wait ≥ 2 s and ≥ 10× a reconcile while the
+/// controller and the apiserver idle. A 3 s wait against 10 ms reconciles
+/// at 10 % and 20 % of a core fires; at 1.5 s, with the controller at 60 %
+/// or the apiserver at 80 %, or with the limiter holding half of each
+/// reconcile (client throttling's finding instead), it does not.
 #[test]
 fn too_few_workers_needs_a_long_wait_an_idle_controller_and_no_limiter() {
-    let with = |wait: f64, cpu: f64, throttle: Option<f64>| {
+    let with = |wait: f64, cpu: f64, api: f64, throttle: Option<f64>| {
         let mut g = group(
             &[LIST, WATCH, ("update", "status", 200, true, true, 100)],
             1.0,
@@ -247,14 +248,16 @@ fn too_few_workers_needs_a_long_wait_an_idle_controller_and_no_limiter() {
         r.set(Metric::MeanLatency, Some(0.010));
         r.set(Metric::Cpu, Some(cpu * 20.0));
         r.set(Metric::Convergence, Some(20.0));
+        r.set(Metric::ApiserverCpu, Some(api * 20.0));
         r.attribution.throttle = throttle.map(|t| t * 0.010);
         r.attribution.mean = throttle.map(|_| 0.010);
         ids(g)
     };
-    assert_eq!(with(2.0, 0.1, None), ["too-few-workers"]);
-    assert!(with(0.5, 0.1, None).is_empty());
-    assert!(with(2.0, 0.6, None).is_empty());
-    assert_eq!(with(2.0, 0.1, Some(0.5)), ["client-throttling"]);
+    assert_eq!(with(3.0, 0.1, 0.2, None), ["too-few-workers"]);
+    assert!(with(1.5, 0.1, 0.2, None).is_empty());
+    assert!(with(3.0, 0.6, 0.2, None).is_empty());
+    assert!(with(3.0, 0.1, 0.8, None).is_empty());
+    assert_eq!(with(3.0, 0.1, 0.2, Some(0.5)), ["client-throttling"]);
 }
 
 /// No observedGeneration: from the share of objects first Ready without

@@ -21,6 +21,7 @@ use crate::figures::{Group, RunFigures};
 use crate::metrics::Metric;
 
 mod fit;
+pub mod plot;
 pub use fit::*;
 
 /// The margin δ of a results directory's growth verdicts: the experiment's
@@ -137,6 +138,8 @@ pub struct Growth {
     pub by_scale: Vec<(u64, Option<f64>)>,
     pub fit: Result<Fit, NotEstimable>,
     pub crossing: Option<Crossing>,
+    /// Every run's value (N, round, value per object), as fitted.
+    pub points: Vec<Point>,
 }
 
 /// Every variant whose scales qualify (≥ 3 spanning ≥ 10×), every figure
@@ -203,6 +206,7 @@ pub fn of(groups: &[Group], delta: f64) -> Vec<Growth> {
                 by_scale,
                 fit,
                 crossing,
+                points,
             }
         })
         .collect()

@@ -30,6 +30,7 @@ impl Section for WhatToFix {
                 groups.iter().map(|g| summary_line(g, &findings)).collect(),
             ));
         }
+        let grown = crate::growth::of(&ctx.groups, crate::growth::delta_of(&ctx.results.manifest));
         let mut items = Vec::new();
         for f in &findings {
             let fix = match f.framework {
@@ -41,11 +42,12 @@ impl Section for WhatToFix {
                     .join("; "),
             };
             items.push(format!(
-                "**{}** (N={}): **{}**: {}. Costs: {}. Fix: {}.{}",
+                "**{}** (N={}): **{}**: {}{}. Costs: {}. Fix: {}.{}",
                 f.variant,
                 f.scale,
                 f.rule.name,
                 f.evidence,
+                growth_clause(&grown, f),
                 f.cost,
                 fix,
                 likely_lines(ctx, f)
@@ -130,4 +132,27 @@ fn likely_lines(ctx: &ReportCtx, f: &diagnosis::Finding) -> String {
         return String::new();
     }
     format!(" {} (pointers, not evidence).", lines.join("; "))
+}
+
+/// For a LIST per reconcile where the run grew N: how the objects its
+/// LISTs return grow per object, e.g. "; the objects its LISTs return:
+/// linear per object (O(N²) in total), b = 1.00 [0.95, 1.06] over N = 50–500".
+fn growth_clause(grown: &[crate::growth::Growth], f: &diagnosis::Finding) -> String {
+    if f.rule.id != "list-per-reconcile" {
+        return String::new();
+    }
+    grown
+        .iter()
+        .filter(|g| {
+            g.variant == f.variant
+                && g.figure.metric == crate::metrics::Metric::ListReturnedPerObject
+        })
+        .find_map(|g| g.fit.as_ref().ok())
+        .map_or(String::new(), |fit| {
+            format!(
+                "; the objects its LISTs return: {}, {}",
+                fit.verdict.words(),
+                fit.line()
+            )
+        })
 }

@@ -66,6 +66,15 @@ impl Section for GrowthWithN {
                 .collect();
             out.push(Block::Table(Table { head, rows }));
             out.push(Block::List(of.iter().map(|g| line(g)).collect()));
+            let fits: Vec<_> = of
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (*g, crate::plots::PALETTE[i % crate::plots::PALETTE.len()]))
+                .collect();
+            let title = format!("{} against N (log-log)", f.name);
+            if let Ok(Some(svg)) = growth::plot::svg(&title, &fits, f.budget.map(|b| b.0)) {
+                out.push(Block::Plot { title, svg });
+            }
         }
     }
 }
