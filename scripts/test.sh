@@ -50,7 +50,7 @@ echo "== Go reference controller tests (every build: go.mod is v0.22, the others
 (cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 -modfile=v0.18.4.mod ./...)
 (cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 -modfile=v0.25.mod ./...)
 
-echo "== Rust tests (three lanes of test binaries side by side, then doc tests)"
+echo "== Rust tests (two lanes of test binaries side by side, then doc tests)"
 python3 scripts/test-lanes.py
 cargo test --workspace --doc --quiet
 
