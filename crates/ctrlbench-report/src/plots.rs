@@ -12,7 +12,7 @@ use crate::load::{Results, Run};
 use crate::metrics::Metric;
 use crate::stats::fmt_duration;
 
-const SIZE: (u32, u32) = (760, 380);
+pub(crate) const SIZE: (u32, u32) = (760, 380);
 pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
@@ -34,7 +34,7 @@ struct Line {
     segments: Segments,
 }
 
-fn err(e: impl std::fmt::Display) -> anyhow::Error {
+pub(crate) fn err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("plot: {e}")
 }
 

@@ -5,18 +5,14 @@
 //! a budget's horizontal line. The line passes through the points' mean in
 //! ln N and ln value, as a fit with a level per round does on average.
 
+use anyhow::Result;
 use plotters::prelude::*;
 
 use super::Growth;
-
-const SIZE: (u32, u32) = (760, 380);
+use crate::plots::{SIZE, err};
 
 /// How far past the largest N the line is drawn dashed.
 const EXTRAPOLATE: f64 = 3.0;
-
-fn err(e: impl std::fmt::Display) -> String {
-    format!("plot: {e}")
-}
 
 /// The fitted line's value at `n` for slope `b` through the points' centre.
 fn at(centre: (f64, f64), b: f64, n: f64) -> f64 {
@@ -46,7 +42,7 @@ pub fn svg(
     title: &str,
     fits: &[(&Growth, RGBColor)],
     budget: Option<f64>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>> {
     let drawn: Vec<_> = fits
         .iter()
         .filter_map(|(g, c)| Some((*g, *c, g.fit.as_ref().ok()?, centre(g)?)))
@@ -157,4 +153,53 @@ pub fn svg(
         root.present().map_err(err)?;
     }
     Ok(Some(svg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::growth::{FIGURES, Fit, GrowthVerdict, Point};
+
+    /// A linear figure: its points, its band and its dashed line are drawn;
+    /// a figure with no fit is no plot. At b = 1 through the centre
+    /// (ln 1000, ln 10), the line reads 1 at N = 100 and 100 at N = 10 000.
+    #[test]
+    fn a_fit_is_drawn_and_no_fit_is_no_plot() {
+        let points: Vec<Point> = [(100.0, 1, 1.0), (1000.0, 1, 10.0), (10_000.0, 2, 100.0)]
+            .map(|(n, round, value)| Point { n, round, value })
+            .to_vec();
+        let fit = Fit {
+            b: 1.0,
+            lo: 0.9,
+            hi: 1.1,
+            se: 0.05,
+            df: 3.0,
+            verdict: GrowthVerdict::Linear,
+            n_min: 100.0,
+            n_max: 10_000.0,
+            curvature: None,
+        };
+        let g = Growth {
+            variant: "v".into(),
+            figure: &FIGURES[0],
+            by_scale: Vec::new(),
+            fit: Ok(fit),
+            crossing: None,
+            points,
+        };
+        let c = centre(&g).unwrap();
+        assert!((at(c, 1.0, 100.0) - 1.0).abs() < 1e-9);
+        assert!((at(c, 1.0, 10_000.0) - 100.0).abs() < 1e-9);
+        let svg = svg("t", &[(&g, RED)], Some(50.0)).unwrap().unwrap();
+        assert!(svg.contains("<svg") && svg.contains("polygon"), "{svg}");
+        let none = Growth {
+            fit: Err("zero at N = 100".into()),
+            ..g
+        };
+        assert!(svg_of_none(&none));
+    }
+
+    fn svg_of_none(g: &Growth) -> bool {
+        svg("t", &[(g, RED)], None).unwrap().is_none()
+    }
 }
