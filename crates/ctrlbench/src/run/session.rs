@@ -117,10 +117,17 @@ impl<'a> Session<'a> {
         }
         manifest.write(&results.manifest())?;
         write_workload(exp, &results)?;
-        if let Some(source) = &exp.source
-            && let Err(e) = super::likely::write(&results, source)
-        {
-            eprintln!("note: no likely lines for the findings: {e:#}");
+        if let Some(source) = &exp.source {
+            // Reading a repository takes seconds: on the blocking pool, so
+            // the one runtime thread still sees SIGINT and SIGTERM.
+            let (dir, source) = (results.clone(), source.clone());
+            let scan = tokio::task::spawn_blocking(move || super::likely::write(&dir, &source));
+            match until_cancelled(cancel, scan).await {
+                Some(Ok(Err(e))) => eprintln!("note: no likely lines for the findings: {e:#}"),
+                Some(Err(e)) => eprintln!("note: no likely lines for the findings: {e}"),
+                // Interrupted: the runs that follow see it and stop.
+                Some(Ok(Ok(_))) | None => {}
+            }
         }
         let mut s = Session {
             exp,
