@@ -13,6 +13,7 @@ pub mod commands;
 pub mod controllers;
 pub mod demo;
 pub mod doctor;
+pub mod entry;
 pub mod experiment;
 pub mod machine;
 pub mod run;
