@@ -5,32 +5,63 @@
 # timed, with the minutes of the steps inside them (builds, plane, run).
 # Only the Rust toolchain is shared (RUSTUP_HOME): it is installed, not built.
 #
-#   scripts/cold-check.sh [--main | --tests] [--keep]
+#   scripts/cold-check.sh [--main | --tests] [--mirror] [--keep]
 #
 # --main / --tests run one of the two; --keep leaves the clone and its HOME.
+# --mirror serves, on 127.0.0.1, a release mirror (Kubernetes' and etcd's
+# layouts, with their checksums) made from this machine's cached plane
+# binaries, and points CTRLBENCH_MIRROR at it: the first run as it is where
+# release binaries can be fetched.
 # Both need the machine to themselves: run nothing beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-want_main=1 want_tests=1 keep=0
+want_main=1 want_tests=1 keep=0 mirror=0
 for a in "$@"; do
   case "$a" in
     --main) want_tests=0 ;;
     --tests) want_main=0 ;;
     --keep) keep=1 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "error: unknown argument $a: use --main, --tests or --keep" >&2; exit 2 ;;
+    --mirror) mirror=1 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "error: unknown argument $a: use --main, --tests, --mirror or --keep" >&2; exit 2 ;;
   esac
 done
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/ctrlbench-cold.XXXXXX")
+server=
 cleanup() {
+  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi
   if [ "$keep" = 1 ]; then echo "kept $root"; else rm -rf "$root"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 git clone --quiet --no-local . "$root/ctrlbench"
+if [ "$mirror" = 1 ]; then
+  k8s=$(sed -n 's/^pub const DEFAULT_K8S_VERSION: &str = "\(.*\)";/\1/p' crates/ctrlbench-plane/src/releases.rs)
+  etcd=$(grep -A4 "k8s: \"$k8s\"" crates/ctrlbench-plane/src/releases.rs | sed -n 's/.*etcd: "\(.*\)".*/\1/p')
+  have="${XDG_CACHE_HOME:-$HOME/.cache}/ctrlbench/k8s/$k8s"
+  for b in etcd kube-apiserver; do
+    [ -x "$have/$b" ] || { echo "error: --mirror needs $have/$b: run ctrlbench cluster install first" >&2; exit 2; }
+  done
+  arch=$(uname -m | sed 's/x86_64/amd64/; s/aarch64/arm64/')
+  m="$root/mirror"
+  mkdir -p "$m/release/v$k8s/bin/linux/$arch" "$m/etcd/v$etcd/etcd-v$etcd-linux-$arch"
+  for b in kube-apiserver kube-controller-manager kube-scheduler; do
+    [ -x "$have/$b" ] || continue
+    cp "$have/$b" "$m/release/v$k8s/bin/linux/$arch/$b"
+    sha256sum "$have/$b" | cut -d' ' -f1 > "$m/release/v$k8s/bin/linux/$arch/$b.sha256"
+  done
+  cp "$have/etcd" "$m/etcd/v$etcd/etcd-v$etcd-linux-$arch/etcd"
+  (cd "$m/etcd/v$etcd" && tar czf "etcd-v$etcd-linux-$arch.tar.gz" "etcd-v$etcd-linux-$arch" &&
+    rm -r "etcd-v$etcd-linux-$arch" && sha256sum "etcd-v$etcd-linux-$arch.tar.gz" > SHA256SUMS)
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  python3 -m http.server --bind 127.0.0.1 --directory "$m" "$port" >"$root/mirror.log" 2>&1 &
+  server=$!
+  export CTRLBENCH_MIRROR="http://127.0.0.1:$port"
+  echo "mirror of Kubernetes $k8s and etcd $etcd at $CTRLBENCH_MIRROR"
+fi
 commit=$(git -C "$root/ctrlbench" rev-parse --short HEAD)
 mkdir -p "$root/home"
 export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
@@ -40,7 +71,8 @@ export GOPATH="$root/home/go"
 export GOMODCACHE="$root/home/go/pkg/mod"
 export GOCACHE="$root/home/.cache/go-build"
 export XDG_CACHE_HOME="$root/home/.cache"
-unset XDG_STATE_HOME KUBEBUILDER_ASSETS TEST_ASSET_ETCD TEST_ASSET_KUBE_APISERVER \
+[ "$mirror" = 1 ] || unset CTRLBENCH_MIRROR
+unset CTRLBENCH_OFFLINE XDG_STATE_HOME KUBEBUILDER_ASSETS TEST_ASSET_ETCD TEST_ASSET_KUBE_APISERVER \
   TEST_ASSET_KUBE_CONTROLLER_MANAGER CTRLBENCH_WIDGET_CONTROLLER CARGO_TARGET_DIR
 cd "$root/ctrlbench"
 
@@ -62,7 +94,7 @@ for line in sys.stdin:
   set -e
   local total=$(( $(date +%s) - start ))
   echo "== $label: exit $rc after $((total / 60)) min $((total % 60)) s (log: $log)"
-  grep -E 'Finished .release|Finished .dev|Finished .test|^ *[0-9.]+ built |plane ready|^ *[0-9.]+ == |results: |decided|test result: .*[1-9][0-9]* failed|[0-9]+ passed' "$log" \
+  grep -E 'downloaded and verified|not downloaded|Finished .release|Finished .dev|Finished .test|^ *[0-9.]+ built |plane ready|^ *[0-9.]+ == |results: |decided|test result: .*[1-9][0-9]* failed|[0-9]+ passed' "$log" \
     | awk '{ printf "   %5.1f min  ", $1 / 60; $1 = ""; print substr($0, 2) }' | cut -c1-160
   return "$rc"
 }
