@@ -16,12 +16,17 @@ if [ -z "${CARGO_TARGET_DIR:-}" ]; then
 fi
 echo "cargo builds into $CARGO_TARGET_DIR"
 
+# Each step's header says when it started, and the end says the total, so
+# that a slow CI run shows which step grew (the warm budget is 15 minutes).
+step() { echo "== $1 (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
+trap 'echo "test.sh: $((SECONDS / 60)) min $((SECONDS % 60)) s"' EXIT
+
 # The tests reach nothing beyond this machine: the plane's binaries are
 # found in the cache or built, never downloaded from the release hosts
 # (tests/fetch.rs of ctrlbench-plane serves its own mirror on 127.0.0.1).
 export CTRLBENCH_OFFLINE=1
 
-echo "== formatting and lints"
+step "formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 if [ -n "$(gofmt -l controllers/go)" ]; then
@@ -33,28 +38,28 @@ python3 scripts/import-circles.py
 
 # Before anything long: a machine where pip cannot install kopf fails here,
 # saying so, not half an hour later in init_from.rs's test of it.
-echo "== kopf for the kopf fixture's run (a virtualenv in the cache, pip-installed on first use)"
+step "kopf for the kopf fixture's run (a virtualenv in the cache, pip-installed on first use)"
 kopf_venv=$(scripts/kopf-venv.sh)
 echo "kopf in $kopf_venv"
 
-echo "== control-plane binaries (built with Go on first use, then cached)"
+step "control-plane binaries (built with Go on first use, then cached)"
 assets=$(cargo run --quiet -p ctrlbench -- cluster install --controller-manager --nodes | sed -n 's/^kube-apiserver=//p' | xargs dirname)
 echo "binaries in $assets"
 
-echo "== controllers (Rust, Go with controller-runtime v0.18.4, v0.22 and v0.25, and k8s.io/sample-controller)"
+step "controllers (Rust, Go with controller-runtime v0.18.4, v0.22 and v0.25, and k8s.io/sample-controller)"
 cargo run --quiet -p ctrlbench -- controllers build
 
-echo "== Go reference controller tests (every build: go.mod is v0.22, the others have a modfile)"
+step "Go reference controller tests (every build: go.mod is v0.22, the others have a modfile)"
 (cd controllers/go && go vet ./... && go vet -modfile=v0.18.4.mod ./... && go vet -modfile=v0.25.mod ./...)
 (cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 ./...)
 (cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 -modfile=v0.18.4.mod ./...)
 (cd controllers/go && KUBEBUILDER_ASSETS=$assets go test -count=1 -modfile=v0.25.mod ./...)
 
-echo "== Rust tests (two lanes of test binaries side by side, then doc tests)"
+step "Rust tests (two lanes of test binaries side by side, then doc tests)"
 python3 scripts/test-lanes.py
 cargo test --workspace --doc --quiet
 
-echo "== report fixtures: independent figures, and analysis/queries.sql with DuckDB"
+step "report fixtures: independent figures, and analysis/queries.sql with DuckDB"
 for f in crates/ctrlbench-report/tests/data/results-*/; do
   f=$(basename "$f")
   (cd crates/ctrlbench-report/tests/data &&

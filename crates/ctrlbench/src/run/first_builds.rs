@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use ctrlbench_plane::binaries::{self, Lookup};
+use ctrlbench_plane::fetch::Downloads;
 use ctrlbench_plane::kwok_build;
 
 use crate::controllers;
@@ -67,6 +68,9 @@ pub struct Where {
     pub workspace: PathBuf,
     /// Whether `go` is on PATH.
     pub go: bool,
+    /// `CTRLBENCH_MIRROR` and `CTRLBENCH_OFFLINE`, which win over the
+    /// file's `[cluster]` keys.
+    pub downloads: Downloads,
 }
 
 impl Where {
@@ -77,6 +81,7 @@ impl Where {
             rust_controller: controllers::rust_binary_path()?,
             workspace: controllers::workspace(),
             go: binaries::which_go_opt().is_some(),
+            downloads: Downloads::from_env()?,
         })
     }
 }
@@ -216,8 +221,10 @@ fn planes(
     }
     let c = &exp.cluster;
     let nodes = c.nodes > 0;
+    let mut fetchable: Vec<String> = Vec::new();
     for v in &versions {
         for name in binaries::missing(&at.plane, v, c.controller_manager, nodes)? {
+            fetchable.push(name.to_string());
             let (what, minutes) = match name {
                 "etcd" => (
                     format!("etcd {} (for Kubernetes {v})", binaries::etcd_version(v)),
@@ -233,6 +240,11 @@ fn planes(
             add(out, what, minutes, true);
         }
     }
+    fetchable.dedup();
+    if !fetchable.is_empty() {
+        out.notes
+            .push(download_note(&fetchable, &c.downloads(), &at.downloads));
+    }
     if nodes && kwok_build::missing(&at.plane) {
         add(
             out,
@@ -242,6 +254,25 @@ fn planes(
         );
     }
     Ok(())
+}
+
+/// What becomes of the plane's binaries that a build is priced for above:
+/// they are downloaded first unless offline, so the estimate is the most it
+/// can be. The environment's settings win over the file's, as when they
+/// are installed.
+fn download_note(names: &[String], file: &Downloads, env: &Downloads) -> String {
+    let names = names.join(", ");
+    if file.offline || env.offline {
+        return format!("{names}: built, not downloaded (offline)");
+    }
+    let from = match env.mirror.as_ref().or(file.mirror.as_ref()) {
+        Some(m) => format!("the mirror {m}"),
+        None => "Kubernetes' and etcd's release hosts".to_string(),
+    };
+    format!(
+        "{names}: downloaded and verified first from {from}, in seconds where it answers; \
+         priced above as built, which is what happens where it does not"
+    )
 }
 
 #[cfg(test)]
@@ -280,6 +311,7 @@ mod tests {
             rust_controller: Some(rust.to_path_buf()),
             workspace: tmp.path().join("ws"),
             go: false,
+            downloads: Downloads::default(),
         };
         let file = tmp.path().join("t.toml");
         let text = "name = \"t\"\nscales = [5]\n[cluster]\nnodes = 2\n\
@@ -312,6 +344,50 @@ mod tests {
                     && n.contains("controller-runtime v0.18.4")),
             "{:?}",
             found.notes
+        );
+        // The plane's binaries priced as builds are downloaded first; the
+        // note says from where, or that nothing is (KWOK is always built).
+        let fetched = "kube-apiserver, kube-controller-manager: downloaded and verified first \
+                       from Kubernetes' and etcd's release hosts";
+        assert!(
+            found.notes.iter().any(|n| n.starts_with(fetched)),
+            "{:?}",
+            found.notes
+        );
+        let mut offline = at(&[], &rust);
+        offline.downloads.offline = true;
+        let notes = find(&exp, true, &offline).unwrap().notes;
+        assert!(
+            notes.contains(
+                &"kube-apiserver, kube-controller-manager: built, not downloaded (offline)"
+                    .to_string()
+            ),
+            "{notes:?}"
+        );
+        // The environment's mirror wins over the file's.
+        let mirrored = crate::experiment::spec::parse(
+            &file,
+            &text.replace(
+                "nodes = 2",
+                "nodes = 2\nmirror = \"http://127.0.0.1:9/file\"",
+            ),
+        )
+        .unwrap();
+        let notes = find(&mirrored, true, &at(&[], &rust)).unwrap().notes;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("from the mirror http://127.0.0.1:9/file,")),
+            "{notes:?}"
+        );
+        let mut env = at(&[], &rust);
+        env.downloads.mirror = Some("http://127.0.0.1:9/env".into());
+        let notes = find(&mirrored, true, &env).unwrap().notes;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("from the mirror http://127.0.0.1:9/env,")),
+            "{notes:?}"
         );
         // On an existing cluster only the controllers count.
         assert_eq!(total(&find(&exp, false, &at(&[], &rust)).unwrap()), 0.5);
@@ -359,6 +435,7 @@ mod tests {
             rust_controller: None,
             workspace: tmp.path().join("ws"),
             go: true,
+            downloads: Downloads::default(),
         };
         let found = find(&exp, false, &at).unwrap();
         assert_eq!(total(&found), 0.8, "{:?}", found.builds);
