@@ -35,7 +35,10 @@ from pathlib import Path
 # lane (2026-12-06) cut no time worth its load: under it the lab's
 # diagnosis counted extra reconciles and run.rs's client and audit counts
 # parted, so two lanes it stays.
-ALONE = {"run", "fleet", "faults", "cluster", "malformed", "diagnosis", "growth_plane"}
+# baseline_footprint.rs (about 45 s), an A/B decided on audit-log counts
+# that load does not move, joined the first lane from SERIAL (2026-12-06:
+# a warm CI run took 15.5 min, lanes 577 and 601 s, SERIAL 174 s).
+ALONE = {"run", "fleet", "faults", "cluster", "malformed", "diagnosis", "growth_plane", "baseline_footprint"}
 SERIAL = {"machine", "baseline"}
 
 
