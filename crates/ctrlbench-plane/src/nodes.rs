@@ -22,6 +22,7 @@ use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use crate::binaries::Binaries;
 use crate::kubeconfig::{self, Credentials};
 use crate::kwok::{KwokConfig, NODE_ANNOTATION};
+use crate::options::ClientLimits;
 use crate::process::Process;
 use crate::scheduler::SchedulerConfig;
 use crate::tinyca::{self, ClientPem, Pems};
@@ -59,6 +60,7 @@ pub async fn start(
     url: &str,
     pems: &Pems,
     client: &kube::Client,
+    scheduler_client: ClientLimits,
     detached: bool,
 ) -> Result<FakeNodes> {
     let scheduler_bin = bins
@@ -88,7 +90,7 @@ pub async fn start(
         kubeconfig: write("kube-scheduler", &pems.scheduler)?,
         port: sched_port,
         cert_dir: dir.join("kube-scheduler"),
-        extra_args: vec![],
+        extra_args: scheduler_client.args(),
     }
     .start(&dir.join("kube-scheduler.log"), detached)?;
     let kwok = KwokConfig {

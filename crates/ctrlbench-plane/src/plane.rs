@@ -307,7 +307,16 @@ impl ControlPlane {
                 .await?;
         }
         if opts.nodes > 0 {
-            let fake = nodes::start(&plane.dir, bins, &url, &pems, &client, detached).await?;
+            let fake = nodes::start(
+                &plane.dir,
+                bins,
+                &url,
+                &pems,
+                &client,
+                opts.scheduler_client,
+                detached,
+            )
+            .await?;
             *plane.nodes.lock().unwrap_or_else(|e| e.into_inner()) = Some(fake);
             nodes::create_and_wait(
                 &plane.nodes,
@@ -355,7 +364,7 @@ impl ControlPlane {
                 bin,
                 kubeconfig,
                 workloads: opts.nodes > 0,
-                extra_args: Vec::new(),
+                extra_args: opts.controller_manager_client.args(),
             },
             &self.dir.join("kube-controller-manager.log"),
             detached,

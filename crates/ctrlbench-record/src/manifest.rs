@@ -92,6 +92,12 @@ pub struct Manifest {
     /// Each fake node's pod capacity, when there are nodes.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub node_pods: usize,
+    /// The client-limit flags kube-controller-manager ran with, when it ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controller_manager_args: Vec<String>,
+    /// kube-scheduler's, when there were nodes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scheduler_args: Vec<String>,
     pub machine: Machine,
     pub harness_cpu_seconds: f64,
     /// ctrlbench's own peak resident set over the whole experiment (VmHWM).

@@ -72,7 +72,8 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
     let exp = experiment(
         tmp.path(),
         DEPLOYMENT,
-        "[cluster]\nnodes = 2\netcd_fsync = false\n",
+        "[cluster]\nnodes = 2\netcd_fsync = false\ncontroller_manager_qps = 400\n\
+         controller_manager_burst = 800\nscheduler_qps = 300\nscheduler_burst = 600\n",
         20,
     );
     let results = tmp.path().join("results");
@@ -90,6 +91,18 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
     // check that none is left afterwards looks where they were.
     let roles = ["kube-scheduler", "kwok", "kube-controller-manager"];
     let mut seen = [false; 3];
+    // The client limits the file gave, on each component's command line.
+    let limits = [
+        (
+            "kube-controller-manager",
+            ["--kube-api-qps=400", "--kube-api-burst=800"],
+        ),
+        (
+            "kube-scheduler",
+            ["--kube-api-qps=300", "--kube-api-burst=600"],
+        ),
+    ];
+    let mut limited = [false; 2];
     let status = loop {
         if let Some(st) = child.try_wait().unwrap() {
             break st;
@@ -98,11 +111,17 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
         for (k, role) in roles.iter().enumerate() {
             seen[k] |= running.iter().any(|c| c.contains(role));
         }
+        for (k, (role, flags)) in limits.iter().enumerate() {
+            limited[k] |= running
+                .iter()
+                .any(|c| c.contains(&format!("/{role} ")) && flags.iter().all(|f| c.contains(f)));
+        }
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
     let err = std::fs::read_to_string(&err_log).unwrap();
     assert!(status.success(), "{err}");
     assert_eq!(seen, [true; 3], "{roles:?} seen running: {seen:?}");
+    assert_eq!(limited, [true; 2], "{limits:?} seen: {limited:?}");
     // Nodes were there, so no warning about a rule that waits for pods.
     assert!(!err.contains("set [cluster] nodes"), "{err}");
     let dir = only_results_dir(&results);
@@ -114,6 +133,17 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
         (manifest["nodes"].as_u64(), manifest["node_pods"].as_u64()),
         (Some(2), Some(110)),
         "the fake nodes and the default capacity are recorded"
+    );
+    assert_eq!(
+        (
+            &manifest["controller_manager_args"],
+            &manifest["scheduler_args"]
+        ),
+        (
+            &serde_json::json!(["--kube-api-qps=400", "--kube-api-burst=800"]),
+            &serde_json::json!(["--kube-api-qps=300", "--kube-api-burst=600"])
+        ),
+        "the plane's client limits are recorded"
     );
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(

@@ -43,6 +43,22 @@ pub fn new(exp: &Experiment) -> Manifest {
         } else {
             0
         },
+        controller_manager_args: if exp.is_local() && exp.cluster.controller_manager {
+            exp.cluster
+                .controller_manager_client
+                .unwrap_or(ctrlbench_plane::options::CONTROLLER_MANAGER_CLIENT)
+                .args()
+        } else {
+            vec![]
+        },
+        scheduler_args: if exp.is_local() && exp.cluster.nodes > 0 {
+            exp.cluster
+                .scheduler_client
+                .unwrap_or(ctrlbench_plane::options::SCHEDULER_CLIENT)
+                .args()
+        } else {
+            vec![]
+        },
         machine: Machine::this(),
         harness_cpu_seconds: 0.0,
         harness_peak_rss_bytes: None,

@@ -130,6 +130,12 @@ pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
         controller_manager: c.controller_manager || c.nodes > 0,
         nodes: c.nodes,
         node_pods: c.node_pods,
+        controller_manager_client: c
+            .controller_manager_client
+            .unwrap_or(ctrlbench_plane::options::CONTROLLER_MANAGER_CLIENT),
+        scheduler_client: c
+            .scheduler_client
+            .unwrap_or(ctrlbench_plane::options::SCHEDULER_CLIENT),
         downloads: exp.cluster.downloads(),
         ..PlaneOptions::default()
     };

@@ -34,6 +34,47 @@ fn cpus(src: &Source, s: &toml::Spanned<super::schema::CpusSpec>, local: bool) -
     Ok(out)
 }
 
+/// A component's client limits: each key within 1 … MAX_CLIENT_QPS, the
+/// burst at least the rate; a key not given keeps the component's default.
+/// None when neither is given.
+fn client_limits(
+    src: &Source,
+    (qps_key, qps): (&str, &Option<toml::Spanned<u32>>),
+    (burst_key, burst): (&str, &Option<toml::Spanned<u32>>),
+    default: ctrlbench_plane::options::ClientLimits,
+) -> Checked<Option<ctrlbench_plane::options::ClientLimits>> {
+    let max = ctrlbench_plane::options::MAX_CLIENT_QPS;
+    for (key, v) in [(qps_key, qps), (burst_key, burst)] {
+        if let Some(v) = v
+            && !(1..=max).contains(v.get_ref())
+        {
+            return Err(src.at(key, v.span(), format!("must be from 1 to {max}")));
+        }
+    }
+    if qps.is_none() && burst.is_none() {
+        return Ok(None);
+    }
+    let limits = ctrlbench_plane::options::ClientLimits {
+        qps: qps.as_ref().map_or(default.qps, |v| *v.get_ref()),
+        burst: burst.as_ref().map_or(default.burst, |v| *v.get_ref()),
+    };
+    if limits.burst < limits.qps {
+        let (key, span) = match burst {
+            Some(b) => (burst_key, b.span()),
+            None => (qps_key, qps.as_ref().map(|v| v.span()).unwrap_or(0..0)),
+        };
+        return Err(src.at(
+            key,
+            span,
+            format!(
+                "{burst_key} ({}) must be at least {qps_key} ({}): a burst below the rate never lets the rate through",
+                limits.burst, limits.qps
+            ),
+        ));
+    }
+    Ok(Some(limits))
+}
+
 pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
     if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref()) {
         let local = [
@@ -47,6 +88,13 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
             ("controller_manager", c.controller_manager.is_some()),
             ("nodes", c.nodes.is_some()),
             ("node_pods", c.node_pods.is_some()),
+            ("controller_manager_qps", c.controller_manager_qps.is_some()),
+            (
+                "controller_manager_burst",
+                c.controller_manager_burst.is_some(),
+            ),
+            ("scheduler_qps", c.scheduler_qps.is_some()),
+            ("scheduler_burst", c.scheduler_burst.is_some()),
             ("mirror", c.mirror.is_some()),
             ("offline", c.offline.is_some()),
         ];
@@ -87,6 +135,18 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
             return Err(src.at(key, v.span(), format!("must be from {min} to {max}")));
         }
     }
+    let controller_manager_client = client_limits(
+        src,
+        ("controller_manager_qps", &c.controller_manager_qps),
+        ("controller_manager_burst", &c.controller_manager_burst),
+        ctrlbench_plane::options::CONTROLLER_MANAGER_CLIENT,
+    )?;
+    let scheduler_client = client_limits(
+        src,
+        ("scheduler_qps", &c.scheduler_qps),
+        ("scheduler_burst", &c.scheduler_burst),
+        ctrlbench_plane::options::SCHEDULER_CLIENT,
+    )?;
     if let Some(m) = &c.mirror {
         ctrlbench_plane::fetch::check_mirror(m.get_ref())
             .map_err(|e| src.at("mirror", m.span(), e))?;
@@ -145,6 +205,8 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
             .map_or(ctrlbench_plane::options::DEFAULT_NODE_PODS, |v| {
                 *v.get_ref() as usize
             }),
+        controller_manager_client,
+        scheduler_client,
         mirror: c.mirror.as_ref().map(|v| v.get_ref().trim().to_string()),
         offline: c.offline.unwrap_or(false),
         kubeconfig: c.kubeconfig.as_ref().map(|v| v.get_ref().clone()),

@@ -243,6 +243,12 @@ pub struct ClusterSpec {
     pub nodes: Option<Spanned<u32>>,
     /// Each fake node's pod capacity (default 110).
     pub node_pods: Option<Spanned<u32>>,
+    /// kube-controller-manager's client limits (default 20 and 30).
+    pub controller_manager_qps: Option<Spanned<u32>>,
+    pub controller_manager_burst: Option<Spanned<u32>>,
+    /// kube-scheduler's (default 50 and 100).
+    pub scheduler_qps: Option<Spanned<u32>>,
+    pub scheduler_burst: Option<Spanned<u32>>,
     /// A mirror of the release downloads (http or https; local plane), under
     /// `CTRLBENCH_MIRROR` when that is set.
     pub mirror: Option<Spanned<String>>,
@@ -277,6 +283,10 @@ impl Default for ClusterSpec {
             controller_manager: None,
             nodes: None,
             node_pods: None,
+            controller_manager_qps: None,
+            controller_manager_burst: None,
+            scheduler_qps: None,
+            scheduler_burst: None,
             mirror: None,
             offline: None,
             kubeconfig: None,

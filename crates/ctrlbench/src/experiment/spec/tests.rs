@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::controllers::Impl;
+use ctrlbench_plane::options::ClientLimits;
 
 const GOOD: &str = r#"name = "t"
 scales = [20]
@@ -453,6 +454,30 @@ fn topology_and_faults_are_validated_with_file_line_and_key() {
             9,
             "apiservers",
             "from 1 to 5",
+        ),
+        (
+            "[cluster]\nnodes = 2\ncontroller_manager_qps = 0\n",
+            10,
+            "controller_manager_qps",
+            "from 1 to 100000",
+        ),
+        (
+            "[cluster]\nnodes = 2\nscheduler_burst = 100001\n",
+            10,
+            "scheduler_burst",
+            "from 1 to 100000",
+        ),
+        (
+            "[cluster]\nnodes = 2\ncontroller_manager_qps = 500\n",
+            10,
+            "controller_manager_qps",
+            "controller_manager_burst (30) must be at least controller_manager_qps (500)",
+        ),
+        (
+            "[cluster]\nnodes = 2\nscheduler_qps = 400\nscheduler_burst = 300\n",
+            11,
+            "scheduler_burst",
+            "must be at least scheduler_qps (400)",
         ),
         (
             "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:2\"\n",
@@ -1178,4 +1203,36 @@ fn init_from_writes_a_commented_budget_block_to_fill() {
     let text = format!("{filled}[[variant]]\nname = \"a\"\npreset = \"good\"\n");
     let e = parse(Path::new("exp.toml"), &text).unwrap();
     assert_eq!(e.budgets.len(), budget::KEYS.len());
+}
+
+/// The plane's client limits: a key not given keeps the component's own
+/// default; neither given is None (the component's defaults, unchanged).
+#[test]
+fn plane_client_limits_fill_in_the_components_defaults() {
+    let file = std::path::PathBuf::from("t.toml");
+    let exp = parse(
+        &file,
+        &format!(
+            "{GOOD}[cluster]\nnodes = 2\ncontroller_manager_qps = 30\nscheduler_burst = 400\n"
+        ),
+    )
+    .unwrap();
+    let c = &exp.cluster;
+    assert_eq!(
+        c.controller_manager_client,
+        Some(ClientLimits { qps: 30, burst: 30 })
+    );
+    assert_eq!(
+        c.scheduler_client,
+        Some(ClientLimits {
+            qps: 50,
+            burst: 400
+        })
+    );
+    assert_eq!(
+        c.scheduler_client.unwrap().args(),
+        ["--kube-api-qps=50", "--kube-api-burst=400"]
+    );
+    let plain = parse(&file, GOOD).unwrap();
+    assert_eq!(plain.cluster.controller_manager_client, None);
 }

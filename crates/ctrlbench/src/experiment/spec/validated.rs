@@ -12,6 +12,7 @@ pub use super::top::Repeats;
 use crate::controllers::Impl;
 use crate::experiment::phase::Phase;
 use crate::experiment::workload::Workload;
+use ctrlbench_plane::options::ClientLimits;
 
 /// `[cluster]`, checked: the local plane's settings (defaults filled in) or
 /// the existing cluster's kubeconfig and context.
@@ -30,6 +31,10 @@ pub struct Cluster {
     pub nodes: usize,
     /// Each fake node's pod capacity.
     pub node_pods: usize,
+    /// The plane's kube-controller-manager's and kube-scheduler's client
+    /// limits (None: the component's own defaults).
+    pub controller_manager_client: Option<ClientLimits>,
+    pub scheduler_client: Option<ClientLimits>,
     /// The release downloads' mirror and whether downloads are off.
     pub mirror: Option<String>,
     pub offline: bool,
