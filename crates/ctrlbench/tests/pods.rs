@@ -151,6 +151,14 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
         "the header names the fake nodes:\n{}",
         report.lines().take(4).collect::<Vec<_>>().join("\n")
     );
+    assert!(
+        report.contains(
+            "; client limits: kube-controller-manager --kube-api-qps=400 --kube-api-burst=800, \
+             kube-scheduler --kube-api-qps=300 --kube-api-burst=600"
+        ),
+        "the header names the plane's client limits:\n{}",
+        report.lines().take(4).collect::<Vec<_>>().join("\n")
+    );
     let run = dir.join("N20/kcm/rep1");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();

@@ -43,14 +43,37 @@ fn plane_line(m: &Manifest) -> String {
     if m.nodes > 0 {
         return format!(
             "local control plane with {} fake node(s) of {} pods each (KWOK), kube-scheduler and \
-             kube-controller-manager (workload, namespace and garbage-collector controllers)",
-            m.nodes, m.node_pods
+             kube-controller-manager (workload, namespace and garbage-collector controllers){}",
+            m.nodes,
+            m.node_pods,
+            client_limits(m)
         );
     }
     if m.controller_manager {
-        return "local control plane with kube-controller-manager (namespace and garbage-collector controllers)".into();
+        return format!(
+            "local control plane with kube-controller-manager (namespace and garbage-collector controllers){}",
+            client_limits(m)
+        );
     }
     "local control plane".into()
+}
+
+/// "; client limits: kube-controller-manager --kube-api-qps=…", the flags
+/// the plane's components ran with (recorded since they became keys).
+fn client_limits(m: &Manifest) -> String {
+    let parts: Vec<String> = [
+        ("kube-controller-manager", &m.controller_manager_args),
+        ("kube-scheduler", &m.scheduler_args),
+    ]
+    .iter()
+    .filter(|(_, a)| !a.is_empty())
+    .map(|(who, a)| format!("{who} {}", a.join(" ")))
+    .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; client limits: {}", parts.join(", "))
+    }
 }
 
 /// "none (2 cores)", or "plane 0, controller 1, harness unpinned (note)".

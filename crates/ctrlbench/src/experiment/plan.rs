@@ -337,6 +337,18 @@ fn render_cluster(s: &mut String, exp: &Experiment) {
             c.nodes, c.node_pods
         );
     }
+    for (who, limits) in [
+        ("kube-controller-manager", c.controller_manager_client),
+        ("kube-scheduler", c.scheduler_client),
+    ] {
+        if let Some(l) = limits {
+            let _ = writeln!(
+                s,
+                "  {who}'s client limit: {} requests a second, bursts of {}",
+                l.qps, l.burst
+            );
+        }
+    }
 }
 
 /// What a variant runs: our controller's flags, the user's command, or
