@@ -22,7 +22,7 @@ use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use crate::binaries::Binaries;
 use crate::kubeconfig::{self, Credentials};
 use crate::kwok::{KwokConfig, NODE_ANNOTATION};
-use crate::options::ClientLimits;
+use crate::options::PlaneOptions;
 use crate::process::Process;
 use crate::scheduler::SchedulerConfig;
 use crate::tinyca::{self, ClientPem, Pems};
@@ -60,7 +60,7 @@ pub async fn start(
     url: &str,
     pems: &Pems,
     client: &kube::Client,
-    scheduler_client: ClientLimits,
+    opts: &PlaneOptions,
     detached: bool,
 ) -> Result<FakeNodes> {
     let scheduler_bin = bins
@@ -90,7 +90,7 @@ pub async fn start(
         kubeconfig: write("kube-scheduler", &pems.scheduler)?,
         port: sched_port,
         cert_dir: dir.join("kube-scheduler"),
-        extra_args: scheduler_client.args(),
+        extra_args: opts.scheduler_client.args(),
     }
     .start(&dir.join("kube-scheduler.log"), detached)?;
     let kwok = KwokConfig {
@@ -109,10 +109,9 @@ pub async fn start(
 pub async fn create_and_wait(
     nodes: &Mutex<Option<FakeNodes>>,
     client: &kube::Client,
-    n: usize,
-    pods: usize,
-    timeout: Duration,
+    opts: &PlaneOptions,
 ) -> Result<()> {
+    let (n, pods, timeout) = (opts.nodes, opts.node_pods, opts.startup_timeout);
     let api: Api<Node> = Api::all(client.clone());
     for k in 0..n {
         let node = fake_node(&node_name(k), pods);

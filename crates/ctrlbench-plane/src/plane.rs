@@ -307,25 +307,9 @@ impl ControlPlane {
                 .await?;
         }
         if opts.nodes > 0 {
-            let fake = nodes::start(
-                &plane.dir,
-                bins,
-                &url,
-                &pems,
-                &client,
-                opts.scheduler_client,
-                detached,
-            )
-            .await?;
+            let fake = nodes::start(&plane.dir, bins, &url, &pems, &client, opts, detached).await?;
             *plane.nodes.lock().unwrap_or_else(|e| e.into_inner()) = Some(fake);
-            nodes::create_and_wait(
-                &plane.nodes,
-                &client,
-                opts.nodes,
-                opts.node_pods,
-                opts.startup_timeout,
-            )
-            .await?;
+            nodes::create_and_wait(&plane.nodes, &client, opts).await?;
         }
         Ok(plane)
     }
