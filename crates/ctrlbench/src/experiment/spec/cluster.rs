@@ -141,6 +141,22 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
         ("controller_manager_burst", &c.controller_manager_burst),
         ctrlbench_plane::options::CONTROLLER_MANAGER_CLIENT,
     )?;
+    // kube-scheduler runs only with fake nodes: a limit without them would
+    // be recorded nowhere and change nothing.
+    if let Some((key, v)) = [
+        ("scheduler_qps", &c.scheduler_qps),
+        ("scheduler_burst", &c.scheduler_burst),
+    ]
+    .into_iter()
+    .find_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+        && c.nodes.as_ref().is_none_or(|n| *n.get_ref() == 0)
+    {
+        return Err(src.at(
+            key,
+            v.span(),
+            "kube-scheduler runs only with fake nodes: set nodes, or remove this key",
+        ));
+    }
     let scheduler_client = client_limits(
         src,
         ("scheduler_qps", &c.scheduler_qps),

@@ -480,6 +480,12 @@ fn topology_and_faults_are_validated_with_file_line_and_key() {
             "must be at least scheduler_qps (400)",
         ),
         (
+            "[cluster]\ncontroller_manager = true\nscheduler_qps = 400\n",
+            10,
+            "scheduler_qps",
+            "only with fake nodes",
+        ),
+        (
             "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:2\"\n",
             11,
             "target",
