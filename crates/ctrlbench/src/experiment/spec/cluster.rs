@@ -75,6 +75,43 @@ fn client_limits(
     Ok(Some(limits))
 }
 
+/// A component's client limits, None when the file gives none.
+type Limits = Option<ctrlbench_plane::options::ClientLimits>;
+
+/// The controller manager's and the scheduler's client limits; the
+/// scheduler's only with fake nodes.
+fn plane_clients(src: &Source, c: &ClusterSpec) -> Checked<(Limits, Limits)> {
+    let controller_manager_client = client_limits(
+        src,
+        ("controller_manager_qps", &c.controller_manager_qps),
+        ("controller_manager_burst", &c.controller_manager_burst),
+        ctrlbench_plane::options::CONTROLLER_MANAGER_CLIENT,
+    )?;
+    // kube-scheduler runs only with fake nodes: a limit without them would
+    // be recorded nowhere and change nothing.
+    if let Some((key, v)) = [
+        ("scheduler_qps", &c.scheduler_qps),
+        ("scheduler_burst", &c.scheduler_burst),
+    ]
+    .into_iter()
+    .find_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+        && c.nodes.as_ref().is_none_or(|n| *n.get_ref() == 0)
+    {
+        return Err(src.at(
+            key,
+            v.span(),
+            "kube-scheduler runs only with fake nodes: set nodes, or remove this key",
+        ));
+    }
+    let scheduler_client = client_limits(
+        src,
+        ("scheduler_qps", &c.scheduler_qps),
+        ("scheduler_burst", &c.scheduler_burst),
+        ctrlbench_plane::options::SCHEDULER_CLIENT,
+    )?;
+    Ok((controller_manager_client, scheduler_client))
+}
+
 pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
     if let Some(kc) = c.kubeconfig.as_ref().or(c.context.as_ref()) {
         let local = [
@@ -135,34 +172,7 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
             return Err(src.at(key, v.span(), format!("must be from {min} to {max}")));
         }
     }
-    let controller_manager_client = client_limits(
-        src,
-        ("controller_manager_qps", &c.controller_manager_qps),
-        ("controller_manager_burst", &c.controller_manager_burst),
-        ctrlbench_plane::options::CONTROLLER_MANAGER_CLIENT,
-    )?;
-    // kube-scheduler runs only with fake nodes: a limit without them would
-    // be recorded nowhere and change nothing.
-    if let Some((key, v)) = [
-        ("scheduler_qps", &c.scheduler_qps),
-        ("scheduler_burst", &c.scheduler_burst),
-    ]
-    .into_iter()
-    .find_map(|(k, v)| v.as_ref().map(|v| (k, v)))
-        && c.nodes.as_ref().is_none_or(|n| *n.get_ref() == 0)
-    {
-        return Err(src.at(
-            key,
-            v.span(),
-            "kube-scheduler runs only with fake nodes: set nodes, or remove this key",
-        ));
-    }
-    let scheduler_client = client_limits(
-        src,
-        ("scheduler_qps", &c.scheduler_qps),
-        ("scheduler_burst", &c.scheduler_burst),
-        ctrlbench_plane::options::SCHEDULER_CLIENT,
-    )?;
+    let (controller_manager_client, scheduler_client) = plane_clients(src, c)?;
     if let Some(m) = &c.mirror {
         ctrlbench_plane::fetch::check_mirror(m.get_ref())
             .map_err(|e| src.at("mirror", m.span(), e))?;
