@@ -207,6 +207,16 @@ catalogue! {
     ApiserverPeakRss = Def::new("apiserver peak RSS", Bytes, |x| {
         x.run.apiserver.as_ref()?.max("rss_bytes")
     });
+    /// etcd's database bytes in use at the run's last scrape less at its
+    /// baseline (etcd.csv, summed over the members): what the run's objects,
+    /// their children and their history not yet compacted added. The whole
+    /// plane's, like the apiserver's CPU; a compaction in the run lowers it.
+    EtcdBytesAdded = Def::new("etcd bytes added", Bytes, |x| {
+        let e = x.run.etcd.as_ref()?;
+        let at = |r| e.get(r, "db_in_use_bytes");
+        Some(at(e.last_good()?)? - at(e.first_good()?)?)
+    })
+    .column("etcd bytes in use, added by the run");
     /// Every request the controller sent in the create phase, per object
     /// (footprint.csv: the apiserver's audit log names the caller).
     /// Without an audit log (an existing cluster), the controller's own

@@ -708,3 +708,37 @@ fn the_planes_processes_are_rows_of_their_own() {
     let (md, _) = render(&data("results-small-b")).unwrap();
     assert!(!md.contains("## The plane's processes"));
 }
+
+/// etcd's bytes in use is a gauge that a compaction lowers: the run adds
+/// its last scrape less its baseline, not a counter's increase (which
+/// would count the drop as a restart). The column is appended by hand to a
+/// run recorded before etcd.csv had it: 100 000 bytes at the baseline,
+/// 10 000 more per scrape, 50 000 at the fifth (a compaction), 180 000 at
+/// the ninth and last: 80 000 added.
+#[test]
+fn etcd_bytes_added_is_the_last_scrape_less_the_baseline() {
+    let (_tmp, dir) = common::scratch("results-small");
+    let file = dir.join("N20/rust-good/rep1/etcd.csv");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let cell = match i {
+            0 => "db_in_use_bytes".to_string(),
+            5 => "50000".to_string(),
+            _ => (100_000 + (i - 1) * 10_000).to_string(),
+        };
+        out.push_str(&format!("{line},{cell}\n"));
+    }
+    assert_eq!(text.lines().count(), 10, "the fixture's rows changed");
+    std::fs::write(&file, out).unwrap();
+    let r = Results::load(&dir).unwrap();
+    let gs = groups(&r);
+    let good = group(&gs, "rust-good");
+    close(
+        "etcd bytes added",
+        good.runs[0].get(Metric::EtcdBytesAdded),
+        80_000.0,
+    );
+    // The repeat without the column has none.
+    assert_eq!(good.runs[1].get(Metric::EtcdBytesAdded), None);
+}

@@ -14,7 +14,7 @@ const fn sum(name: &'static str, metric: &'static str) -> Column {
 
 const COLUMNS: &[Column] = &BASE;
 
-const BASE: [Column; 9] = [
+const BASE: [Column; 10] = [
     Column {
         name: "timestamp",
         value: Value::Timestamp,
@@ -42,11 +42,14 @@ const BASE: [Column; 9] = [
     ),
     sum("cpu_seconds", "process_cpu_seconds_total"),
     sum("rss_bytes", "process_resident_memory_bytes"),
+    // A gauge: the bytes of etcd's database its keys and their retained
+    // history occupy, which falls when the apiserver compacts.
+    sum("db_in_use_bytes", "etcd_mvcc_db_total_size_in_use_in_bytes"),
 ];
 
 /// A member's file: the same columns, then the leader flag.
-const MEMBER_COLUMNS: [Column; 10] = {
-    let mut out = [sum("is_leader", "etcd_server_is_leader"); 10];
+const MEMBER_COLUMNS: [Column; 11] = {
+    let mut out = [sum("is_leader", "etcd_server_is_leader"); 11];
     let mut i = 0;
     while i < BASE.len() {
         out[i] = BASE[i];
@@ -81,6 +84,7 @@ fn keep(line: &str) -> bool {
     line.starts_with("etcd_disk_")
         || line.starts_with("etcd_server_proposals_committed_total")
         || line.starts_with("etcd_server_is_leader")
+        || line.starts_with("etcd_mvcc_db_total_size_in_use_in_bytes")
         || line.starts_with("process_")
 }
 

@@ -268,7 +268,8 @@ fn blocked_ols(points: &[Point], cols: &[fn(f64) -> f64]) -> Option<Ols> {
 /// of freedom left.
 pub fn fit(points: &[Point], alpha: f64, delta: f64) -> Result<Fit, NotEstimable> {
     if let Some(p) = points.iter().find(|p| p.value.is_nan() || p.value <= 0.0) {
-        return Err(format!("zero at N = {}", fmt_n(p.n)));
+        let what = if p.value < 0.0 { "below zero" } else { "zero" };
+        return Err(format!("{what} at N = {}", fmt_n(p.n)));
     }
     if let Some(p) = points.iter().find(|p| !p.value.is_finite()) {
         return Err(format!(

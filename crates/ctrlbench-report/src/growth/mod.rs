@@ -117,6 +117,12 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::DivideByN,
         budget: None,
     },
+    GrowthFigure {
+        name: "etcd bytes / N",
+        metric: Metric::EtcdBytesAdded,
+        per: Per::DivideByN,
+        budget: None,
+    },
 ];
 
 impl GrowthFigure {
