@@ -38,8 +38,17 @@ from pathlib import Path
 # baseline_footprint.rs (about 45 s), an A/B decided on audit-log counts
 # that load does not move, joined the first lane from SERIAL (2026-12-06:
 # a warm CI run took 15.5 min, lanes 577 and 601 s, SERIAL 174 s).
-ALONE = {"run", "fleet", "faults", "cluster", "malformed", "diagnosis", "growth_plane", "baseline_footprint"}
-SERIAL = {"machine", "baseline"}
+# Names are ctrlbench's test targets, or PACKAGE/TARGET for another package's.
+ALONE = ["growth_plane", "run", "baseline_footprint", "faults", "diagnosis", "fleet", "cluster", "malformed"]
+SERIAL = ["machine", "baseline"]
+# The second lane's plane-heavy binaries, in this order, after every other
+# binary (the unit tests and the report's, seconds each). Each lane runs in
+# a fixed order, never cargo's (which changes with what it had to rebuild),
+# so that the same binaries overlap from one run to the next: a run whose
+# order changed overlapped controllers.rs with diagnosis.rs's 28
+# controllers, and controllers.rs took 121 s instead of 38.
+REST = ["ctrlbench-plane/fetch", "pod_watch", "budget", "nodes", "parity", "ci_recipe", "verdicts", "dry_run",
+        "controllers", "init_from", "workload", "cli_report", "pods"]
 
 
 def test_binaries(extra):
@@ -83,9 +92,14 @@ def run_lane(binaries, failures):
 
 def main():
     binaries = test_binaries(sys.argv[1:])
-    alone = [b for b in binaries if b[1] == "test" and b[0] in ALONE]
-    serial = [b for b in binaries if b[1] == "test" and b[0] in SERIAL]
-    rest = [b for b in binaries if b not in alone and b not in serial]
+
+    def in_order(names):
+        by_name = {(b[0] if b[2].name == "ctrlbench" else f"{b[2].name}/{b[0]}"): b for b in binaries if b[1] == "test"}
+        return [by_name[n] for n in names if n in by_name]
+
+    alone, serial, rest_named = in_order(ALONE), in_order(SERIAL), in_order(REST)
+    others = sorted((b for b in binaries if b not in alone + serial + rest_named), key=lambda b: (str(b[2]), b[1], b[0]))
+    rest = others + rest_named
     failures = []
     lanes = [threading.Thread(target=run_lane, args=(lane, failures)) for lane in (alone, rest)]
     for t in lanes:
