@@ -7,7 +7,7 @@
 mod common;
 
 use common::project::{build_commits, commit_as_main, copy_fixture, git, init_in};
-use common::{assert_success, ctrlbench, only_results_dir, read_manifest};
+use common::{assert_success, ctrlbench, only_results_dir, question, read_manifest, read_verdicts};
 use ctrlbench_plane::testing::shared_plane;
 
 /// The slow lane: the working tree against a git ref in one interleaved,
@@ -79,14 +79,8 @@ fn a_branch_with_a_sleep_is_decided_slower_than_main_and_gated() {
     );
     assert!(stdout.contains("REGRESSION N=50 Ready/s"), "{stdout}");
     let dir = only_results_dir(&tmp.path().join("slow"));
-    let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("verdicts.json")).unwrap()).unwrap();
-    let q = v["questions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|q| q["figure"] == "Ready/s" && q["a"] == "memcached-operator-baseline")
-        .unwrap_or_else(|| panic!("no Ready/s question in {v}"));
+    let v = read_verdicts(&dir);
+    let q = question(&v, "Ready/s", "memcached-operator-baseline");
     assert_eq!(q["b"], "memcached-operator");
     assert_eq!(q["verdict"], "lower", "{q}");
     let m = read_manifest(&dir);

@@ -7,7 +7,7 @@
 mod common;
 
 use common::project::{commit_as_main, copy_fixture, git, init_in};
-use common::{assert_success, ctrlbench, only_results_dir};
+use common::{assert_success, ctrlbench, only_results_dir, question, read_verdicts};
 
 /// The footprint's A/B: a branch that adds one uncached GET per reconcile
 /// (the manager's API reader, as operators do to read their own writes).
@@ -69,14 +69,8 @@ fn a_branch_with_an_uncached_get_is_decided_to_ask_more_from_one_repeat() {
         "{stdout}"
     );
     let dir = only_results_dir(&tmp.path().join("reader"));
-    let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("verdicts.json")).unwrap()).unwrap();
-    let q = v["questions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|q| q["figure"] == "requests per object" && q["a"] == "memcached-operator-baseline")
-        .unwrap_or_else(|| panic!("no requests-per-object question in {v}"));
+    let v = read_verdicts(&dir);
+    let q = question(&v, "requests per object", "memcached-operator-baseline");
     assert_eq!(q["verdict"], "higher", "{q}");
     let uncached: Vec<&str> = v["diagnosis"]
         .as_array()

@@ -47,8 +47,7 @@ fn every_lab_preset_gets_its_own_diagnosis_and_the_good_ones_none() {
         .unwrap();
     assert_success(&out);
     let dir = only_results_dir(&results);
-    let verdicts: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("verdicts.json")).unwrap()).unwrap();
+    let verdicts = common::read_verdicts(&dir);
     // variant -> the rules it got.
     let mut got: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for f in verdicts["diagnosis"].as_array().unwrap() {

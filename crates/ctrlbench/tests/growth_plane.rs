@@ -41,8 +41,7 @@ fn list_in_reconcile_grows_linearly_and_good_stays_flat() {
         .unwrap();
     assert_success(&out);
     let dir = only_results_dir(&results);
-    let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("verdicts.json")).unwrap()).unwrap();
+    let v = common::read_verdicts(&dir);
     let lists = verdict(
         &v,
         "rust-list-in-reconcile",

@@ -59,3 +59,19 @@ pub fn only_results_dir(root: &Path) -> PathBuf {
 pub fn read_manifest(dir: &Path) -> Manifest {
     Manifest::read(&dir.join("manifest.json")).unwrap()
 }
+
+/// A results directory's verdicts.json.
+pub fn read_verdicts(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("verdicts.json")).unwrap()).unwrap()
+}
+
+/// The question of verdicts.json `v` on `figure` whose A side is `a`.
+#[track_caller]
+pub fn question<'a>(v: &'a serde_json::Value, figure: &str, a: &str) -> &'a serde_json::Value {
+    v["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["figure"] == figure && q["a"] == a)
+        .unwrap_or_else(|| panic!("no {figure} question with A = {a} in {v}"))
+}
