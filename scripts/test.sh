@@ -65,9 +65,8 @@ for mod in go.mod v0.18.4.mod v0.25.mod; do echo "-- go test -modfile=$mod"; cat
 rm -rf "$gotests"
 [ "$failed" = 0 ] || { echo "Go controller tests failed (above)"; exit 1; }
 
-step "Rust tests (two lanes of test binaries side by side, then doc tests)"
+step "Rust tests (two lanes of test binaries and the doc tests side by side, then the serial binaries)"
 python3 scripts/test-lanes.py
-cargo test --workspace --doc --quiet
 
 step "report fixtures: independent figures, and analysis/queries.sql with DuckDB"
 for f in crates/ctrlbench-report/tests/data/results-*/; do

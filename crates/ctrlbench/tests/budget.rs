@@ -198,7 +198,7 @@ fn run_fail_on_budget_exits_3_when_exceeded_and_0_when_met() {
         std::fs::write(
             &f,
             format!(
-                "name = \"budget\"\nscales = [10]\nwindow_s = 20\nrepeats = 1\n\
+                "name = \"budget\"\nscales = [10]\nwindow_s = 20\nstop_when_converged = true\nquiet_s = 1\nrepeats = 1\n\
                  [[variant]]\nname = \"rust-good\"\nimpl = \"rust\"\npreset = \"good\"\n\
                  [budget]\n{budget}"
             ),
