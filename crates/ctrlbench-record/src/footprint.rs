@@ -49,6 +49,13 @@ pub struct FootprintRow {
     pub count: u64,
     /// The apiserver's time for them, summed (0 for watches).
     pub latency_s_sum: f64,
+    /// A watch that asked to start from a resourceVersion the client had
+    /// already seen: an informer's watch after its list, or its watch
+    /// re-opened after the apiserver closed the last one. False for a watch
+    /// from now (no version, or "0"), a streaming list
+    /// (sendInitialEvents), and every other verb.
+    #[serde(default)]
+    pub from_version: bool,
 }
 
 impl FootprintRow {
@@ -169,6 +176,12 @@ pub fn from_log_line(line: &str, user_prefix: &str, kind: (&str, &str)) -> Optio
         (false, false) => "",
     };
     let workload = (o.api_group.as_str(), o.resource.as_str()) == kind;
+    let from_version = e.verb == "watch"
+        && !query.split('&').any(|p| p == "sendInitialEvents=true")
+        && query
+            .split('&')
+            .filter_map(|p| p.strip_prefix("resourceVersion="))
+            .any(|v| !v.is_empty() && v != "0");
     Some(Request {
         user: e.user.username,
         received_us: received,
@@ -184,13 +197,25 @@ pub fn from_log_line(line: &str, user_prefix: &str, kind: (&str, &str)) -> Optio
             workload,
             count: 1,
             latency_s_sum: latency,
+            from_version,
         },
     })
 }
 
 /// A row's identity: phase, verb, group, resource, subresource, code,
-/// namespaced, selector (the workload flag follows from group and resource).
-type Key = (String, String, String, String, String, u16, bool, String);
+/// namespaced, selector, from_version (the workload flag follows from group
+/// and resource).
+type Key = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    u16,
+    bool,
+    String,
+    bool,
+);
 
 /// Adds up requests into one row per phase and kind of request.
 #[derive(Default)]
@@ -209,6 +234,7 @@ impl Tally {
             r.code,
             r.namespaced,
             r.selector.clone(),
+            r.from_version,
         );
         let e = self.rows.entry(key).or_insert_with(|| FootprintRow {
             phase: phase.to_string(),
@@ -240,6 +266,7 @@ pub fn write(path: &Path, rows: &[FootprintRow]) -> Result<()> {
             "workload",
             "count",
             "latency_s_sum",
+            "from_version",
         ],
         rows,
     )
@@ -299,7 +326,39 @@ mod tests {
         );
         assert!(!w.row.workload);
         assert_eq!(w.row.latency_s_sum, 0.0);
+        assert!(!w.row.from_version);
         assert_eq!(from_log_line(&watch("ResponseComplete"), SA, W), None);
+        // Which watches start from a version the client had seen: client-go's
+        // and kube-rs's informers after a list or a closed watch, not a watch
+        // from now or a streaming list.
+        for (query, from_version) in [
+            ("watch=true&resourceVersion=2284&timeoutSeconds=429", true),
+            ("&watch=true&timeoutSeconds=290&resourceVersion=1829", true),
+            ("watch=true&resourceVersion=0", false),
+            ("watch=true&resourceVersion=", false),
+            (
+                "resourceVersion=12&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true",
+                false,
+            ),
+        ] {
+            let l = line(
+                "ResponseStarted",
+                "watch",
+                &format!("/apis/x/v1/widgets?{query}"),
+                r#"{"resource":"widgets","apiGroup":"x"}"#,
+                200,
+            );
+            let w = from_log_line(&l, SA, W).unwrap();
+            assert_eq!(w.row.from_version, from_version, "{query}");
+        }
+        let list = line(
+            "ResponseComplete",
+            "list",
+            "/apis/x/v1/widgets?resourceVersion=5",
+            r#"{"resource":"widgets","apiGroup":"x"}"#,
+            200,
+        );
+        assert!(!from_log_line(&list, SA, W).unwrap().row.from_version);
         // A conflict on a status update.
         let conflict = line(
             "ResponseComplete",

@@ -4,6 +4,8 @@
 //! the workload's own objects, conflicts, Events). Each count is this run's
 //! controller's own: the audit log names the caller.
 
+use std::collections::BTreeMap;
+
 use ctrlbench_record::footprint::{CREATE, FootprintRow, SETTLED, START};
 
 /// The create phase's rows of one run.
@@ -39,6 +41,34 @@ impl Footprint {
 
     pub fn verb(&self, verb: &str) -> f64 {
         self.count(|r| r.verb == verb)
+    }
+
+    /// Watches the controller opened anew, of the rows `keep` accepts: every
+    /// watch less those that only resumed one. An informer re-opens its
+    /// watch from the last version it saw when the apiserver closes it (a
+    /// timeout, or a watcher too slow for a burst of events): per list or
+    /// watch target, the watches from a version beyond its LISTs (each of
+    /// which hands one watch its version) are such resumes.
+    pub fn opened_watches(&self, keep: impl Fn(&FootprintRow) -> bool) -> f64 {
+        // target -> (watches, watches from a version, lists)
+        let mut by: BTreeMap<(String, bool, &str), (f64, f64, f64)> = BTreeMap::new();
+        for r in self.rows.iter().filter(|r| keep(r)) {
+            if r.verb != "watch" && r.verb != "list" {
+                continue;
+            }
+            let e = by
+                .entry((r.target(), r.namespaced, r.selector.as_str()))
+                .or_default();
+            let n = r.count as f64;
+            match (r.verb.as_str(), r.from_version) {
+                ("watch", true) => (e.0, e.1) = (e.0 + n, e.1 + n),
+                ("watch", false) => e.0 += n,
+                _ => e.2 += n,
+            }
+        }
+        by.values()
+            .map(|(w, from, lists)| w - (from - lists).max(0.0))
+            .sum()
     }
 
     /// LISTs beyond the one each watch starts with: a controller's informer
@@ -94,12 +124,6 @@ impl Footprint {
         t
     }
 
-    /// Requests after the controller's start-up (its first write of one of
-    /// the run's objects), in the create phase.
-    pub fn after_start(&self, keep: impl Fn(&FootprintRow) -> bool) -> f64 {
-        self.count(|r| r.phase != START && keep(r))
-    }
-
     /// Requests after every object was first Ready, in the create phase.
     pub fn settled(&self, keep: impl Fn(&FootprintRow) -> bool) -> f64 {
         self.count(|r| r.phase == SETTLED && keep(r))
@@ -153,5 +177,35 @@ mod tests {
         assert_eq!(f.writes(), 50.0 + 7.0 + 9.0);
         assert_eq!(f.settled(|_| true), 11.0);
         assert_eq!(f.verb("get"), 0.0);
+    }
+
+    #[test]
+    fn resumed_watches_are_not_opened_anew() {
+        let watch = |phase: &str, namespaced: bool, from_version: bool, n: u64| FootprintRow {
+            namespaced,
+            from_version,
+            ..row(phase, "watch", "", 200, true, n)
+        };
+        // A lister-watcher (kube-rs): one list, its watch from the list's
+        // version, then three resumes after the apiserver closed it; plus a
+        // streaming list (client-go) of another target, resumed once.
+        let f = Footprint::of(&[
+            row(START, "list", "", 200, true, 1),
+            watch(START, true, true, 1),
+            watch(CREATE, true, true, 3),
+            watch(START, false, false, 1),
+            watch(SETTLED, false, true, 1),
+        ]);
+        assert_eq!(f.verb("watch"), 6.0);
+        assert_eq!(f.opened_watches(|_| true), 2.0);
+        assert_eq!(f.opened_watches(|r| r.phase != START), 0.0);
+        // Per reconcile: a list and a watch from its version each time, or
+        // a watch from now each time, all open anew.
+        let per_reconcile = Footprint::of(&[
+            row(CREATE, "list", "", 200, true, 10),
+            watch(CREATE, true, true, 10),
+            watch(CREATE, false, false, 10),
+        ]);
+        assert_eq!(per_reconcile.opened_watches(|_| true), 20.0);
     }
 }

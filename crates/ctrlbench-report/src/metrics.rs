@@ -5,6 +5,7 @@
 //! entry here plus the table that shows it.
 
 use ctrlbench_record::columns::apiserver::{WIDGET_CREATE_LATENCY, WIDGET_UPDATE_LATENCY};
+use ctrlbench_record::footprint::START;
 use ctrlbench_record::series::Series;
 use ctrlbench_record::summary::{ControllerOs, Start, StartMode};
 use ctrlbench_record::time::parse_time;
@@ -234,11 +235,15 @@ catalogue! {
         x.per_object(x.footprint()?.extra_lists())
     })
     .column("LISTs per object (beyond the watches')");
-    WatchesOpened = Def::new("watches opened", Count, |x| Some(x.footprint()?.verb("watch")));
+    /// Watches opened anew: an informer resuming its watch after the
+    /// apiserver closed it opens none.
+    WatchesOpened = Def::new("watches opened", Count, |x| {
+        Some(x.footprint()?.opened_watches(|_| true))
+    });
     /// Watches opened after the controller's start-up (its first write):
     /// a controller whose informers are shared opens none.
     WatchesAfterStart = Def::new("watches opened after start-up", Count, |x| {
-        Some(x.footprint()?.after_start(|r| r.verb == "watch"))
+        Some(x.footprint()?.opened_watches(|r| r.phase != START))
     });
     /// Writes the apiserver accepted from the controller, any resource, per
     /// object: its status, its child objects, its Events.

@@ -269,7 +269,7 @@ impl Evidence {
                 e.requests += f.requests();
                 e.gets += f.verb("get");
                 e.extra_lists += f.extra_lists();
-                e.watches += f.verb("watch");
+                e.watches += f.opened_watches(|_| true);
                 e.object_writes += f.object_writes();
                 e.status_writes += f.status_writes();
                 e.conflicts += f.conflicts();

@@ -101,7 +101,7 @@ pub const WATCH_PER_RECONCILE: Rule = Rule {
     id: "watch-per-reconcile",
     name: "a watch opened per reconcile",
     means: "The reconcile starts a watch (a new informer or a watch call) instead of sharing the controller's: watches grow with reconciles.",
-    evidence: "footprint: watches opened, against reconciles",
+    evidence: "footprint: watches opened anew (not an informer resuming its watch from the last version it saw after the apiserver closed it), against reconciles",
     threshold: "≥ 5 watches and ≥ 0.5 per reconcile",
     fix: Fixes {
         controller_runtime: "watch through the manager's shared cache (Owns/Watches at setup), never a new informer or client.Watch in Reconcile",

@@ -145,6 +145,16 @@ fn each_signature_gets_its_rule_and_its_echoes_are_left_out() {
         100,
     );
     assert_eq!(ids(blind), ["blind-creates"]);
+    // 60 watches from now over 100 reconciles: one opened per reconcile
+    // or so. The same 60 resuming a watch from the version last seen
+    // (the apiserver closed it, the informer re-opened it) open nothing.
+    let watching = group(&[LIST, ("watch", "", 200, true, true, 60)], 1.0, 100);
+    assert_eq!(ids_of(&watching), ["watch-per-reconcile"]);
+    let mut resuming = watching;
+    for r in &mut resuming.runs[0].footprint.as_mut().unwrap().rows {
+        r.from_version = r.verb == "watch";
+    }
+    assert!(ids(resuming).is_empty());
 }
 
 #[test]
