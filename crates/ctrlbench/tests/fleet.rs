@@ -33,8 +33,9 @@ fn run_file(tmp: &Path, name: &str, text: &str, kubeconfig: Option<&Path>) -> Pa
     only_results_dir(&results)
 }
 
-/// Two replicas with election, 1 worker and 50 ms of work: 200 objects take
-/// about 10 s, so the kill at 2 s lands mid-way.
+/// Two replicas with election, 1 worker and 50 ms of work: about 17
+/// reconciles a second, so 100 objects take about 6 s and the kill at 2 s
+/// lands a third of the way.
 fn variant(name: &str, imp: &str, faults: bool) -> String {
     format!(
         "[[variant]]\nname = \"{name}\"\nimpl = \"{imp}\"\npreset = \"good\"\nworkers = 1\nwork_ms = 50\n\
@@ -48,7 +49,7 @@ fn a_killed_leader_is_replaced_and_nothing_is_lost() {
     let plane = shared_plane();
     let tmp = tempfile::tempdir().unwrap();
     let text = format!(
-        "name = \"fleet\"\nscales = [200]\nwindow_s = 90\nstop_when_converged = true\n{}{}{}{}\
+        "name = \"fleet\"\nscales = [100]\nwindow_s = 90\nstop_when_converged = true\n{}{}{}{}\
          [[fault]]\nat_s = 2\naction = \"kill\"\ntarget = \"controller:leader\"\n",
         variant("rust", "rust", true),
         variant("go", "go@v0.22", true),
@@ -77,9 +78,9 @@ fn a_killed_leader_is_replaced_and_nothing_is_lost() {
         ("rust", lease + 2.0 * retry),
         ("go", lease + 2.0 * 2.2 * retry),
     ] {
-        let run = dir.join(format!("N200/{name}/rep1"));
+        let run = dir.join(format!("N100/{name}/rep1"));
         let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
-        assert_eq!(s.ready, 200, "{name}: {} not Ready", s.remaining);
+        assert_eq!(s.ready, 100, "{name}: {} not Ready", s.remaining);
         let f = faults::read(&run.join("faults.csv")).unwrap();
         assert_eq!(f.len(), 1, "{name}: {f:?}");
         assert!(f[0].resolved.starts_with("controller:"), "{name}: {f:?}");
@@ -110,7 +111,7 @@ fn a_killed_leader_is_replaced_and_nothing_is_lost() {
         // The report's row says the same, and nothing was lost.
         let row = faults_section
             .lines()
-            .find(|l| l.starts_with(&format!("| N200/{name}/rep1 ")))
+            .find(|l| l.starts_with(&format!("| N100/{name}/rep1 ")))
             .unwrap_or_else(|| panic!("no fault row for {name} in {faults_section}"));
         let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
         let shown: f64 = cells[5].parse().unwrap_or_else(|_| panic!("{row}"));
@@ -144,9 +145,9 @@ fn a_killed_leader_is_replaced_and_nothing_is_lost() {
     // The baselines elected once and were never replaced.
     for name in ["rust-base", "go-base"] {
         let s =
-            ctrlbench_record::Summary::read(&dir.join(format!("N200/{name}/rep1/summary.json")))
+            ctrlbench_record::Summary::read(&dir.join(format!("N100/{name}/rep1/summary.json")))
                 .unwrap();
-        assert_eq!(s.ready, 200, "{name}");
+        assert_eq!(s.ready, 100, "{name}");
         assert_eq!(s.leader_changes.len(), 1, "{name}: {:?}", s.leader_changes);
     }
     leftover_check(&dir);
@@ -290,7 +291,7 @@ fn two_replicas_without_election_reconcile_each_object_twice() {
     let plane = shared_plane();
     let tmp = tempfile::tempdir().unwrap();
     let mut text =
-        "name = \"dup\"\nscales = [200]\nwindow_s = 60\nstop_when_converged = true\n".to_string();
+        "name = \"dup\"\nscales = [100]\nwindow_s = 60\nstop_when_converged = true\n".to_string();
     for (imp, short) in [("rust", "rust"), ("go@v0.22", "go")] {
         for preset in ["leader-election", "no-leader-election"] {
             text += &format!(
@@ -301,9 +302,9 @@ fn two_replicas_without_election_reconcile_each_object_twice() {
     let dir = run_file(tmp.path(), "dup", &text, Some(&plane.kubeconfig_path));
     for short in ["rust", "go"] {
         let per_object = |preset: &str| {
-            let run = dir.join(format!("N200/{short}-{preset}/rep1"));
+            let run = dir.join(format!("N100/{short}-{preset}/rep1"));
             let s = ctrlbench_record::Summary::read(&run.join("summary.json")).unwrap();
-            assert_eq!(s.ready, 200, "{short}-{preset}: {} not Ready", s.remaining);
+            assert_eq!(s.ready, 100, "{short}-{preset}: {} not Ready", s.remaining);
             assert_eq!(
                 s.replicas.len(),
                 2,
@@ -311,7 +312,7 @@ fn two_replicas_without_election_reconcile_each_object_twice() {
             );
             let r = &s.reconciles;
             let all = r.success.unwrap() + r.error.unwrap_or(0.0) + r.requeue.unwrap_or(0.0);
-            all / 200.0
+            all / 100.0
         };
         let (elected, unelected) = (
             per_object("leader-election"),
