@@ -18,8 +18,10 @@ pub struct GrowArgs {
     #[arg(long, value_name = "N")]
     pub max_n: Option<u64>,
     /// With --grow: the minutes the runs may take (default 30), priced by
-    /// the plan's estimate, then re-estimated from round 1's smallest
-    /// scale, which drops the largest scales that no longer fit.
+    /// the plan's estimate (optimistic when runs stop once converged), then
+    /// re-estimated from round 1's smallest scale: without --max-n that
+    /// re-picks the largest N, up or down; with it, drops the largest
+    /// scales that no longer fit.
     #[arg(long, value_name = "M")]
     pub budget_minutes: Option<f64>,
 }

@@ -1,13 +1,17 @@
 //! `run --grow`: the scales of a growth study, picked for the user. Four
 //! scales, geometric from the experiment's smallest (100 when that is
 //! smaller) to `--max-n` or to the largest N that the time budget
-//! (`--budget-minutes`, priced by the plan's own estimate, `plan::estimate_s`)
-//! and this machine's memory allow, spanning at least 10×; two rounds, each
-//! visiting every scale before the next starts (the plan runs round-major,
-//! `plan::expand`), so that the growth fit's blocks are whole rounds. What
-//! such a plan can decide comes from the fit's own arithmetic
-//! (`ctrlbench_report::growth::detectable`). The re-estimate after the first
-//! round's smallest scale is `regrow.rs`; the fit itself is the report's.
+//! (`--budget-minutes`) and this machine's memory allow, spanning at least
+//! 10×; two rounds, each visiting every scale before the next starts (the
+//! plan runs round-major, `plan::expand`), so that the growth fit's blocks
+//! are whole rounds. The budget prices the plan with the plan's own
+//! estimate: every run its whole window (`plan::estimate_s`), or, when runs
+//! stop once converged, optimistically (`plan::estimate_converging_s`), since
+//! how fast a controller converges is unknown until it runs: round 1 at the
+//! smallest scale then re-prices the rest from what it measured and, without
+//! `--max-n`, re-picks the largest N (`regrow.rs`). What such a plan can
+//! decide comes from the fit's own arithmetic
+//! (`ctrlbench_report::growth::detectable`); the fit itself is the report's.
 
 use std::fmt::Write;
 
@@ -126,6 +130,12 @@ pub struct Grow {
     /// The most objects per run memory allows, and why (None: an existing
     /// cluster, whose memory is not this machine's).
     pub memory: Option<(u64, String)>,
+    /// The plan was priced optimistically (its runs stop once converged).
+    pub optimistic: bool,
+    /// Without `--max-n`: the most objects a run may have (memory's or the
+    /// file format's limit), up to which round 1's re-estimate may re-pick
+    /// the largest scale. None: `--max-n` fixed it.
+    pub ceiling: Option<u64>,
 }
 
 /// Objects that run at once: every variant's under the concurrent schedule.
@@ -171,7 +181,7 @@ fn memory_limit(exp: &Experiment, available: u64) -> (u64, String) {
 }
 
 /// `v` to two significant figures: rounded, or floored.
-fn two_figures(v: f64, floor: bool) -> u64 {
+pub fn two_figures(v: f64, floor: bool) -> u64 {
     if v < 100.0 {
         return v.round() as u64;
     }
@@ -195,11 +205,17 @@ pub fn geometric(smallest: u64, largest: u64) -> Vec<u64> {
     v
 }
 
-/// The plan's estimate, in seconds, of `exp` over these scales.
+/// The plan's estimate, in seconds, of `exp` over these scales: each run
+/// its whole window, or optimistic when runs stop once converged.
 fn estimate(exp: &Experiment, scales: Vec<u64>) -> f64 {
     let mut e = exp.clone();
     e.scales = scales;
-    plan::estimate_s(&e, &plan::expand(&e))
+    let runs = plan::expand(&e);
+    if e.stop_when_converged {
+        plan::estimate_converging_s(&e, &runs)
+    } else {
+        plan::estimate_s(&e, &runs)
+    }
 }
 
 /// Replaces `exp`'s scales and repeats with a grown plan, and records it in
@@ -263,6 +279,23 @@ pub fn apply(exp: &mut Experiment, req: &Request, available: Option<u64>) -> Res
         }
         None => {
             let b = budget_s.unwrap_or(DEFAULT_BUDGET_MINUTES * 60.0);
+            // Runs that stop once converged: the first guess stays within
+            // what could converge in the window at the plan's create rate.
+            let by_window = exp
+                .stop_when_converged
+                .then(|| plan::most_converging(exp, together(exp)))
+                .filter(|&w| w < cap);
+            if let Some(w) = by_window
+                && w < least
+            {
+                bail!(
+                    "--grow: within window_s = {} s, at {} creates a second and as long again to converge, a run can bring about {} objects to Ready, under 10× the smallest scale ({smallest}): raise window_s",
+                    exp.window_s,
+                    plan::create_rate(),
+                    growth::fmt_n(w as f64)
+                );
+            }
+            let cap = by_window.unwrap_or(cap);
             let fits = |l: u64| estimate(exp, geometric(smallest, l)) <= b;
             if !fits(least) {
                 bail!(
@@ -274,8 +307,15 @@ pub fn apply(exp: &mut Experiment, req: &Request, available: Option<u64>) -> Res
                 );
             }
             if fits(cap) {
-                let by = match &memory {
-                    Some((n, why)) if *n <= spec::top::MAX_SCALE => format!("memory ({why})"),
+                let by = match (&memory, by_window) {
+                    (_, Some(_)) => format!(
+                        "the window (window_s = {} s, at {} creates a second and as long again to converge)",
+                        exp.window_s,
+                        plan::create_rate()
+                    ),
+                    (Some((n, why)), None) if *n <= spec::top::MAX_SCALE => {
+                        format!("memory ({why})")
+                    }
                     _ => "the most objects a run may create".to_string(),
                 };
                 (two_figures(cap as f64, true).max(least), by)
@@ -298,7 +338,10 @@ pub fn apply(exp: &mut Experiment, req: &Request, available: Option<u64>) -> Res
             exp.scales.len()
         );
     }
-    etcd_quota(exp, largest);
+    // Round 1 may raise the largest up to the ceiling: etcd's quota is
+    // set for that before the plane starts.
+    let ceiling = req.max_n.is_none().then(|| two_figures(cap as f64, true));
+    etcd_quota(exp, ceiling.unwrap_or(largest));
     let estimate_s = estimate(exp, exp.scales.clone());
     exp.grow = Some(Grow {
         scales: exp.scales.clone(),
@@ -310,6 +353,8 @@ pub fn apply(exp: &mut Experiment, req: &Request, available: Option<u64>) -> Res
             None => Some(budget_s.unwrap_or(DEFAULT_BUDGET_MINUTES * 60.0)),
         },
         memory,
+        optimistic: exp.stop_when_converged,
+        ceiling,
     });
     Ok(())
 }
@@ -373,15 +418,26 @@ pub fn render(g: &Grow, growth_margin: f64) -> String {
     let _ = writeln!(s, "{largest}");
     let _ = writeln!(
         s,
-        "grow: the runs take about {:.1} min by the plan's estimate{}",
+        "grow: the runs take about {:.1} min by the plan's estimate{}{}",
         g.estimate_s / 60.0,
-        match g.budget_s {
-            Some(b) => format!(
+        if g.optimistic {
+            " (optimistic, as runs stop once converged: each run's creates at the plan's rate and as long again to converge)"
+        } else {
+            ""
+        },
+        match (g.budget_s, g.ceiling) {
+            (Some(b), Some(c)) => format!(
+                ", within a budget of {} min; round 1 at N = {} re-prices the rest from what it measured and re-picks the largest N, up to {}",
+                b / 60.0,
+                growth::fmt_n(lo as f64),
+                growth::fmt_n(c as f64)
+            ),
+            (Some(b), None) => format!(
                 ", within a budget of {} min; re-estimated after round 1 at N = {}, from what it measured",
                 b / 60.0,
                 growth::fmt_n(lo as f64)
             ),
-            None => String::new(),
+            _ => String::new(),
         }
     );
     let spread = ctrlbench_report::evidence::DEFAULT_SPREAD.s;
@@ -475,6 +531,69 @@ mod tests {
         let mut e = exp("");
         apply(&mut e, &r, Some(GIB + GIB / 4)).unwrap();
         assert!(e.grow.unwrap().largest_by.starts_with("memory ("));
+    }
+
+    /// Runs that stop once converged are priced optimistically. Each run
+    /// of this file priced at its whole 1200 s window, the least plan
+    /// (1000–10 000, 8 runs) would take 160 min, far beyond the default 30;
+    /// priced at its creates (300/s) twice, plus the quiet 3 s and 6 s of
+    /// overhead, 1000, 2200, 4600, 10 000 in 2 rounds take 2 × 17 800 / 300
+    /// × 2 + 8 × 9 + 5 = 314 s. So the plan reaches at least 10 000, and
+    /// round 1 may re-pick its largest N up to memory's ceiling.
+    #[test]
+    fn converging_runs_are_priced_optimistically_and_re_picked_after_round_1() {
+        let file = "name = \"t\"\nscales = [1000]\nwindow_s = 1200\nstop_when_converged = true\n[[variant]]\nname = \"a\"\npreset = \"good\"\n";
+        let parse = || spec::parse(std::path::Path::new("t.toml"), file).unwrap();
+        let mut e = parse();
+        let r = Request::of(&grow(None, None)).unwrap().unwrap();
+        apply(&mut e, &r, Some(16 * GIB)).unwrap();
+        let g = e.grow.clone().unwrap();
+        assert!(g.optimistic, "{g:?}");
+        assert!(*e.scales.last().unwrap() >= 10_000, "{g:?}");
+        assert!(g.estimate_s <= 1800.0, "{g:?}");
+        let (n, _) = g.memory.clone().unwrap();
+        assert_eq!(
+            g.ceiling,
+            Some(two_figures(n.min(spec::top::MAX_SCALE) as f64, true))
+        );
+        let mut least = e.clone();
+        least.scales = vec![1000, 2200, 4600, 10_000];
+        let runs = plan::expand(&least);
+        assert!((plan::estimate_converging_s(&least, &runs) - 314.0).abs() < 1.0);
+        assert!(plan::estimate_s(&least, &runs) > 160.0 * 60.0);
+        let text = render(&g, 0.15);
+        assert!(
+            text.contains("(optimistic, as runs stop once converged"),
+            "{text}"
+        );
+        assert!(text.contains("re-picks the largest N, up to"), "{text}");
+        // A 120 s window: (120 − 3) / 2 s of creates at 300/s is 17 550
+        // objects, the most the first guess may plan; a 6 s window holds
+        // 450, under 10× the smallest, 100.
+        let short = |window: &str| {
+            let text = file.replace("window_s = 1200", &format!("window_s = {window}"));
+            let mut e = spec::parse(std::path::Path::new("t.toml"), &text).unwrap();
+            e.scales = vec![100];
+            apply(&mut e, &r, Some(16 * GIB)).map(|_| e)
+        };
+        let e = short("120").unwrap();
+        assert!(*e.scales.last().unwrap() <= 17_550, "{:?}", e.scales);
+        assert!(
+            e.grow
+                .unwrap()
+                .largest_by
+                .starts_with("the window (window_s = 120 s")
+        );
+        let err = short("6").unwrap_err().to_string();
+        assert!(
+            err.contains("bring about 450 objects to Ready, under 10× the smallest scale (100): raise window_s"),
+            "{err}"
+        );
+        // --max-n fixes the largest: nothing to re-pick.
+        let mut e = parse();
+        let r = Request::of(&grow(Some(10_000), None)).unwrap().unwrap();
+        apply(&mut e, &r, Some(16 * GIB)).unwrap();
+        assert_eq!(e.grow.unwrap().ceiling, None);
     }
 
     #[test]

@@ -151,6 +151,39 @@ pub fn estimate_s(exp: &Experiment, runs: &[Run]) -> f64 {
             .sum::<f64>()
 }
 
+/// The least a plan whose runs stop once converged may take: each run's
+/// creates at [`CREATE_RATE`], as long again to converge, the quiet wait
+/// (its window at most). A first guess only: `--grow` re-prices its plan
+/// from round 1's smallest scale as measured (`regrow.rs`).
+pub fn estimate_converging_s(exp: &Experiment, runs: &[Run]) -> f64 {
+    let plane = if exp.is_local() { PLANE_START_S } else { 0.0 };
+    let phases: f64 = exp.phases.iter().map(|p| p.max_seconds()).sum();
+    plane
+        + runs
+            .iter()
+            .map(|r| {
+                let creates = r.scale as f64 * r.variants.len() as f64 / CREATE_RATE;
+                (2.0 * creates + exp.quiet_s).min(exp.window_s.max(creates))
+                    + phases
+                    + RUN_OVERHEAD_S
+            })
+            .sum::<f64>()
+}
+
+/// The most objects per variant a run that stops once converged can
+/// bring to Ready within its window by [`estimate_converging_s`]'s
+/// optimistic price (creates at [`CREATE_RATE`], as long again to converge,
+/// then the quiet wait), with `together` variants creating at once.
+pub fn most_converging(exp: &Experiment, together: u64) -> u64 {
+    let seconds = ((exp.window_s - exp.quiet_s) / 2.0).max(0.0);
+    (seconds * CREATE_RATE / together.max(1) as f64) as u64
+}
+
+/// The plan's create rate, for words.
+pub const fn create_rate() -> f64 {
+    CREATE_RATE
+}
+
 /// What `run --dry-run` prints: the plan, the builds still to do and the
 /// estimate of both.
 pub fn render(exp: &Experiment, runs: &[Run], builds: &[FirstBuild]) -> String {
@@ -487,6 +520,8 @@ mod tests {
             estimate_s: 0.0,
             budget_s: None,
             memory: None,
+            optimistic: false,
+            ceiling: None,
         });
         let runs = expand(&exp);
         let want: Vec<(u64, u32)> = [0, 1, 2]

@@ -1,21 +1,24 @@
 //! `run --grow`'s second look at its budget. The plan was priced by the
-//! model (`plan::estimate_s`: a conservative create rate, every run its
-//! whole window); once round 1 has run at the smallest scale, the runner
-//! knows what a run costs on this machine: its wall time, its observation
-//! span and how long its creates took. Each remaining run is re-estimated
-//! as that run's wall time plus the creates beyond its span (the one part
-//! that grows with N), and the largest scales are dropped until the rest
-//! fits the time budget, keeping at least `MIN_SCALES` scales spanning
-//! `MIN_SPAN`; when even that does not fit, the experiment stops. One line
-//! says which. Not here: the plan (`grow.rs`), the runs (`run/session.rs`
-//! calls [`Watch`]).
+//! model (`grow.rs`: every run its whole window, or an optimistic guess
+//! when runs stop once converged); once round 1 has run at the smallest
+//! scale, the runner knows what a run costs on this machine: its wall
+//! time, its observation span, how long its creates took and how long it
+//! took to converge. Each remaining run is re-estimated as that run's wall
+//! time plus the creates beyond its span and a time to converge in
+//! proportion to N. Without `--max-n` the largest scale is then re-picked:
+//! the largest N, up to memory's ceiling, whose geometric plan fits the time
+//! budget and converges within the window, raised or lowered. With it, the
+//! largest scales are dropped until the rest fits, keeping at least
+//! `MIN_SCALES` scales spanning `MIN_SPAN`. When even that does not fit,
+//! the experiment stops. One line says which. Not here: the plan
+//! (`grow.rs`), the runs (`run/session.rs` calls [`Watch`]).
 
 use std::time::{Duration, Instant};
 
 use ctrlbench_record::summary::Summary;
 use ctrlbench_report::growth::{MIN_SCALES, MIN_SPAN, fmt_n};
 
-use super::grow::list;
+use super::grow::{geometric, list, two_figures};
 use super::plan;
 use super::spec::Experiment;
 
@@ -42,6 +45,8 @@ pub struct Measured {
 pub enum Regrow {
     Keep(String),
     Drop(Vec<u64>, String),
+    /// The plan's scales re-picked, index for index.
+    Rescale(Vec<u64>, String),
     Stop(String),
 }
 
@@ -79,8 +84,42 @@ fn beyond_window(scales: &[u64], n1: u64, measured: &[Measured], window: f64) ->
         .collect()
 }
 
+/// `runs`' seconds re-estimated from `measured` at `n1` (each run by the
+/// measurement of its own variant group, else the slowest).
+fn rest_s(measured: &[Measured], n1: u64, runs: &[plan::Run], window: Option<f64>) -> f64 {
+    let Some(slowest) = measured.iter().max_by(|a, b| a.wall_s.total_cmp(&b.wall_s)) else {
+        return 0.0;
+    };
+    runs.iter()
+        .map(|r| {
+            let m = measured
+                .iter()
+                .find(|m| m.variants == r.variants)
+                .unwrap_or(slowest);
+            predict(m, n1, r, window)
+        })
+        .sum()
+}
+
+/// `runs` with each of the plan's `scales` replaced by its counterpart in
+/// `new` (same index).
+pub fn rescaled(runs: &[plan::Run], scales: &[u64], new: &[u64]) -> Vec<plan::Run> {
+    runs.iter()
+        .map(|r| plan::Run {
+            scale: scales
+                .iter()
+                .position(|&n| n == r.scale)
+                .and_then(|i| new.get(i).copied())
+                .unwrap_or(r.scale),
+            ..r.clone()
+        })
+        .collect()
+}
+
 /// Re-estimates `rest` (the runs still to come) from `measured` (round 1 at
-/// `n1`) after `elapsed_s` of a `budget_s` budget, over the plan's `scales`.
+/// `n1`) after `elapsed_s` of a `budget_s` budget, over the plan's `scales`;
+/// with a `ceiling` (no `--max-n`), re-picks the largest scale up to it.
+#[allow(clippy::too_many_arguments)]
 pub fn regrow(
     scales: &[u64],
     budget_s: f64,
@@ -89,12 +128,13 @@ pub fn regrow(
     rest: &[plan::Run],
     elapsed_s: f64,
     window: Option<f64>,
+    ceiling: Option<u64>,
 ) -> Regrow {
-    let Some(slowest) = measured.iter().max_by(|a, b| a.wall_s.total_cmp(&b.wall_s)) else {
+    if measured.is_empty() {
         return Regrow::Keep(
             "grow: nothing measured at the smallest scale to re-estimate from".into(),
         );
-    };
+    }
     let per_object_ms = measured.iter().map(|m| m.load_s).fold(0.0, f64::max) / n1 as f64 * 1e3;
     let mean_wall = measured.iter().map(|m| m.wall_s).sum::<f64>() / measured.len() as f64;
     let head = format!(
@@ -102,16 +142,12 @@ pub fn regrow(
         fmt_n(n1 as f64)
     );
     let total = |kept: &[u64]| -> f64 {
-        rest.iter()
+        let runs: Vec<plan::Run> = rest
+            .iter()
             .filter(|r| kept.contains(&r.scale))
-            .map(|r| {
-                let m = measured
-                    .iter()
-                    .find(|m| m.variants == r.variants)
-                    .unwrap_or(slowest);
-                predict(m, n1, r, window)
-            })
-            .sum()
+            .cloned()
+            .collect();
+        rest_s(measured, n1, &runs, window)
     };
     let min = |s: f64| s / 60.0;
     let budget = format!(
@@ -119,6 +155,11 @@ pub fn regrow(
         min(budget_s),
         min(elapsed_s)
     );
+    if let Some(ceiling) = ceiling {
+        return repick(
+            scales, budget_s, n1, measured, rest, elapsed_s, window, ceiling, &head, &budget,
+        );
+    }
     let mut kept: Vec<u64> = scales.to_vec();
     let mut dropped: Vec<u64> = Vec::new();
     let mut slow: Vec<u64> = Vec::new();
@@ -182,11 +223,101 @@ pub fn regrow(
     }
 }
 
+/// Without `--max-n`: the largest N up to `ceiling` whose geometric plan
+/// from `n1` fits the budget and converges within the window, so the plan
+/// grows when round 1 ran faster than the first guess and shrinks when
+/// slower.
+#[allow(clippy::too_many_arguments)]
+fn repick(
+    scales: &[u64],
+    budget_s: f64,
+    n1: u64,
+    measured: &[Measured],
+    rest: &[plan::Run],
+    elapsed_s: f64,
+    window: Option<f64>,
+    ceiling: u64,
+    head: &str,
+    budget: &str,
+) -> Regrow {
+    let min = |s: f64| s / 60.0;
+    let least = (n1 as f64 * MIN_SPAN).ceil() as u64;
+    let converges =
+        |new: &[u64]| window.is_none_or(|w| beyond_window(new, n1, measured, w).is_empty());
+    let more_s = |new: &[u64]| rest_s(measured, n1, &rescaled(rest, scales, new), window);
+    let fits = |l: u64| {
+        let new = geometric(n1, l);
+        converges(&new) && elapsed_s + more_s(&new) <= budget_s
+    };
+    let smallest = geometric(n1, least);
+    if !converges(&smallest) {
+        return Regrow::Stop(format!(
+            "{head}: at that pace even N = {} would not converge within the window of {:.0} s: stopping; raise window_s",
+            list(&smallest),
+            window.unwrap_or(0.0)
+        ));
+    }
+    if !fits(least) {
+        return Regrow::Stop(format!(
+            "{head}: even N = {} would take about {:.1} min more, beyond {budget}: stopping; give --budget-minutes {:.0} or more",
+            list(&smallest),
+            min(more_s(&smallest)),
+            min(elapsed_s + more_s(&smallest)).ceil()
+        ));
+    }
+    let largest = if fits(ceiling) {
+        ceiling
+    } else {
+        // fits(lo), !fits(hi).
+        let (mut lo, mut hi) = (least, ceiling);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) { lo = mid } else { hi = mid }
+        }
+        lo
+    };
+    let largest = two_figures(largest as f64, true).max(least);
+    let new = geometric(n1, largest);
+    let why = if largest >= two_figures(ceiling as f64, true) {
+        format!(
+            "the largest N, {}, is the most a run may have",
+            fmt_n(largest as f64)
+        )
+    } else {
+        format!(
+            "the largest N that fits {budget}{} is {}",
+            if window.is_some() {
+                " and converges within the window"
+            } else {
+                ""
+            },
+            fmt_n(largest as f64)
+        )
+    };
+    if new == scales {
+        return Regrow::Keep(format!(
+            "{head}: {why}, as planned; the rest takes about {:.1} min",
+            min(more_s(&new))
+        ));
+    }
+    Regrow::Rescale(
+        new.clone(),
+        format!(
+            "{head}: {why}: running N = {} ({:.0}×, about {:.1} min more) instead of N = {}",
+            list(&new),
+            new[new.len() - 1] as f64 / new[0] as f64,
+            min(more_s(&new)),
+            list(scales)
+        ),
+    )
+}
+
 /// The runner's side: which scales are dropped, and the measurements of
 /// round 1 at the smallest scale until its last run, when it re-estimates.
 pub struct Watch {
     scales: Vec<u64>,
     budget_s: f64,
+    ceiling: Option<u64>,
     started: Instant,
     measured: Vec<Measured>,
     done: bool,
@@ -200,6 +331,7 @@ impl Watch {
         Some(Watch {
             scales: g.scales.clone(),
             budget_s: g.budget_s?,
+            ceiling: g.ceiling,
             started: Instant::now(),
             measured: Vec::new(),
             done: false,
@@ -215,7 +347,9 @@ impl Watch {
     /// After `run`, which took `wall`; `last_of_block` when it ends its
     /// (scale, repeat), `summaries` every run's so far, `rest` the runs
     /// after it. At the end of round 1 at the smallest scale: the
-    /// re-estimate, its line printed; Err(line) to stop the experiment.
+    /// re-estimate, its line printed; Ok(Some(scales)) when the plan's
+    /// scales were re-picked (index for index), Err(line) to stop the
+    /// experiment.
     pub fn after_run(
         &mut self,
         exp: &Experiment,
@@ -224,10 +358,10 @@ impl Watch {
         last_of_block: bool,
         summaries: &[Summary],
         rest: &[plan::Run],
-    ) -> Result<(), String> {
+    ) -> Result<Option<Vec<u64>>, String> {
         let n1 = self.scales[0];
         if self.done || run.repeat != 1 || run.scale != n1 {
-            return Ok(());
+            return Ok(None);
         }
         let mine: Vec<&Summary> = summaries
             .iter()
@@ -250,7 +384,7 @@ impl Watch {
                 .try_fold(0.0, |a: f64, c| c.map(|c| a.max(c))),
         });
         if !last_of_block {
-            return Ok(());
+            return Ok(None);
         }
         self.done = true;
         let elapsed = self.started.elapsed().as_secs_f64();
@@ -263,15 +397,20 @@ impl Watch {
             rest,
             elapsed,
             window,
+            self.ceiling,
         ) {
             Regrow::Keep(line) => eprintln!("{line}"),
             Regrow::Drop(scales, line) => {
                 eprintln!("{line}");
                 self.dropped = scales;
             }
+            Regrow::Rescale(scales, line) => {
+                eprintln!("{line}");
+                return Ok(Some(scales));
+            }
             Regrow::Stop(line) => return Err(line),
         }
-        Ok(())
+        Ok(None)
     }
 }
 
@@ -327,7 +466,16 @@ mod tests {
     /// (round 2) = 180 s, and 60 s used: within 300 s.
     #[test]
     fn scales_are_kept_dropped_from_the_top_or_the_experiment_stops() {
-        let r = regrow(&SCALES, 300.0, 100, &measured(3.0), &rest(), 60.0, None);
+        let r = regrow(
+            &SCALES,
+            300.0,
+            100,
+            &measured(3.0),
+            &rest(),
+            60.0,
+            None,
+            None,
+        );
         let Regrow::Keep(line) = r else {
             panic!("{r:?}")
         };
@@ -341,7 +489,16 @@ mod tests {
         );
         // 20 ms per object: 10 000 costs 200 s a run, beyond the budget;
         // 100–2200 keeps 3 scales over 22×.
-        let r = regrow(&SCALES, 300.0, 100, &measured(20.0), &rest(), 60.0, None);
+        let r = regrow(
+            &SCALES,
+            300.0,
+            100,
+            &measured(20.0),
+            &rest(),
+            60.0,
+            None,
+            None,
+        );
         let Regrow::Drop(d, line) = r else {
             panic!("{r:?}")
         };
@@ -352,7 +509,16 @@ mod tests {
         );
         assert!(line.contains("running N = 100, 460, 2200 (22×"), "{line}");
         // A budget nearly spent: 3 scales over 10× would not fit either.
-        let r = regrow(&SCALES, 120.0, 100, &measured(20.0), &rest(), 60.0, None);
+        let r = regrow(
+            &SCALES,
+            120.0,
+            100,
+            &measured(20.0),
+            &rest(),
+            60.0,
+            None,
+            None,
+        );
         let Regrow::Stop(line) = r else {
             panic!("{r:?}")
         };
@@ -381,12 +547,30 @@ mod tests {
         };
         // 2 s × 22 = 44 s of span: 42 s more than measured.
         assert!((predict(&m(2.0)[0], 100, &run, Some(120.0)) - 49.0).abs() < 1e-9);
-        let r = regrow(&SCALES, 3600.0, 100, &m(2.0), &rest(), 60.0, Some(120.0));
+        let r = regrow(
+            &SCALES,
+            3600.0,
+            100,
+            &m(2.0),
+            &rest(),
+            60.0,
+            Some(120.0),
+            None,
+        );
         let Regrow::Drop(d, _) = r else {
             panic!("{r:?}")
         };
         assert_eq!(d, [10_000]);
-        let r = regrow(&SCALES, 3600.0, 100, &m(10.0), &rest(), 60.0, Some(120.0));
+        let r = regrow(
+            &SCALES,
+            3600.0,
+            100,
+            &m(10.0),
+            &rest(),
+            60.0,
+            Some(120.0),
+            None,
+        );
         let Regrow::Stop(line) = r else {
             panic!("{r:?}")
         };
@@ -394,7 +578,16 @@ mod tests {
             line.contains("N = 2200, 10 000 would not converge within the window of 120 s"),
             "{line}"
         );
-        let r = regrow(&SCALES, 3600.0, 100, &m(1.0), &rest(), 60.0, Some(120.0));
+        let r = regrow(
+            &SCALES,
+            3600.0,
+            100,
+            &m(1.0),
+            &rest(),
+            60.0,
+            Some(120.0),
+            None,
+        );
         assert!(matches!(r, Regrow::Keep(_)), "{r:?}");
     }
 
@@ -411,5 +604,112 @@ mod tests {
         }];
         assert!((span_at(&m[0], 22.0) - 48.0).abs() < 1e-9);
         assert_eq!(beyond_window(&SCALES, 100, &m, 120.0), [10_000]);
+    }
+
+    /// Without --max-n, round 1 re-picks the largest scale. A fast
+    /// controller (0.1 s to converge at N = 100) gets the ceiling, 50 000:
+    /// its runs converge in about 50 s there, far within the window and
+    /// the hour. A slow one (20 s at 100, all of its span) converges in
+    /// 20 s × N/100, so a 1200 s window holds N = 6000 at most, and the
+    /// plan is re-picked down to 100–6000 (ratio 60^(1/3) ≈ 3.9: 390,
+    /// 1500 to two figures).
+    #[test]
+    fn without_max_n_round_1_re_picks_the_largest_scale() {
+        let m = |span: f64, converge: f64| {
+            vec![Measured {
+                variants: vec![0],
+                wall_s: span + 1.0,
+                span_s: span,
+                load_s: 0.01,
+                converge_s: Some(converge),
+            }]
+        };
+        let r = regrow(
+            &SCALES,
+            3600.0,
+            100,
+            &m(0.5, 0.1),
+            &rest(),
+            30.0,
+            Some(1200.0),
+            Some(50_000),
+        );
+        let Regrow::Rescale(new, line) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(new, [100, 790, 6300, 50_000]);
+        assert!(
+            line.contains("the largest N, 50 000, is the most a run may have"),
+            "{line}"
+        );
+        assert!(
+            line.contains("instead of N = 100, 460, 2200, 10 000"),
+            "{line}"
+        );
+        let r = regrow(
+            &SCALES,
+            36_000.0,
+            100,
+            &m(20.0, 20.0),
+            &rest(),
+            30.0,
+            Some(1200.0),
+            Some(50_000),
+        );
+        let Regrow::Rescale(new, line) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(new, [100, 390, 1500, 6000]);
+        assert!(
+            line.contains("the largest N that fits the budget of 600 min (0.5 min used) and converges within the window is 6000"),
+            "{line}"
+        );
+        // The later runs take the new scales, index for index.
+        let later = rescaled(&rest(), &SCALES, &new);
+        let got: Vec<(u32, u64)> = later.iter().map(|r| (r.repeat, r.scale)).collect();
+        assert_eq!(
+            got,
+            [
+                (1, 390),
+                (1, 1500),
+                (1, 6000),
+                (2, 100),
+                (2, 390),
+                (2, 1500),
+                (2, 6000)
+            ]
+        );
+        // Too slow for even 100–1000 in the window, or in the budget.
+        let r = regrow(
+            &SCALES,
+            36_000.0,
+            100,
+            &m(200.0, 200.0),
+            &rest(),
+            30.0,
+            Some(1200.0),
+            Some(50_000),
+        );
+        let Regrow::Stop(line) = r else {
+            panic!("{r:?}")
+        };
+        assert!(
+            line.contains("would not converge within the window of 1200 s: stopping"),
+            "{line}"
+        );
+        let r = regrow(
+            &SCALES,
+            60.0,
+            100,
+            &m(20.0, 20.0),
+            &rest(),
+            30.0,
+            Some(1200.0),
+            Some(50_000),
+        );
+        let Regrow::Stop(line) = r else {
+            panic!("{r:?}")
+        };
+        assert!(line.contains("stopping; give --budget-minutes"), "{line}");
     }
 }

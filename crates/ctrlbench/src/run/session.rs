@@ -250,9 +250,12 @@ impl<'a> Session<'a> {
     /// = "auto", a scale's repeats end once its questions are decided.
     pub async fn run_all(&mut self, runs: &[plan::Run], builds: &Builds) -> Result<bool> {
         let mut decided = super::repeats::Decided::new(self.exp);
-        // `--grow`: the scales its re-estimate drops.
+        // `--grow`: the scales its re-estimate drops, or re-picks (the
+        // runs after it then take the new scales).
         let mut grow = crate::experiment::regrow::Watch::new(self.exp);
-        for (i, run) in runs.iter().enumerate() {
+        let mut runs = runs.to_vec();
+        for i in 0..runs.len() {
+            let run = &runs[i].clone();
             if self.cancel.is_cancelled() {
                 decided.interrupted();
                 self.manifest.repeats = Some(decided.record());
@@ -280,21 +283,31 @@ impl<'a> Session<'a> {
             let last_of_repeat = runs
                 .get(i + 1)
                 .is_none_or(|n| (n.scale, n.repeat) != (run.scale, run.repeat));
-            if let Some(g) = &mut grow
-                && let Err(line) = g.after_run(
+            if let Some(g) = &mut grow {
+                match g.after_run(
                     self.exp,
                     run,
                     began.elapsed(),
                     last_of_repeat,
                     &self.manifest.runs,
                     &runs[i + 1..],
-                )
-            {
-                eprintln!("{line}");
-                self.manifest.errors.push(line);
-                self.manifest.repeats = Some(decided.record());
-                self.manifest.write(&self.results.manifest())?;
-                return Ok(false);
+                ) {
+                    Ok(None) => {}
+                    Ok(Some(scales)) => {
+                        let planned = &self.exp.scales;
+                        let later =
+                            crate::experiment::regrow::rescaled(&runs[i + 1..], planned, &scales);
+                        runs.truncate(i + 1);
+                        runs.extend(later);
+                    }
+                    Err(line) => {
+                        eprintln!("{line}");
+                        self.manifest.errors.push(line);
+                        self.manifest.repeats = Some(decided.record());
+                        self.manifest.write(&self.results.manifest())?;
+                        return Ok(false);
+                    }
+                }
             }
             if last_of_repeat && run.repeat > 0 {
                 decided.after_repeat(run.scale, run.repeat, &self.results.path);
