@@ -484,7 +484,9 @@ pub fn markdown() -> String {
          show, in the report's \"What to fix\", in verdicts.json's `diagnosis` and on the terminal. The evidence is counts: \
          the run's API footprint (footprint.csv, from the apiserver's audit log, which names each request's caller) and \
          the controller's own counters, per object and per reconcile, so one repeat decides a rule. A rule whose \
-         signature another finding explains (the conflicts of a loop) is left out where that one fires.\n\n\
+         signature another finding explains (the conflicts of a loop) is left out where that one fires. A rule that fires \
+         at several scales is listed once in \"What to fix\", with the evidence of the largest N and the other scales \
+         named; verdicts.json keeps a finding per scale.\n\n\
          To add a rule: one constant in crates/ctrlbench-report/src/diagnosis/writes.rs or reads.rs (its name, meaning, \
          evidence, threshold, fixes, likely lines, source and detection together), its place in `RULES` (rules.rs), \
          then `ctrlbench diagnose --rules > docs/diagnosis.md`.\n\n",

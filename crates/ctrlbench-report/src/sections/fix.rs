@@ -32,7 +32,7 @@ impl Section for WhatToFix {
         }
         let grown = crate::growth::of(&ctx.groups, crate::growth::delta_of(&ctx.results.manifest));
         let mut items = Vec::new();
-        for f in &findings {
+        for (f, also) in at_largest_n(&findings) {
             let fix = match f.framework {
                 Some(fw) => format!("{} ({})", f.rule.fix.of(fw), fw.name()),
                 None => Framework::ALL
@@ -41,8 +41,19 @@ impl Section for WhatToFix {
                     .collect::<Vec<_>>()
                     .join("; "),
             };
+            let also = if also.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " Also found at N = {}.",
+                    also.iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
             items.push(format!(
-                "**{}** (N={}): **{}**: {}{}. Costs: {}. Fix: {}.{}",
+                "**{}** (N={}): **{}**: {}{}. Costs: {}. Fix: {}.{also}{}",
                 f.variant,
                 f.scale,
                 f.rule.name,
@@ -88,6 +99,32 @@ impl Section for WhatToFix {
             "Each finding rests on counts from this run (footprint.csv: every request of the controller, from the apiserver's audit log; and the controller's own counters), per object and per reconcile, so one repeat decides it.".into(),
         ));
     }
+}
+
+/// Each (variant, rule) once, at the largest N it was found at (the
+/// evidence of the most objects), with the other scales it was found at:
+/// a run over several scales would otherwise repeat each finding per N.
+/// verdicts.json keeps every finding.
+fn at_largest_n(findings: &[diagnosis::Finding]) -> Vec<(&diagnosis::Finding, Vec<u64>)> {
+    let mut out: Vec<(&diagnosis::Finding, Vec<u64>)> = Vec::new();
+    for f in findings {
+        match out
+            .iter_mut()
+            .find(|(g, _)| g.variant == f.variant && g.rule.id == f.rule.id)
+        {
+            Some((g, also)) => {
+                let smaller = if f.scale > g.scale {
+                    std::mem::replace(g, f).scale
+                } else {
+                    f.scale
+                };
+                also.push(smaller);
+                also.sort_unstable();
+            }
+            None => out.push((f, Vec::new())),
+        }
+    }
+    out
 }
 
 /// One operator's run in a line: Ready, T100, reconciles, writes and
@@ -155,4 +192,43 @@ fn growth_clause(grown: &[crate::growth::Growth], f: &diagnosis::Finding) -> Str
                 fit.line()
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(variant: &str, rule: usize, scale: u64) -> diagnosis::Finding {
+        diagnosis::Finding {
+            rule: &RULES[rule],
+            scale,
+            variant: variant.into(),
+            evidence: format!("at {scale}"),
+            cost: String::new(),
+            framework: None,
+        }
+    }
+
+    #[test]
+    fn a_finding_at_several_scales_is_listed_once_at_the_largest() {
+        let all = [
+            finding("a", 0, 100),
+            finding("a", 1, 100),
+            finding("a", 0, 4900),
+            finding("b", 0, 370),
+            finding("a", 0, 370),
+        ];
+        let got: Vec<(&str, &str, u64, Vec<u64>)> = at_largest_n(&all)
+            .into_iter()
+            .map(|(f, also)| (f.variant.as_str(), f.rule.id, f.scale, also))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", RULES[0].id, 4900, vec![100, 370]),
+                ("a", RULES[1].id, 100, vec![]),
+                ("b", RULES[0].id, 370, vec![]),
+            ]
+        );
+    }
 }
