@@ -211,11 +211,19 @@ catalogue! {
     /// etcd's database bytes in use at the run's last scrape less at its
     /// baseline (etcd.csv, summed over the members): what the run's objects,
     /// their children and their history not yet compacted added. The whole
-    /// plane's, like the apiserver's CPU; a compaction in the run lowers it.
+    /// plane's, like the apiserver's CPU. None when etcd compacted within
+    /// the run (its compact revision moved): the compaction frees history
+    /// of earlier runs too, so the difference is not this run's.
     EtcdBytesAdded = Def::new("etcd bytes added", Bytes, |x| {
         let e = x.run.etcd.as_ref()?;
+        let (first, last) = (e.first_good()?, e.last_good()?);
+        if let (Some(a), Some(b)) = (e.get(first, "compact_revision"), e.get(last, "compact_revision"))
+            && a != b
+        {
+            return None;
+        }
         let at = |r| e.get(r, "db_in_use_bytes");
-        Some(at(e.last_good()?)? - at(e.first_good()?)?)
+        Some(at(last)? - at(first)?)
     })
     .column("etcd bytes in use, added by the run");
     /// Every request the controller sent in the create phase, per object

@@ -714,7 +714,8 @@ fn the_planes_processes_are_rows_of_their_own() {
 /// would count the drop as a restart). The column is appended by hand to a
 /// run recorded before etcd.csv had it: 100 000 bytes at the baseline,
 /// 10 000 more per scrape, 50 000 at the fifth (a compaction), 180 000 at
-/// the ninth and last: 80 000 added.
+/// the ninth and last: 80 000 added, unless etcd's compact revision
+/// moved within the run.
 #[test]
 fn etcd_bytes_added_is_the_last_scrape_less_the_baseline() {
     let (_tmp, dir) = common::scratch("results-small");
@@ -730,7 +731,7 @@ fn etcd_bytes_added_is_the_last_scrape_less_the_baseline() {
         out.push_str(&format!("{line},{cell}\n"));
     }
     assert_eq!(text.lines().count(), 10, "the fixture's rows changed");
-    std::fs::write(&file, out).unwrap();
+    std::fs::write(&file, &out).unwrap();
     let r = Results::load(&dir).unwrap();
     let gs = groups(&r);
     let good = group(&gs, "rust-good");
@@ -741,4 +742,23 @@ fn etcd_bytes_added_is_the_last_scrape_less_the_baseline() {
     );
     // The repeat without the column has none.
     assert_eq!(good.runs[1].get(Metric::EtcdBytesAdded), None);
+    // With etcd's compact revision recorded: unchanged (−1, never
+    // compacted) keeps the figure; moved at the fifth scrape (the
+    // apiserver compacted within the run) leaves it out.
+    for (moved, want) in [(false, Some(80_000.0)), (true, None)] {
+        let mut with = String::new();
+        for (i, line) in out.lines().enumerate() {
+            let cell = match i {
+                0 => "compact_revision",
+                5.. if moved => "1234",
+                _ => "-1",
+            };
+            with.push_str(&format!("{line},{cell}\n"));
+        }
+        std::fs::write(&file, &with).unwrap();
+        let r = Results::load(&dir).unwrap();
+        let gs = groups(&r);
+        let got = group(&gs, "rust-good").runs[0].get(Metric::EtcdBytesAdded);
+        assert_eq!(got.map(f64::round), want, "compaction moved: {moved}");
+    }
 }

@@ -14,7 +14,7 @@ const fn sum(name: &'static str, metric: &'static str) -> Column {
 
 const COLUMNS: &[Column] = &BASE;
 
-const BASE: [Column; 10] = [
+const BASE: [Column; 11] = [
     Column {
         name: "timestamp",
         value: Value::Timestamp,
@@ -45,11 +45,15 @@ const BASE: [Column; 10] = [
     // A gauge: the bytes of etcd's database its keys and their retained
     // history occupy, which falls when the apiserver compacts.
     sum("db_in_use_bytes", "etcd_mvcc_db_total_size_in_use_in_bytes"),
+    // The revision up to which history was last compacted (-1: never): a
+    // change within a run means bytes in use fell by history that earlier
+    // runs left, so the run's bytes added are not its own.
+    sum("compact_revision", "etcd_debugging_mvcc_compact_revision"),
 ];
 
 /// A member's file: the same columns, then the leader flag.
-const MEMBER_COLUMNS: [Column; 11] = {
-    let mut out = [sum("is_leader", "etcd_server_is_leader"); 11];
+const MEMBER_COLUMNS: [Column; 12] = {
+    let mut out = [sum("is_leader", "etcd_server_is_leader"); 12];
     let mut i = 0;
     while i < BASE.len() {
         out[i] = BASE[i];
@@ -85,6 +89,7 @@ fn keep(line: &str) -> bool {
         || line.starts_with("etcd_server_proposals_committed_total")
         || line.starts_with("etcd_server_is_leader")
         || line.starts_with("etcd_mvcc_db_total_size_in_use_in_bytes")
+        || line.starts_with("etcd_debugging_mvcc_compact_revision")
         || line.starts_with("process_")
 }
 

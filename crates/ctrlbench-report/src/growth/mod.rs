@@ -50,6 +50,8 @@ pub struct GrowthFigure {
     pub per: Per,
     /// A limit whose crossing is estimated (seconds for a level), and what it is.
     pub budget: Option<(f64, &'static str)>,
+    /// Why a run may lack the figure, added to "not measured at N = …".
+    pub unmeasured: &'static str,
 }
 
 /// Every figure the growth verdicts cover, in the report's order: the one
@@ -60,48 +62,56 @@ pub static FIGURES: &[GrowthFigure] = &[
         metric: Metric::ReconcilesPerObject,
         per: Per::Object,
         budget: None,
+        unmeasured: "",
     },
     GrowthFigure {
         name: "writes per object",
         metric: Metric::WritesPerObject,
         per: Per::Object,
         budget: None,
+        unmeasured: "",
     },
     GrowthFigure {
         name: "requests per object",
         metric: Metric::RequestsPerObject,
         per: Per::Object,
         budget: None,
+        unmeasured: "",
     },
     GrowthFigure {
         name: "GETs per object",
         metric: Metric::GetsPerObject,
         per: Per::Object,
         budget: None,
+        unmeasured: "",
     },
     GrowthFigure {
         name: "LISTs per object",
         metric: Metric::ListsPerObject,
         per: Per::Object,
         budget: None,
+        unmeasured: "",
     },
     GrowthFigure {
         name: "objects returned by LISTs per object",
         metric: Metric::ListReturnedPerObject,
         per: Per::Object,
         budget: None,
+        unmeasured: "",
     },
     GrowthFigure {
         name: "controller CPU / N",
         metric: Metric::Cpu,
         per: Per::DivideByN,
         budget: None,
+        unmeasured: "",
     },
     GrowthFigure {
         name: "peak RSS / N",
         metric: Metric::PeakRss,
         per: Per::DivideByN,
         budget: None,
+        unmeasured: "",
     },
     // The Kubernetes pod-startup SLO (p99 ≤ 5 s) as a soft reference: the
     // one published latency budget a controller's objects are held to.
@@ -110,18 +120,21 @@ pub static FIGURES: &[GrowthFigure] = &[
         metric: Metric::TtrP99,
         per: Per::Level,
         budget: Some((5.0, "5 s (the pod-startup SLO's p99, a soft reference)")),
+        unmeasured: "",
     },
     GrowthFigure {
         name: "apiserver CPU / N",
         metric: Metric::ApiserverCpu,
         per: Per::DivideByN,
         budget: None,
+        unmeasured: "",
     },
     GrowthFigure {
         name: "etcd bytes / N",
         metric: Metric::EtcdBytesAdded,
         per: Per::DivideByN,
         budget: None,
+        unmeasured: " (a run in which etcd compacted has none: the apiserver compacts every 5 minutes, freeing history that earlier runs left)",
     },
 ];
 
@@ -199,7 +212,11 @@ pub fn of(groups: &[Group], delta: f64) -> Vec<Growth> {
                 })
                 .collect();
             let fit = match missing {
-                Some(n) => Err(format!("not measured at N = {}", fmt_n(n as f64))),
+                Some(n) => Err(format!(
+                    "not measured at N = {}{}",
+                    fmt_n(n as f64),
+                    f.unmeasured
+                )),
                 None => fit(&points, alpha, delta),
             };
             let crossing = match (&fit, f.budget) {
