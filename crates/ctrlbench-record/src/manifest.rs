@@ -131,6 +131,11 @@ pub struct Manifest {
     /// report judges no budget.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub budgets: Vec<Budget>,
+    /// What `run --grow` planned and what its re-estimate after round 1
+    /// decided (kept, dropped, re-picked or stopped), a line each; absent
+    /// without `--grow`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grow: Vec<String>,
     /// How many repeats ran and why the runner stopped there; absent in
     /// older results (the repeat count is then read off the run directories).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -199,7 +199,16 @@ impl Section for Header {
                 "Workload: {w}. \"Ready\" below means this rule held, as our own watch saw it."
             )));
         }
+        if let Some(line) = grow_line(m) {
+            out.push(Block::Para(line));
+        }
     }
+}
+
+/// `run --grow`'s plan and its re-estimate after round 1, as the runner
+/// recorded them (manifest.json's `grow`); None without `--grow`.
+fn grow_line(m: &Manifest) -> Option<String> {
+    (!m.grow.is_empty()).then(|| format!("Scales picked by `--grow`: {}.", m.grow.join("; then ")))
 }
 
 #[cfg(test)]
@@ -216,6 +225,13 @@ mod tests {
             stopped: stopped.into(),
         };
         assert_eq!(repeats(None, 2), "2 repeat(s)");
+        let mut g = Manifest::default();
+        assert_eq!(grow_line(&g), None);
+        g.grow = vec!["planned N = 100, 1000".into(), "grow: re-picked".into()];
+        assert_eq!(
+            grow_line(&g).as_deref(),
+            Some("Scales picked by `--grow`: planned N = 100, 1000; then grow: re-picked.")
+        );
         assert_eq!(
             repeats(Some(&r("auto", "all decided")), 0),
             "3 repeats (auto, 2–5: all questions decided)"

@@ -333,6 +333,8 @@ pub struct Watch {
     measured: Vec<Measured>,
     done: bool,
     dropped: Vec<u64>,
+    /// The re-estimate's line, until the runner records it.
+    line: Option<String>,
 }
 
 impl Watch {
@@ -347,7 +349,13 @@ impl Watch {
             measured: Vec::new(),
             done: false,
             dropped: Vec::new(),
+            line: None,
         })
+    }
+
+    /// The re-estimate's line once it was made, for manifest.json.
+    pub fn take_line(&mut self) -> Option<String> {
+        self.line.take()
     }
 
     /// Whether the runs of `scale` were dropped.
@@ -410,13 +418,18 @@ impl Watch {
             window,
             self.ceiling,
         ) {
-            Regrow::Keep(line) => eprintln!("{line}"),
+            Regrow::Keep(line) => {
+                eprintln!("{line}");
+                self.line = Some(line);
+            }
             Regrow::Drop(scales, line) => {
                 eprintln!("{line}");
+                self.line = Some(line);
                 self.dropped = scales;
             }
             Regrow::Rescale(scales, line) => {
                 eprintln!("{line}");
+                self.line = Some(line);
                 return Ok(Some(scales));
             }
             Regrow::Stop(line) => return Err(line),

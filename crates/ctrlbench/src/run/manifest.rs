@@ -68,6 +68,18 @@ pub fn new(exp: &Experiment) -> Manifest {
         not_cleaned: vec![],
         margin: Some(exp.margin),
         growth_margin: Some(exp.growth_margin),
+        grow: exp
+            .grow
+            .as_ref()
+            .map(|g| {
+                vec![format!(
+                    "planned N = {} in {} rounds, the largest set by {}",
+                    crate::experiment::grow::list(&g.scales),
+                    g.rounds,
+                    g.largest_by
+                )]
+            })
+            .unwrap_or_default(),
         compare: exp
             .compare
             .iter()

@@ -292,8 +292,9 @@ impl<'a> Session<'a> {
                     &self.manifest.runs,
                     &runs[i + 1..],
                 ) {
-                    Ok(None) => {}
+                    Ok(None) => self.manifest.grow.extend(g.take_line()),
                     Ok(Some(scales)) => {
+                        self.manifest.grow.extend(g.take_line());
                         let planned = &self.exp.scales;
                         let later =
                             crate::experiment::regrow::rescaled(&runs[i + 1..], planned, &scales);
