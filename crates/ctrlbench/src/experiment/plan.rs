@@ -139,16 +139,7 @@ pub struct FirstBuild {
 /// Upper-bound estimate in seconds (every run uses its whole window, and
 /// every phase after it its timeout or duration).
 pub fn estimate_s(exp: &Experiment, runs: &[Run]) -> f64 {
-    let plane = if exp.is_local() { PLANE_START_S } else { 0.0 };
-    let phases: f64 = exp.phases.iter().map(|p| p.max_seconds()).sum();
-    plane
-        + runs
-            .iter()
-            .map(|r| {
-                let creates = r.scale as f64 * r.variants.len() as f64 / CREATE_RATE;
-                exp.window_s.max(creates) + phases + RUN_OVERHEAD_S
-            })
-            .sum::<f64>()
+    priced(exp, runs, |creates| exp.window_s.max(creates))
 }
 
 /// The least a plan whose runs stop once converged may take: each run's
@@ -156,6 +147,14 @@ pub fn estimate_s(exp: &Experiment, runs: &[Run]) -> f64 {
 /// (its window at most). A first guess only: `--grow` re-prices its plan
 /// from round 1's smallest scale as measured (`regrow.rs`).
 pub fn estimate_converging_s(exp: &Experiment, runs: &[Run]) -> f64 {
+    priced(exp, runs, |creates| {
+        (2.0 * creates + exp.quiet_s).min(exp.window_s.max(creates))
+    })
+}
+
+/// The plane's start plus each run's observation (`span`, from its
+/// creates' seconds at [`CREATE_RATE`]), phases and overhead.
+fn priced(exp: &Experiment, runs: &[Run], span: impl Fn(f64) -> f64) -> f64 {
     let plane = if exp.is_local() { PLANE_START_S } else { 0.0 };
     let phases: f64 = exp.phases.iter().map(|p| p.max_seconds()).sum();
     plane
@@ -163,9 +162,7 @@ pub fn estimate_converging_s(exp: &Experiment, runs: &[Run]) -> f64 {
             .iter()
             .map(|r| {
                 let creates = r.scale as f64 * r.variants.len() as f64 / CREATE_RATE;
-                (2.0 * creates + exp.quiet_s).min(exp.window_s.max(creates))
-                    + phases
-                    + RUN_OVERHEAD_S
+                span(creates) + phases + RUN_OVERHEAD_S
             })
             .sum::<f64>()
 }
