@@ -26,6 +26,10 @@ pub enum StopReason {
     Converged,
     /// Ctrl-C or SIGTERM.
     Interrupted,
+    /// Some creates failed, and every object that exists is Ready with the
+    /// reconcile counters quiet: the run could not converge.
+    #[serde(rename = "creates-failed")]
+    CreatesFailed,
 }
 
 impl StopReason {
@@ -34,6 +38,7 @@ impl StopReason {
             StopReason::Window => "window",
             StopReason::Converged => "converged",
             StopReason::Interrupted => "interrupted",
+            StopReason::CreatesFailed => "creates-failed",
         }
     }
 }

@@ -139,6 +139,14 @@ fn plane_faults_on_an_ha_plane_lose_no_acknowledged_create() {
         .map(|o| &o.name)
         .collect();
     assert!(lost.is_empty(), "acknowledged but never Ready: {lost:?}");
+    // Creates lost to the faults cannot converge; the run ends once what
+    // exists is Ready, not at the window's end.
+    let want = if s.load.errors > 0 {
+        "creates-failed"
+    } else {
+        "converged"
+    };
+    assert_eq!(s.stop_reason.as_str(), want, "{:?}", s.load);
     assert_eq!(f.len(), 4, "{f:?}");
     assert!(f[0].resolved.starts_with("etcd:"), "{f:?}");
     assert!(f[0].outcome.starts_with("ok, restarted as pid"), "{f:?}");

@@ -94,5 +94,7 @@ pub async fn create(
             }
         }
     }
+    // The run's end waits on what exists, not on objects never made.
+    objects.creates_failed(s.errors);
     s
 }

@@ -41,6 +41,8 @@ pub struct Objects {
     /// describes, and of those, how many did not.
     generation_checked: AtomicU64,
     generation_missing: AtomicU64,
+    /// Creates the loader saw fail, set when it is done.
+    failed_creates: AtomicU64,
 }
 
 impl Objects {
@@ -101,6 +103,25 @@ impl Objects {
         (checked > 0).then(|| (checked, self.generation_missing.load(Ordering::SeqCst)))
     }
 
+    /// The loader is done and `n` of its creates failed.
+    pub fn creates_failed(&self, n: u64) {
+        self.failed_creates.store(n, Ordering::SeqCst);
+    }
+
+    /// After failed creates, every object that exists is Ready: those the
+    /// loader saw created and those our watch saw (a create whose answer
+    /// was lost may have been made), and at least as many as succeeded.
+    /// Such a run can never have all `scale` Ready; waiting for the window
+    /// would only measure the wait.
+    pub fn settled(&self, scale: u64) -> bool {
+        let failed = self.failed_creates.load(Ordering::SeqCst);
+        if failed == 0 || self.ready() + failed < scale {
+            return false;
+        }
+        let t = self.times.lock().expect("objects lock");
+        t.values().all(|v| v.ready_at.is_some())
+    }
+
     /// Changes seen so far to objects already seen.
     pub fn changes(&self) -> u64 {
         self.changes.load(Ordering::SeqCst)
@@ -135,5 +156,40 @@ impl Objects {
         };
         rows.sort();
         rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Objects;
+
+    /// 10 asked, 7 created, 3 failed, one of which the apiserver made
+    /// anyway (our watch saw it): settled once all 8 that exist are Ready.
+    #[test]
+    fn a_run_whose_creates_failed_settles_when_what_exists_is_ready() {
+        let o = Objects::default();
+        for i in 0..7 {
+            o.created(&format!("w{i}"));
+        }
+        o.seen_version("w7", "1");
+        assert!(!o.settled(10), "the loader is not done");
+        o.creates_failed(3);
+        for i in 0..7 {
+            o.seen_ready(&format!("w{i}"), None);
+        }
+        // 7 Ready + 3 failed reach 10, but w7 exists and is not Ready.
+        assert!(!o.settled(10));
+        o.seen_ready("w7", None);
+        assert!(o.settled(10));
+        // No failure: only all 10 Ready would do, which is convergence.
+        let ok = Objects::default();
+        ok.created("w0");
+        ok.seen_ready("w0", None);
+        assert!(!ok.settled(10));
+        // Failures, but too few Ready for what succeeded: not settled.
+        let few = Objects::default();
+        few.creates_failed(3);
+        few.seen_ready("w0", None);
+        assert!(!few.settled(10));
     }
 }

@@ -226,19 +226,26 @@ struct Turn {
     faults_over: Duration,
     /// Every member's objects Ready.
     all_ready: bool,
+    /// Every member's objects Ready, or, where creates failed, every one
+    /// that exists ([`Objects::settled`](crate::run::objects::Objects::settled)).
+    all_settled: bool,
     /// Every controller's counters unchanged for the quiet spell.
     all_quiet: bool,
 }
 
 /// Why the window ends on this turn, if it does: Ctrl-C before anything,
-/// then the window's end, then convergence, which waits for the faults.
+/// then the window's end, then convergence (or settling, where creates
+/// failed), which waits for the faults.
 fn ends(t: &Turn) -> Option<StopReason> {
+    let done = t.stop_when_converged && t.since_load >= t.faults_over && t.all_quiet;
     if t.cancelled {
         Some(StopReason::Interrupted)
     } else if t.since_load >= t.window {
         Some(StopReason::Window)
-    } else if t.stop_when_converged && t.since_load >= t.faults_over && t.all_ready && t.all_quiet {
+    } else if done && t.all_ready {
         Some(StopReason::Converged)
+    } else if done && t.all_settled {
+        Some(StopReason::CreatesFailed)
     } else {
         None
     }
@@ -278,6 +285,10 @@ async fn window(
                 .members
                 .iter()
                 .all(|m| m.objects.ready() >= run.plan.scale),
+            all_settled: run
+                .members
+                .iter()
+                .all(|m| m.objects.ready() >= run.plan.scale || m.objects.settled(run.plan.scale)),
             all_quiet: run
                 .sampler
                 .controllers
@@ -374,27 +385,50 @@ mod tests {
     use super::*;
 
     /// Each case is one turn: (cancelled, seconds since the load, converge
-    /// on, faults over at s, all Ready, all quiet) with a 60 s window, and
+    /// on, faults over at s, which objects are Ready, all quiet) with a 60 s window, and
     /// the reason the window ends there, if any.
     #[test]
     fn the_window_ends_on_ctrl_c_on_time_or_on_convergence() {
         use StopReason::*;
+        #[derive(Debug, PartialEq)]
+        enum Ready {
+            No,
+            /// Creates failed and every object that exists is Ready.
+            Settled,
+            All,
+        }
+        use Ready::{All, No};
         let s = Duration::from_secs_f64;
         for (cancelled, at, converge, faults, ready, quiet, want) in [
-            (false, 1.0, true, 0.0, false, true, None),
-            (false, 1.0, true, 0.0, true, false, None),
-            (false, 1.0, true, 0.0, true, true, Some(Converged)),
+            (false, 1.0, true, 0.0, No, true, None),
+            // Creates failed and what exists is Ready: settled, not
+            // converged, with the same waits.
+            (
+                false,
+                1.0,
+                true,
+                0.0,
+                Ready::Settled,
+                true,
+                Some(CreatesFailed),
+            ),
+            (false, 1.0, true, 0.0, Ready::Settled, false, None),
+            (false, 10.0, true, 30.0, Ready::Settled, true, None),
+            (false, 1.0, false, 0.0, Ready::Settled, true, None),
+            (false, 60.0, true, 0.0, Ready::Settled, true, Some(Window)),
+            (false, 1.0, true, 0.0, All, false, None),
+            (false, 1.0, true, 0.0, All, true, Some(Converged)),
             // Convergence is not asked for: the window runs out.
-            (false, 1.0, false, 0.0, true, true, None),
-            (false, 60.0, false, 0.0, false, false, Some(Window)),
-            (false, 59.9, false, 0.0, false, false, None),
+            (false, 1.0, false, 0.0, All, true, None),
+            (false, 60.0, false, 0.0, No, false, Some(Window)),
+            (false, 59.9, false, 0.0, No, false, None),
             // A converged run waits for its faults and their quiet spell.
-            (false, 10.0, true, 30.0, true, true, None),
-            (false, 30.0, true, 30.0, true, true, Some(Converged)),
+            (false, 10.0, true, 30.0, All, true, None),
+            (false, 30.0, true, 30.0, All, true, Some(Converged)),
             // The window's end wins over convergence, Ctrl-C over both.
-            (false, 61.0, true, 0.0, true, true, Some(Window)),
-            (true, 61.0, true, 0.0, true, true, Some(Interrupted)),
-            (true, 0.0, false, 0.0, false, false, Some(Interrupted)),
+            (false, 61.0, true, 0.0, All, true, Some(Window)),
+            (true, 61.0, true, 0.0, All, true, Some(Interrupted)),
+            (true, 0.0, false, 0.0, No, false, Some(Interrupted)),
         ] {
             let turn = Turn {
                 cancelled,
@@ -402,14 +436,15 @@ mod tests {
                 window: s(60.0),
                 stop_when_converged: converge,
                 faults_over: s(faults),
-                all_ready: ready,
+                all_ready: ready == All,
+                all_settled: ready != No,
                 all_quiet: quiet,
             };
             assert_eq!(
                 ends(&turn),
                 want,
                 "cancelled {cancelled}, at {at} s, converge {converge}, faults over {faults} s, \
-                 ready {ready}, quiet {quiet}"
+                 ready {ready:?}, quiet {quiet}"
             );
         }
     }
@@ -429,6 +464,7 @@ mod tests {
             stop_when_converged: true,
             faults_over: Duration::ZERO,
             all_ready: ready,
+            all_settled: ready,
             all_quiet: true,
         }
     }
