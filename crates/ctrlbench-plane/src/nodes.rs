@@ -90,7 +90,9 @@ pub async fn start(
         kubeconfig: write("kube-scheduler", &pems.scheduler)?,
         port: sched_port,
         cert_dir: dir.join("kube-scheduler"),
-        extra_args: opts.scheduler_client.args(),
+        client: opts.scheduler_client,
+        without_default_spread: opts.scheduler_without_default_spread,
+        extra_args: vec![],
     }
     .start(&dir.join("kube-scheduler.log"), detached)?;
     let kwok = KwokConfig {

@@ -78,6 +78,9 @@ pub struct PlaneOptions {
     pub controller_manager_client: ClientLimits,
     /// kube-scheduler's client limits (with fake nodes).
     pub scheduler_client: ClientLimits,
+    /// kube-scheduler without PodTopologySpread's default constraints,
+    /// which count every pod on every scored node for each pod scheduled.
+    pub scheduler_without_default_spread: bool,
     pub install_crd: bool,
     pub startup_timeout: Duration,
     /// Where missing binaries are downloaded from (an experiment file's
@@ -102,6 +105,7 @@ impl Default for PlaneOptions {
             node_pods: DEFAULT_NODE_PODS,
             controller_manager_client: CONTROLLER_MANAGER_CLIENT,
             scheduler_client: SCHEDULER_CLIENT,
+            scheduler_without_default_spread: false,
             install_crd: true,
             startup_timeout: Duration::from_secs(90),
             downloads: Downloads::default(),

@@ -98,6 +98,10 @@ pub struct Manifest {
     /// kube-scheduler's, when there were nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scheduler_args: Vec<String>,
+    /// kube-scheduler ran without PodTopologySpread's default constraints
+    /// (`[cluster] scheduler_default_spread = false`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scheduler_without_default_spread: bool,
     pub machine: Machine,
     pub harness_cpu_seconds: f64,
     /// ctrlbench's own peak resident set over the whole experiment (VmHWM).

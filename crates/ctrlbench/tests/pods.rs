@@ -73,7 +73,8 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
         tmp.path(),
         DEPLOYMENT,
         "[cluster]\nnodes = 2\netcd_fsync = false\ncontroller_manager_qps = 400\n\
-         controller_manager_burst = 800\nscheduler_qps = 300\nscheduler_burst = 600\n",
+         controller_manager_burst = 800\nscheduler_qps = 300\nscheduler_burst = 600\n\
+         scheduler_default_spread = false\n",
         20,
     );
     let results = tmp.path().join("results");
@@ -103,6 +104,8 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
         ),
     ];
     let mut limited = [false; 2];
+    // Without the default spreading, kube-scheduler reads its own file.
+    let mut configured = false;
     let status = loop {
         if let Some(st) = child.try_wait().unwrap() {
             break st;
@@ -116,12 +119,16 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
                 .iter()
                 .any(|c| c.contains(&format!("/{role} ")) && flags.iter().all(|f| c.contains(f)));
         }
+        configured |= running
+            .iter()
+            .any(|c| c.contains("/kube-scheduler ") && c.contains("--config="));
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
     let err = std::fs::read_to_string(&err_log).unwrap();
     assert!(status.success(), "{err}");
     assert_eq!(seen, [true; 3], "{roles:?} seen running: {seen:?}");
     assert_eq!(limited, [true; 2], "{limits:?} seen: {limited:?}");
+    assert!(configured, "kube-scheduler ran without --config");
     // Nodes were there, so no warning about a rule that waits for pods.
     assert!(!err.contains("set [cluster] nodes"), "{err}");
     let dir = only_results_dir(&results);
@@ -145,6 +152,7 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
         ),
         "the plane's client limits are recorded"
     );
+    assert_eq!(manifest["scheduler_without_default_spread"], true);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
         report.contains("2 fake node(s) of 110 pods each (KWOK), kube-scheduler"),
@@ -157,6 +165,11 @@ fn deployments_on_fake_nodes_become_ready_with_the_planes_own_controllers() {
              kube-scheduler --kube-api-qps=300 --kube-api-burst=600"
         ),
         "the header names the plane's client limits:\n{}",
+        report.lines().take(4).collect::<Vec<_>>().join("\n")
+    );
+    assert!(
+        report.contains("kube-scheduler without PodTopologySpread's default constraints"),
+        "the header names the scheduler's setting:\n{}",
         report.lines().take(4).collect::<Vec<_>>().join("\n")
     );
     let run = dir.join("N20/kcm/rep1");

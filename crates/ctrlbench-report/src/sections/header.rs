@@ -43,10 +43,16 @@ fn plane_line(m: &Manifest) -> String {
     if m.nodes > 0 {
         return format!(
             "local control plane with {} fake node(s) of {} pods each (KWOK), kube-scheduler and \
-             kube-controller-manager (workload, namespace and garbage-collector controllers){}",
+             kube-controller-manager (workload, namespace and garbage-collector controllers){}{}",
             m.nodes,
             m.node_pods,
-            client_limits(m)
+            client_limits(m),
+            if m.scheduler_without_default_spread {
+                "; kube-scheduler without PodTopologySpread's default constraints \
+                 (scheduler_default_spread = false)"
+            } else {
+                ""
+            }
         );
     }
     if m.controller_manager {

@@ -366,6 +366,12 @@ fn render_cluster(s: &mut String, exp: &Experiment) {
             "  {} fake node(s) of {} pods each (KWOK, kube-scheduler, kube-controller-manager)",
             c.nodes, c.node_pods
         );
+        if c.scheduler_without_default_spread {
+            let _ = writeln!(
+                s,
+                "  kube-scheduler without PodTopologySpread's default constraints (scheduler_default_spread = false)"
+            );
+        }
     }
     for (who, limits) in [
         ("kube-controller-manager", c.controller_manager_client),

@@ -59,6 +59,9 @@ pub fn new(exp: &Experiment) -> Manifest {
         } else {
             vec![]
         },
+        scheduler_without_default_spread: exp.is_local()
+            && exp.cluster.nodes > 0
+            && exp.cluster.scheduler_without_default_spread,
         machine: Machine::this(),
         harness_cpu_seconds: 0.0,
         harness_peak_rss_bytes: None,

@@ -136,6 +136,7 @@ pub async fn connect(exp: &Experiment, opts: &RunOptions) -> Result<Cluster> {
         scheduler_client: c
             .scheduler_client
             .unwrap_or(ctrlbench_plane::options::SCHEDULER_CLIENT),
+        scheduler_without_default_spread: c.scheduler_without_default_spread,
         downloads: exp.cluster.downloads(),
         ..PlaneOptions::default()
     };

@@ -89,17 +89,24 @@ fn plane_clients(src: &Source, c: &ClusterSpec) -> Checked<(Limits, Limits)> {
     )?;
     // kube-scheduler runs only with fake nodes: a limit without them would
     // be recorded nowhere and change nothing.
-    if let Some((key, v)) = [
-        ("scheduler_qps", &c.scheduler_qps),
-        ("scheduler_burst", &c.scheduler_burst),
+    if let Some((key, span)) = [
+        ("scheduler_qps", c.scheduler_qps.as_ref().map(|v| v.span())),
+        (
+            "scheduler_burst",
+            c.scheduler_burst.as_ref().map(|v| v.span()),
+        ),
+        (
+            "scheduler_default_spread",
+            c.scheduler_default_spread.as_ref().map(|v| v.span()),
+        ),
     ]
     .into_iter()
-    .find_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+    .find_map(|(k, v)| v.map(|v| (k, v)))
         && c.nodes.as_ref().is_none_or(|n| *n.get_ref() == 0)
     {
         return Err(src.at(
             key,
-            v.span(),
+            span,
             "kube-scheduler runs only with fake nodes: set nodes, or remove this key",
         ));
     }
@@ -132,6 +139,10 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
             ),
             ("scheduler_qps", c.scheduler_qps.is_some()),
             ("scheduler_burst", c.scheduler_burst.is_some()),
+            (
+                "scheduler_default_spread",
+                c.scheduler_default_spread.is_some(),
+            ),
             ("mirror", c.mirror.is_some()),
             ("offline", c.offline.is_some()),
         ];
@@ -233,6 +244,10 @@ pub fn check(src: &Source, c: &ClusterSpec) -> Checked<Cluster> {
             }),
         controller_manager_client,
         scheduler_client,
+        scheduler_without_default_spread: c
+            .scheduler_default_spread
+            .as_ref()
+            .is_some_and(|v| !*v.get_ref()),
         mirror: c.mirror.as_ref().map(|v| v.get_ref().trim().to_string()),
         offline: c.offline.unwrap_or(false),
         kubeconfig: c.kubeconfig.as_ref().map(|v| v.get_ref().clone()),

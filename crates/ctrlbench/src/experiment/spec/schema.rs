@@ -249,6 +249,9 @@ pub struct ClusterSpec {
     /// kube-scheduler's (default 50 and 100).
     pub scheduler_qps: Option<Spanned<u32>>,
     pub scheduler_burst: Option<Spanned<u32>>,
+    /// kube-scheduler's PodTopologySpread default constraints (default
+    /// on, as upstream; off: pods spread only where they ask to).
+    pub scheduler_default_spread: Option<Spanned<bool>>,
     /// A mirror of the release downloads (http or https; local plane), under
     /// `CTRLBENCH_MIRROR` when that is set.
     pub mirror: Option<Spanned<String>>,
@@ -287,6 +290,7 @@ impl Default for ClusterSpec {
             controller_manager_burst: None,
             scheduler_qps: None,
             scheduler_burst: None,
+            scheduler_default_spread: None,
             mirror: None,
             offline: None,
             kubeconfig: None,

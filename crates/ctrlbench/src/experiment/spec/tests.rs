@@ -486,6 +486,18 @@ fn topology_and_faults_are_validated_with_file_line_and_key() {
             "only with fake nodes",
         ),
         (
+            "[cluster]\nscheduler_default_spread = false\n",
+            9,
+            "scheduler_default_spread",
+            "only with fake nodes",
+        ),
+        (
+            "[cluster]\ncontext = \"kind-x\"\nscheduler_default_spread = false\n",
+            9,
+            "cluster",
+            "cannot take the local-plane setting `scheduler_default_spread`",
+        ),
+        (
             "[[fault]]\nat_s = 1\naction = \"kill\"\ntarget = \"etcd:2\"\n",
             11,
             "target",
@@ -1241,4 +1253,12 @@ fn plane_client_limits_fill_in_the_components_defaults() {
     );
     let plain = parse(&file, GOOD).unwrap();
     assert_eq!(plain.cluster.controller_manager_client, None);
+    // The scheduler's default spreading stays upstream's unless turned off.
+    assert!(!c.scheduler_without_default_spread);
+    let off = parse(
+        &file,
+        &format!("{GOOD}[cluster]\nnodes = 2\nscheduler_default_spread = false\n"),
+    )
+    .unwrap();
+    assert!(off.cluster.scheduler_without_default_spread);
 }

@@ -35,6 +35,9 @@ pub struct Cluster {
     /// limits (None: the component's own defaults).
     pub controller_manager_client: Option<ClientLimits>,
     pub scheduler_client: Option<ClientLimits>,
+    /// `scheduler_default_spread = false`: kube-scheduler without
+    /// PodTopologySpread's default constraints.
+    pub scheduler_without_default_spread: bool,
     /// The release downloads' mirror and whether downloads are off.
     pub mirror: Option<String>,
     pub offline: bool,
