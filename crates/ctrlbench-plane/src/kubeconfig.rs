@@ -102,9 +102,15 @@ pub fn for_cluster(
     }
 }
 
-/// Writes a kubeconfig with mode 0600 from the moment it exists.
+/// Writes a kubeconfig with mode 0600 from the moment it exists. Every
+/// value stays on its key's line, as kubectl writes it: the YAML writer's
+/// default folds long strings into `>-` blocks, which line-based readers
+/// of kubeconfigs (scripts that grep `certificate-authority-data:`) misread.
 pub fn write(path: &Path, kc: &Kubeconfig) -> Result<()> {
-    let yaml = serde_saphyr::to_string(kc)?;
+    let yaml = serde_saphyr::to_string_with_options(
+        kc,
+        serde_saphyr::ser_options! { prefer_block_scalars: false },
+    )?;
     super::tinyca::write(path, &yaml, 0o600)
         .with_context(|| format!("cannot write {}", path.display()))
 }
@@ -124,4 +130,45 @@ pub async fn client_from_file(path: &Path) -> Result<kube::Client> {
     let kc = Kubeconfig::read_from(path)
         .with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
     client(&kc).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CA, certificate and key (a few hundred base64 characters each)
+    /// are each on their key's line, and the file reads back the same.
+    #[test]
+    fn long_values_stay_on_their_keys_line() {
+        let pem = format!("-----BEGIN X-----\n{}\n-----END X-----\n", "A".repeat(600));
+        let kc = build(
+            "c",
+            "https://127.0.0.1:6443",
+            &pem,
+            Credentials::Cert {
+                cert: &pem,
+                key: &pem,
+            },
+            None,
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        write(&path, &kc).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let data = STANDARD.encode(&pem);
+        for key in [
+            "certificate-authority-data",
+            "client-certificate-data",
+            "client-key-data",
+        ] {
+            let line = text
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{key}:")))
+                .unwrap_or_else(|| panic!("no {key} in\n{text}"));
+            assert!(line.ends_with(&format!("{key}: {data}")), "{line}");
+        }
+        let back = Kubeconfig::read_from(&path).unwrap();
+        let json = |k: &Kubeconfig| serde_json::to_value(k).unwrap();
+        assert_eq!(json(&back), json(&kc));
+    }
 }
