@@ -103,9 +103,9 @@ impl SchedulerConfig {
 mod tests {
     use super::*;
 
-    #[test]
-    fn flags_stay_on_loopback_without_election() {
-        let c = SchedulerConfig {
+    /// A scheduler on port 4321 of `/p`, its client at 300 qps, burst 600.
+    fn config(without_default_spread: bool) -> SchedulerConfig {
+        SchedulerConfig {
             bin: "ks".into(),
             kubeconfig: "/p/ks.kubeconfig".into(),
             port: 4321,
@@ -114,9 +114,14 @@ mod tests {
                 qps: 300,
                 burst: 600,
             },
-            without_default_spread: false,
+            without_default_spread,
             extra_args: vec![],
-        };
+        }
+    }
+
+    #[test]
+    fn flags_stay_on_loopback_without_election() {
+        let c = config(false);
         let args = c.flags().unwrap().to_args();
         for want in [
             "--bind-address=127.0.0.1",
@@ -137,18 +142,7 @@ mod tests {
     /// PodTopologySpread with no default constraints.
     #[test]
     fn without_default_spread_a_config_file_says_it_all() {
-        let c = SchedulerConfig {
-            bin: "ks".into(),
-            kubeconfig: "/p/ks.kubeconfig".into(),
-            port: 4321,
-            cert_dir: "/p/ks".into(),
-            client: ClientLimits {
-                qps: 300,
-                burst: 600,
-            },
-            without_default_spread: true,
-            extra_args: vec![],
-        };
+        let c = config(true);
         let args = c.flags().unwrap().to_args();
         assert!(args.iter().any(|a| a == "--config=/p/ks.yaml"), "{args:?}");
         let want = "apiVersion: kubescheduler.config.k8s.io/v1
