@@ -321,6 +321,27 @@ pub struct Summary {
     /// when the page gave both, for external controllers and in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller_os: Option<ControllerOs>,
+    /// `[workload] field_managers`: appliers' managedFields entries each
+    /// object was created with (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub field_managers: u64,
+    /// What the run's objects weighed as the apiserver sent them, from a
+    /// sample listed at the end of the window; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_sample: Option<ObjectSample>,
+}
+
+/// The run's objects as the apiserver sent them (a LIST of a few of them
+/// at the end of the window, the controller's writes included): what a
+/// cache that keeps whole objects holds of each.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObjectSample {
+    /// Objects in the sample.
+    pub objects: u64,
+    /// The median object's JSON, managedFields included, in bytes.
+    pub bytes: u64,
+    /// The median object's managedFields as JSON, in bytes.
+    pub managed_fields_bytes: u64,
 }
 
 /// A started controller's figures read from /proc by the harness, summed over

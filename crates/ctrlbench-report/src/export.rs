@@ -111,6 +111,7 @@ fn finding(f: &crate::diagnosis::Finding, results: &Results, groups: &[Group]) -
     json!({
         "rule": f.rule.id,
         "name": f.rule.name,
+        "basis": f.rule.basis.name(),
         "scale": f.scale,
         "variant": f.variant,
         "evidence": f.evidence,

@@ -6,7 +6,7 @@
 
 use ctrlbench_record::phases::{PhaseRecord, PhaseSummary};
 use ctrlbench_record::series::Series;
-use ctrlbench_record::summary::{PresetInfo, Schedule, Settings, StartMode};
+use ctrlbench_record::summary::{ObjectSample, PresetInfo, Schedule, Settings, StartMode};
 
 use crate::attribution::{self, Attribution};
 use crate::interval::Ratio;
@@ -65,6 +65,12 @@ pub struct RunFigures {
     pub ready: u64,
     /// `[workload] decoys` of the run (summary.json; 0: none).
     pub decoys: u64,
+    /// What the run's objects weighed as the apiserver sent them (summary.json).
+    pub object_sample: Option<ObjectSample>,
+    /// How much the controller's resident memory grew over the create
+    /// phase: its peak less its first scrape's, in bytes (one replica
+    /// scraped for `rss_bytes`; None otherwise).
+    pub rss_growth: Option<f64>,
 }
 
 impl RunFigures {
@@ -101,6 +107,8 @@ impl RunFigures {
             replicas: 1,
             ready: 0,
             decoys: 0,
+            object_sample: None,
+            rss_growth: None,
         }
     }
 
@@ -148,11 +156,26 @@ pub fn run_figures(run: &Run) -> RunFigures {
         replicas: summary.map_or(1, |s| s.replicas.len().max(1)),
         ready: summary.map_or(0, |s| s.ready),
         decoys: summary.map_or(0, |s| s.decoys),
+        object_sample: summary.and_then(|s| s.object_sample.clone()),
+        rss_growth: rss_growth(run),
     };
     for &m in Metric::ALL {
         f.set(m, m.of(&inputs));
     }
     f
+}
+
+/// The controller's peak RSS less its first scrape's: what the objects
+/// (and the work) added. A controller that started after the load had its
+/// cache filled before the first scrape, so it shows less; several
+/// replicas have no one first scrape.
+fn rss_growth(run: &Run) -> Option<f64> {
+    if run.summary.as_ref().is_some_and(|s| s.replicas.len() > 1) {
+        return None;
+    }
+    let m = run.metrics.as_ref()?;
+    let first = m.get(m.first_good()?, "rss_bytes")?;
+    Some((m.max("rss_bytes")? - first).max(0.0))
 }
 
 /// The plane's processes' CPU (counter delta) and peak RSS, when the run

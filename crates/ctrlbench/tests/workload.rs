@@ -283,6 +283,39 @@ fn the_widget_workload_written_out_runs_like_the_builtin_one() {
     assert!(leftovers("cb-good-n20").is_empty());
 }
 
+/// `[workload] field_managers`: the apiserver keeps the appliers' entries
+/// each create carries, and summary.json's sample weighs them. The
+/// controller is a process that writes nothing, so no object may count as
+/// written by others: the appliers' entries came with the create.
+#[test]
+fn the_appliers_managed_fields_come_with_each_create() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "appliers.toml",
+        "name = \"appliers\"\nscales = [20]\nwindow_s = 5\n\n\
+         [workload]\nfield_managers = 4\n\n\
+         [[variant]]\nname = \"idle\"\nimpl = \"command\"\ncommand = [\"/bin/sh\", \"-c\", \"sleep 120\"]\n",
+    );
+    let results = tmp.path().join("results");
+    let out = run(exp.to_str().unwrap(), &results, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = only_results_dir(&results).join("N20/idle/rep1");
+    let s = json(&run.join("summary.json"));
+    assert_eq!(s["field_managers"].as_u64(), Some(4), "{s:#}");
+    // Four entries of at least 800 bytes each (16 keys of 32 characters
+    // and the Widget's apiVersion) besides the loader's; without them a
+    // new Widget's managedFields are under 400 bytes.
+    let sample = &s["object_sample"];
+    let fields = sample["managed_fields_bytes"].as_u64().unwrap_or(0);
+    let whole = sample["bytes"].as_u64().unwrap_or(0);
+    assert_eq!(sample["objects"].as_u64(), Some(20), "{s:#}");
+    assert!(fields >= 4 * 800 && whole > fields, "{s:#}");
+    let rows = objects(&run.join("objects.csv"));
+    assert_eq!(rows.len(), 20);
+    assert!(rows.iter().all(|(_, _, w)| w.is_empty()), "{rows:?}");
+}
+
 #[test]
 fn a_rule_that_never_holds_ends_unconverged_and_the_report_says_so() {
     let tmp = tempfile::tempdir().unwrap();

@@ -2,12 +2,13 @@
 //! rules, each defined once (its name, what it means, the evidence and
 //! threshold it judges, the fix in each framework, its source), and that
 //! table drives the detection, the report's "What to fix", verdicts.json
-//! and docs/diagnosis.md alike. The evidence is counts: the run's API
+//! and docs/diagnosis.md alike. Most evidence is counts: the run's API
 //! footprint (the apiserver's audit log names every request's caller) and
 //! the controller's own counters, per object and per reconcile, so one
-//! repeat decides a rule. A rule whose signature another rule explains
-//! (the conflicts of a loop) is suppressed by it, so each finding names a
-//! cause, not its echoes.
+//! repeat decides a rule. A rule on measures (time, memory) says so in its
+//! `basis`, and its findings are suspects. A rule whose signature another
+//! rule explains (the conflicts of a loop) is suppressed by it, so each
+//! finding names a cause, not its echoes.
 
 use crate::figures::{Group, RunFigures};
 use crate::metrics::Metric;
@@ -131,6 +132,36 @@ impl Framework {
     }
 }
 
+/// What a rule's finding rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// Counts (requests, writes, reconciles): one repeat decides it.
+    Counts,
+    /// Measures that vary from run to run (time, memory): the finding is
+    /// suspected, and names the figures it rests on.
+    Measured,
+}
+
+impl Basis {
+    /// Its name in verdicts.json.
+    pub fn name(self) -> &'static str {
+        match self {
+            Basis::Counts => "counts",
+            Basis::Measured => "measured",
+        }
+    }
+
+    /// How the report and docs/diagnosis.md say it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Basis::Counts => "counts, so one repeat decides it",
+            Basis::Measured => {
+                "measures that vary from run to run (time, memory): a finding is suspected, not decided"
+            }
+        }
+    }
+}
+
 /// One rule of the table.
 pub struct Rule {
     /// A stable identifier (verdicts.json, docs anchors).
@@ -142,6 +173,8 @@ pub struct Rule {
     pub evidence: &'static str,
     /// When it fires, in words (the code below is the same threshold).
     pub threshold: &'static str,
+    /// Whether a finding is decided (counts) or suspected (measures).
+    pub basis: Basis,
     pub fix: Fixes,
     pub source: &'static str,
     /// Where in the operator's source to look (the report's "likely:" lines).
@@ -211,6 +244,14 @@ pub struct Evidence {
     /// The counterpart preset's variant beside it and its median peak RSS
     /// (set by `diagnose`, which sees every group).
     pub counterpart_rss: Option<(String, f64)>,
+    /// Medians over the runs that sampled them: an object's JSON and its
+    /// managedFields' as the apiserver sent them (summary.json's
+    /// object_sample), in bytes.
+    pub object_bytes: Option<f64>,
+    pub managed_fields_bytes: Option<f64>,
+    /// The median over the runs of the controller's RSS growth (peak less
+    /// first scrape) per object, in bytes.
+    pub rss_growth_per_object: Option<f64>,
 }
 
 impl Evidence {
@@ -237,7 +278,17 @@ impl Evidence {
         let mut missing = Vec::new();
         let (mut waits, mut means, mut cores) = (Vec::new(), Vec::new(), Vec::new());
         let mut apiserver = Vec::new();
+        let (mut whole, mut fields, mut grown) = (Vec::new(), Vec::new(), Vec::new());
         for r in &runs {
+            if let Some(o) = &r.object_sample {
+                whole.push(o.bytes as f64);
+                fields.push(o.managed_fields_bytes as f64);
+            }
+            if let Some(g) = r.rss_growth
+                && r.scale > 0
+            {
+                grown.push(g / r.scale as f64);
+            }
             e.objects += r.scale as f64;
             e.ready += r.ready as f64;
             reconciles = reconciles
@@ -307,6 +358,9 @@ impl Evidence {
         e.reconcile_mean = median(means);
         e.cpu_share = median(cores);
         e.apiserver_share = median(apiserver);
+        e.object_bytes = median(whole);
+        e.managed_fields_bytes = median(fields);
+        e.rss_growth_per_object = median(grown);
         shares.sort_by(f64::total_cmp);
         e.throttle_share = (!shares.is_empty()).then(|| shares[shares.len() / 2]);
         e
@@ -379,8 +433,10 @@ pub(super) fn n2(v: f64) -> String {
     }
 }
 
+pub use docs::markdown;
 pub use rules::RULES;
 
+mod docs;
 mod reads;
 mod rules;
 mod writes;
@@ -473,65 +529,6 @@ pub fn likely_for<'a>(
 /// Whether a group's runs carry what the footprint rules read.
 pub fn checked(g: &Group) -> bool {
     Evidence::of(g).footprint
-}
-
-/// docs/diagnosis.md, from the table.
-pub fn markdown() -> String {
-    let mut s = String::from(
-        "# Diagnosis rules\n\n\
-         <!-- Generated from crates/ctrlbench-report/src/diagnosis/rules.rs (RULES) by `ctrlbench diagnose --rules`; a test keeps it in step. -->\n\n\
-         `ctrlbench run` (and `ctrlbench diagnose RESULTS` on older results) names each anti-pattern a controller's runs \
-         show, in the report's \"What to fix\", in verdicts.json's `diagnosis` and on the terminal. The evidence is counts: \
-         the run's API footprint (footprint.csv, from the apiserver's audit log, which names each request's caller) and \
-         the controller's own counters, per object and per reconcile, so one repeat decides a rule. A rule whose \
-         signature another finding explains (the conflicts of a loop) is left out where that one fires. A rule that fires \
-         at several scales is listed once in \"What to fix\", with the evidence of the largest N and the other scales \
-         named; verdicts.json keeps a finding per scale.\n\n\
-         To add a rule: one constant in crates/ctrlbench-report/src/diagnosis/writes.rs or reads.rs (its name, meaning, \
-         evidence, threshold, fixes, likely lines, source and detection together), its place in `RULES` (rules.rs), \
-         then `ctrlbench diagnose --rules > docs/diagnosis.md`.\n\n",
-    );
-    for r in RULES {
-        s.push_str(&format!("## {} (`{}`)\n\n{}\n\n", r.name, r.id, r.means));
-        s.push_str(&format!("- **Evidence:** {}.\n", r.evidence));
-        s.push_str(&format!("- **Fires at:** {}.\n", r.threshold));
-        if !r.suppressed_by.is_empty() {
-            s.push_str(&format!(
-                "- **Left out when these fire:** {}.\n",
-                r.suppressed_by
-                    .iter()
-                    .map(|x| format!("`{x}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        s.push_str("- **Fix:**\n");
-        for f in Framework::ALL {
-            s.push_str(&format!("  - {}: {}.\n", f.name(), r.fix.of(f)));
-        }
-        let likely: Vec<String> = Framework::ALL
-            .iter()
-            .filter(|f| !r.likely.of(**f).is_empty())
-            .map(|f| {
-                let pats: Vec<String> = r
-                    .likely
-                    .of(*f)
-                    .iter()
-                    .map(|p| match p.unless {
-                        "" => format!("`{}`", p.find),
-                        u => format!("`{}` in a file without `{u}`", p.find),
-                    })
-                    .collect();
-                format!("  - {}: {}.\n", f.name(), pats.join("; "))
-            })
-            .collect();
-        if !likely.is_empty() {
-            s.push_str("- **Likely lines** (patterns matched in the operator's source; pointers, not evidence):\n");
-            s.push_str(&likely.concat());
-        }
-        s.push_str(&format!("- **Source:** {}.\n\n", r.source));
-    }
-    s
 }
 
 #[cfg(test)]

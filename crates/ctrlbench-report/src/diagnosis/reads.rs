@@ -1,9 +1,10 @@
-//! The diagnosis rules about what a controller reads and how it paces
-//! itself: uncached GETs and LISTs, watches per reconcile, requeue loops,
-//! a cluster-wide cache, client-side throttling and too few workers. One
+//! The diagnosis rules about what a controller reads, holds and how it
+//! paces itself: uncached GETs and LISTs, watches per reconcile, requeue
+//! loops, a cluster-wide cache, managedFields in the cache, client-side
+//! throttling and too few workers. One
 //! constant per rule; `rules.rs` orders them into the table.
 
-use super::{Evidence, Fixes, Likely, Rule, find, n2, unless};
+use super::{Basis, Evidence, Fixes, Likely, Rule, find, n2, unless};
 
 pub const UNCACHED_READS: Rule = Rule {
     id: "uncached-reads",
@@ -11,6 +12,7 @@ pub const UNCACHED_READS: Rule = Rule {
     means: "The reconcile reads objects with a GET from the apiserver instead of the informer's cache: each is a round trip and, by default, a quorum read from etcd.",
     evidence: "footprint: GETs per reconcile (per object when reconciles are not counted)",
     threshold: "≥ 0.5 GETs per reconcile (≥ 1 per object)",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "read through the manager's cached client (r.Get), not mgr.GetAPIReader(); for metadata-only watches, cache the full object or keep to its metadata",
         client_go: "read from the informer's lister, not the clientset",
@@ -62,6 +64,7 @@ pub const LIST_PER_RECONCILE: Rule = Rule {
     means: "The reconcile lists objects from the apiserver: each LIST returns every object of its kind in scope, so a reconcile costs O(N) and N reconciles O(N²).",
     evidence: "footprint: LISTs beyond the one each watch starts with, per reconcile",
     threshold: "≥ 0.5 LISTs per reconcile (≥ 1 per object)",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "list from the cache (r.List through the manager's client) with a field index or label selector, not mgr.GetAPIReader().List",
         client_go: "list from the informer's lister or an indexer",
@@ -103,6 +106,7 @@ pub const WATCH_PER_RECONCILE: Rule = Rule {
     means: "The reconcile starts a watch (a new informer or a watch call) instead of sharing the controller's: watches grow with reconciles.",
     evidence: "footprint: watches opened anew (not an informer resuming its watch from the last version it saw after the apiserver closed it), against reconciles",
     threshold: "≥ 5 watches and ≥ 0.5 per reconcile",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "watch through the manager's shared cache (Owns/Watches at setup), never a new informer or client.Watch in Reconcile",
         client_go: "use a SharedInformerFactory started once",
@@ -138,6 +142,7 @@ pub const REQUEUE_LOOP: Rule = Rule {
     means: "Every reconcile asks to be requeued (RequeueAfter, a short resync), so objects that are Ready are reconciled again and again on a timer.",
     evidence: "controller: requeued reconciles per object",
     threshold: "≥ 3 requeues per object",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "return ctrl.Result{} once the object is as it should be; keep RequeueAfter for real external polling, and long",
         client_go: "do not AddAfter a key whose object is done; keep the resync period long",
@@ -169,6 +174,7 @@ pub const CLUSTER_WIDE_CACHE: Rule = Rule {
     means: "The controller lists and watches a namespaced kind in every namespace while it reconciles one: it caches, and is sent, every other namespace's objects too.",
     evidence: "footprint: lists and watches of namespaced kinds that named no namespace; with `[workload] decoys` (objects of the workload's kind, Secrets and ConfigMaps in a namespace no controller reconciles), which of those lists returned the decoys, and the controller's peak RSS against its counterpart preset's (per decoy when the variants ran one at a time)",
     threshold: "any, in a run whose objects live in one namespace",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "restrict the cache: cache.Options{DefaultNamespaces: …} or ByObject with a label or field selector",
         client_go: "build informers with informers.WithNamespace or a tweak-list-options selector",
@@ -198,12 +204,88 @@ pub const CLUSTER_WIDE_CACHE: Rule = Rule {
     },
 };
 
+/// The least share of an object its managedFields must be for the rule
+/// to judge: a cache without them holds the rest of each object, a few
+/// times its JSON size as decoded, which must stay under their size.
+pub const MANAGED_FIELDS_SHARE: f64 = 0.75;
+
+/// The least managedFields per object for the rule to judge: below it, a
+/// cache's own cost per object (its index, the decoded metadata) could
+/// account for the growth as well.
+pub const MANAGED_FIELDS_PER_OBJECT: f64 = 4.0 * 1024.0;
+
+/// The least managedFields, over one run's objects, for the rule to
+/// judge: below it, a garbage collector's swing in peak RSS could be the
+/// whole of the growth.
+pub const MANAGED_FIELDS_VISIBLE_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
+
+pub const MANAGED_FIELDS_IN_CACHE: Rule = Rule {
+    id: "managed-fields-in-cache",
+    name: "managedFields kept in the cache",
+    means: "The controller's cache keeps whole objects, managedFields included: the field-ownership records of every manager that ever wrote the object, which a controller rarely reads and which can outweigh the rest of the object.",
+    evidence: "the run's objects as the apiserver sent them (a LIST of 20 at the end of the window: the object's JSON and its managedFields' alone, medians) against the controller's memory growth per object (its peak RSS less its first scrape's, over N); not judged in concurrent runs, where other variants' objects share the apiserver, nor without a metrics RSS series",
+    threshold: "managedFields at least three quarters of each object, at least 4 KiB of it and at least 32 MiB over the run's objects, and the controller's memory grown per object by at least the managedFields' size",
+    basis: Basis::Measured,
+    fix: Fixes {
+        controller_runtime: "drop them before objects enter the cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()}",
+        client_go: "set a transform on each informer that clears them (informer.SetTransform with an accessor's SetManagedFields(nil))",
+        kube_rs: "clear them in the watch stream before the reflector: .modify(|o| o.managed_fields_mut().clear())",
+        kopf: "kopf keeps no cache of its own; in a @kopf.index keep only the fields the handlers read",
+    },
+    source: "kube.rs \"Optimization\" (managed fields \"should usually be pruned\"; \"pruning will not reduce your network traffic\"); controller-runtime's cache.TransformStripManagedFields",
+    likely: Likely {
+        controller_runtime: &[unless(
+            r"ctrl\.NewManager\(",
+            r"TransformStripManagedFields|DefaultTransform",
+        )],
+        client_go: &[unless(r"NewSharedInformerFactory\(", r"SetTransform")],
+        kube_rs: &[unless(
+            r"reflector\(|Controller::new\(",
+            r"managed_fields_mut",
+        )],
+        kopf: &[find(r"@kopf\.index\(")],
+    },
+    suppressed_by: &[],
+    detect: |e| {
+        if e.concurrent || e.runs == 0 {
+            return None;
+        }
+        let (whole, fields, grown) = (
+            e.object_bytes?,
+            e.managed_fields_bytes?,
+            e.rss_growth_per_object?,
+        );
+        let n = e.objects / e.runs as f64;
+        let judged = fields >= MANAGED_FIELDS_SHARE * whole
+            && fields >= MANAGED_FIELDS_PER_OBJECT
+            && n * fields >= MANAGED_FIELDS_VISIBLE_BYTES;
+        (judged && grown >= fields).then(|| {
+            let kib = |b: f64| format!("{:.1} KiB", b / 1024.0);
+            (
+                format!(
+                    "each object carried {} of managedFields in {} as the apiserver sent it ({:.0} %), and the controller's memory grew {} per object, at least what the managedFields alone weigh",
+                    kib(fields),
+                    kib(whole),
+                    100.0 * fields / whole,
+                    kib(grown)
+                ),
+                format!(
+                    "{:.0} MiB of managedFields as JSON over N = {n:.0} objects, against {:.0} MiB of memory growth in all (decoded, they weigh more than their JSON)",
+                    n * fields / (1024.0 * 1024.0),
+                    n * grown / (1024.0 * 1024.0)
+                ),
+            )
+        })
+    },
+};
+
 pub const CLIENT_THROTTLING: Rule = Rule {
     id: "client-throttling",
     name: "client-side throttling",
     means: "The controller's client rate limiter, not the apiserver, sets its pace: reconciles wait for tokens.",
     evidence: "controller: the rate limiter's wait against the reconcile time (client-go's rate_limiter metrics, ours)",
     threshold: "≥ 50 % of each reconcile waiting in the limiter (median over the runs)",
+    basis: Basis::Measured,
     fix: Fixes {
         controller_runtime: "cut the requests per reconcile first; then raise the rest.Config's QPS and Burst (controller-runtime ≥ v0.21 has no client limiter by default, leaving it to the apiserver's priority and fairness)",
         client_go: "cut the requests per reconcile; then raise rest.Config QPS and Burst",
@@ -242,6 +324,7 @@ pub const TOO_FEW_WORKERS: Rule = Rule {
     means: "Keys wait in the work queue far longer than a reconcile takes while the controller's CPU and the apiserver are idle: concurrency, not work, sets the pace.",
     evidence: "controller: the work queue's mean wait (workqueue_queue_duration_seconds) against the mean reconcile, and the controller's CPU over the time to Ready==N; apiserver: its CPU over the same time",
     threshold: "mean queue wait ≥ 2 s and ≥ 10× the mean reconcile, with the controller and the apiserver each under half a core, and no client-side throttling",
+    basis: Basis::Measured,
     fix: Fixes {
         controller_runtime: "raise MaxConcurrentReconciles (controller.Options) once the requests per reconcile are low",
         client_go: "start more worker goroutines on the work queue once the requests per reconcile are low",

@@ -23,6 +23,7 @@ pub const RULES: &[Rule] = &[
     writes::BLIND_CREATES,
     writes::EVENT_SPAM,
     reads::CLUSTER_WIDE_CACHE,
+    reads::MANAGED_FIELDS_IN_CACHE,
     reads::CLIENT_THROTTLING,
     reads::TOO_FEW_WORKERS,
 ];

@@ -289,6 +289,68 @@ fn no_observed_generation_from_the_watch_share() {
     assert!(with(None).is_empty());
 }
 
+/// managedFields in the cache: a run of `n` objects, each `whole` bytes
+/// of which `fields` are managedFields, whose controller's RSS grew by
+/// `grown` bytes; a clean footprint otherwise.
+fn cached(n: u64, whole: u64, fields: u64, grown: f64) -> Group {
+    let mut g = group(
+        &[LIST, WATCH, ("update", "status", 200, true, true, 100)],
+        1.0,
+        100,
+    );
+    g.scale = n;
+    let r = &mut g.runs[0];
+    r.scale = n;
+    r.object_sample = Some(ctrlbench_record::summary::ObjectSample {
+        objects: 20,
+        bytes: whole,
+        managed_fields_bytes: fields,
+    });
+    r.rss_growth = Some(grown);
+    g
+}
+
+/// Fires when managedFields are ≥ 75 % of the object, ≥ 4 KiB of it and
+/// ≥ 32 MiB over the run's objects, and the memory grew per object by at
+/// least their size. By hand: 13 KiB of 14 KiB is 93 %; 4000 × 13 KiB =
+/// 50.8 MiB; 80 MiB over 4000 objects is 20.48 KiB each (≥ 13), 20 MiB is
+/// 5.12 KiB (< 13). At N = 2000 the managedFields are 25.4 MiB in all: not
+/// judged. Objects of 16 KiB make 13 KiB an 81 % share (judged), of 18 KiB
+/// 72 % (not). 3 KiB of 3.5 KiB at N = 20 000 (58.6 MiB in all, 8 KiB of
+/// growth each) is under 4 KiB an object: not judged.
+#[test]
+fn managed_fields_in_cache_weighs_memory_growth_against_their_size() {
+    const KIB: u64 = 1024;
+    const MIB: f64 = 1048576.0;
+    let keeper = cached(4000, 14 * KIB, 13 * KIB, 80.0 * MIB);
+    let found = diagnose(std::slice::from_ref(&keeper));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].rule.id, "managed-fields-in-cache");
+    assert_eq!(found[0].rule.basis, Basis::Measured);
+    assert_eq!(
+        found[0].evidence,
+        "each object carried 13.0 KiB of managedFields in 14.0 KiB as the apiserver sent it (93 %), and the controller's memory grew 20.5 KiB per object, at least what the managedFields alone weigh"
+    );
+    assert_eq!(
+        found[0].cost,
+        "51 MiB of managedFields as JSON over N = 4000 objects, against 80 MiB of memory growth in all (decoded, they weigh more than their JSON)"
+    );
+    assert!(ids(cached(4000, 14 * KIB, 13 * KIB, 20.0 * MIB)).is_empty());
+    assert!(ids(cached(2000, 14 * KIB, 13 * KIB, 80.0 * MIB)).is_empty());
+    assert_eq!(
+        ids(cached(4000, 16 * KIB, 13 * KIB, 80.0 * MIB)),
+        ["managed-fields-in-cache"]
+    );
+    assert!(ids(cached(4000, 18 * KIB, 13 * KIB, 160.0 * MIB)).is_empty());
+    assert!(ids(cached(20000, 3584, 3 * KIB, 20000.0 * 8192.0)).is_empty());
+    let mut together = cached(4000, 14 * KIB, 13 * KIB, 80.0 * MIB);
+    together.runs[0].concurrent = true;
+    assert!(ids(together).is_empty());
+    let mut unsampled = keeper;
+    unsampled.runs[0].object_sample = None;
+    assert!(ids(unsampled).is_empty());
+}
+
 #[test]
 fn the_docs_are_the_table() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/diagnosis.md");

@@ -4,7 +4,7 @@
 //! blind creates, Events, replicas without election). One constant per
 //! rule; `rules.rs` orders them into the table.
 
-use super::{Fixes, Likely, Rule, find, n2, unless};
+use super::{Basis, Fixes, Likely, Rule, find, n2, unless};
 
 pub const STATUS_DROPPED: Rule = Rule {
     id: "status-dropped",
@@ -12,6 +12,7 @@ pub const STATUS_DROPPED: Rule = Rule {
     means: "The controller writes status with an update of the object itself. Its CRD has a status subresource, so the apiserver drops the status, and nothing ever becomes ready.",
     evidence: "footprint: updates of the workload's objects, none of their status subresource; our watch: objects Ready",
     threshold: "≥ 1 object write per object, no status write, and no object Ready",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "write status with r.Status().Update(ctx, obj) or r.Status().Patch(ctx, obj, patch), not r.Update",
         client_go: "write status with the typed client's UpdateStatus (or a patch of the \"status\" subresource)",
@@ -51,6 +52,7 @@ pub const SELF_TRIGGERED_LOOP: Rule = Rule {
     means: "Each reconcile writes the object itself (an annotation, a label, the spec), the write is a new event, and the controller, reconciling every event, reconciles again: it spins for as long as it runs.",
     evidence: "footprint: writes of the workload's own objects (not their status) per object; controller: reconciles per object",
     threshold: "≥ 2 writes of its own objects per object, with objects Ready",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "filter events with builder.WithPredicates(predicate.GenerationChangedPredicate{}) and write the object only when something changed",
         client_go: "skip update events whose metadata.generation did not change, and write only what changed",
@@ -107,6 +109,7 @@ pub const STATUS_EVERY_RECONCILE: Rule = Rule {
     means: "Each reconcile writes status whether or not it changed, and the controller reconciles its own status events: every object costs at least one more reconcile and one more write, and a status that differs each time (a timestamp, a counter) keeps re-triggering: a loop.",
     evidence: "footprint: status writes per object and per reconcile, with few writes of the object itself; controller: reconciles (the footprint alone cannot tell a write that changed nothing from one that did)",
     threshold: "≥ 1.8 accepted status writes per object, ≥ 0.8 per reconcile, and < 1 write of the object itself per object, with objects Ready (its own status event brings one more reconcile and write at least; a controller that skips unchanged status writes 1 per object)",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "write status only when it changed (compare before r.Status().Update), keep times out of status except a condition's lastTransitionTime, and add predicate.GenerationChangedPredicate{}",
         client_go: "compare the status before UpdateStatus, keep times out of it, and skip events whose generation did not change",
@@ -158,6 +161,7 @@ pub const NOOP_WRITES: Rule = Rule {
     means: "The controller writes its objects (or their status) with what they already hold: the apiserver answers, etcd is read, admission and conversion run, and nothing changes.",
     evidence: "footprint: accepted writes of the workload's objects, status included; our own watch: the changes it saw (each a new resourceVersion); the difference, per object",
     threshold: "≥ 0.5 writes per object that changed nothing",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "compare before writing (equality.Semantic.DeepEqual of the old and new status) and skip the Update when equal; meta.SetStatusCondition reports whether it changed anything",
         client_go: "compare the object before Update or UpdateStatus and skip equal writes",
@@ -197,6 +201,7 @@ pub const NO_OBSERVED_GENERATION: Rule = Rule {
     means: "The status does not say which generation of the spec it describes: a client (kubectl wait, kstatus, Argo CD, Flux) cannot tell a Ready left over from the last spec from a Ready for this one.",
     evidence: "our own watch: each object when first Ready, its status.observedGeneration, or its readiness condition's observedGeneration, against metadata.generation (read where the status has either)",
     threshold: "≥ 50 % of the objects first Ready without one equal to their generation",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "set ObservedGeneration: obj.Generation on each metav1.Condition you set (meta.SetStatusCondition), and status.observedGeneration in the same status write",
         client_go: "set status.observedGeneration (and each condition's) to metadata.generation in the same UpdateStatus",
@@ -231,6 +236,7 @@ pub const REPLICAS_WITHOUT_ELECTION: Rule = Rule {
     means: "Several replicas run without leader election: each reconciles every object, so work is done twice and the replicas' writes race.",
     evidence: "settings: replicas and leader election; controller: reconciles per object; footprint: conflicts",
     threshold: "≥ 2 replicas, no leader election, and ≥ 1.5 reconciles or any conflict per object",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "set LeaderElection: true (and a LeaderElectionID) in the manager's options",
         client_go: "run the controller under leaderelection.RunOrDie",
@@ -271,6 +277,7 @@ pub const CONFLICTS: Rule = Rule {
     means: "Updates carry the resourceVersion they read, and the object changed in between: the apiserver refuses them with 409, and the controller retries.",
     evidence: "footprint: updates and patches answered 409, per object",
     threshold: "≥ 0.1 conflicts per object",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "write status with a merge patch (client.MergeFrom without optimistic lock) or server-side apply, not Update",
         client_go: "patch (merge or apply) instead of Update with a stale resourceVersion",
@@ -307,6 +314,7 @@ pub const BLIND_CREATES: Rule = Rule {
     means: "The reconcile creates a child object without looking first, and the apiserver refuses it because it exists.",
     evidence: "footprint: creates answered 409, per object",
     threshold: "≥ 0.1 per object",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "read the child from the cache first (or controllerutil.CreateOrUpdate), or server-side apply it",
         client_go: "look the child up in its lister before creating",
@@ -338,6 +346,7 @@ pub const EVENT_SPAM: Rule = Rule {
     means: "The controller records Events on every reconcile, not on transitions: each is a write to the apiserver and to etcd.",
     evidence: "footprint: Events created per object",
     threshold: "≥ 3 per object",
+    basis: Basis::Counts,
     fix: Fixes {
         controller_runtime: "record an Event only when something changed (a transition), not on every reconcile",
         client_go: "record on transitions only; the EventRecorder's aggregation does not stop the writes",

@@ -9,7 +9,7 @@
 use super::Section;
 use crate::Block;
 use crate::context::ReportCtx;
-use crate::diagnosis::{self, Framework, RULES};
+use crate::diagnosis::{self, Basis, Framework, RULES};
 use crate::metrics::Metric;
 
 pub struct WhatToFix;
@@ -52,8 +52,12 @@ impl Section for WhatToFix {
                         .join(", ")
                 )
             };
+            let suspected = match f.rule.basis {
+                Basis::Counts => "",
+                Basis::Measured => " (suspected: it rests on measures, not counts)",
+            };
             items.push(format!(
-                "**{}** (N={}): **{}**: {}{}. Costs: {}. Fix: {}.{also}{}",
+                "**{}** (N={}): **{}**{suspected}: {}{}. Costs: {}. Fix: {}.{also}{}",
                 f.variant,
                 f.scale,
                 f.rule.name,
@@ -96,7 +100,7 @@ impl Section for WhatToFix {
             )));
         }
         out.push(Block::Para(
-            "Each finding rests on counts from this run (footprint.csv: every request of the controller, from the apiserver's audit log; and the controller's own counters), per object and per reconcile, so one repeat decides it.".into(),
+            "Each finding rests on counts from this run (footprint.csv: every request of the controller, from the apiserver's audit log; and the controller's own counters), per object and per reconcile, so one repeat decides it; those marked suspected rest on time or memory, which vary from run to run, and name the figures they read.".into(),
         ));
     }
 }

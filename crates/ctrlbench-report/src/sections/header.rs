@@ -161,6 +161,11 @@ impl Section for Header {
                 " {k} decoys (as many objects of the workload's kind, Secrets and ConfigMaps of 1 KiB) in a namespace no controller was asked to reconcile, created before any controller started."
             ));
         }
+        if let Some(k) = first.map(|s| s.field_managers).filter(|k| *k > 0) {
+            background.push_str(&format!(
+                " Each object created carrying {k} appliers' managedFields entries besides the loader's (field_managers)."
+            ));
+        }
         if let Some(b) = first.and_then(|s| s.object_bytes) {
             background.push_str(&format!(
                 " Objects of {b} bytes ({:.1} KiB) each as created.",

@@ -1,5 +1,5 @@
 //! `[workload] decoys = K`, as the file states it: the bound on K and the
-//! shape of a `[workload]` that holds only decoys and source (no
+//! shape of a `[workload]` that holds only decoys, field_managers and source (no
 //! template: the built-in Widgets). The decoys themselves — K objects of the workload's
 //! kind, K Secrets and K ConfigMaps in a namespace no controller is asked
 //! to reconcile, made before any controller starts — are created and
@@ -62,7 +62,7 @@ pub fn template<'a>(
                 Some(span) => Err(src.at(
                     "object",
                     span,
-                    "is required with crd, ready or extra_crds (a [workload] without object is the built-in Widgets, and takes only decoys and source)",
+                    "is required with crd, ready or extra_crds (a [workload] without object is the built-in Widgets, and takes only decoys, field_managers and source)",
                 )),
                 None => Ok(None),
             }

@@ -2,6 +2,7 @@
 //! (`builtin`), and their expansion into runs (`plan`; `grow` and `regrow`
 //! for the scales `run --grow` picks).
 
+pub mod appliers;
 pub mod builtin;
 pub mod decoys;
 pub mod from_cargo;
@@ -128,6 +129,7 @@ mod tests {
             "diagnosis",
             "growth",
             "scale-growth",
+            "managed-fields",
         ] {
             assert!(get_lab(name), "{name} is not a lab experiment");
             assert!(!user.lines().any(|l| l.starts_with(&format!("{name} "))));
@@ -135,7 +137,7 @@ mod tests {
         assert!(user.lines().any(|l| l.starts_with("quick ")), "{user}");
         assert!(!user.contains("[lab]"), "{user}");
         let lab: Vec<_> = lab.lines().filter(|l| !l.is_empty()).collect();
-        assert_eq!(lab.len(), 10, "{lab:?}");
+        assert_eq!(lab.len(), 11, "{lab:?}");
         assert!(lab.iter().all(|l| l.contains("[lab]")), "{lab:?}");
         assert!(
             lab.iter().any(|l| l.starts_with("perf ")),

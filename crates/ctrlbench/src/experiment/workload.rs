@@ -38,6 +38,8 @@ pub struct WorkloadSpec {
     pub extra_crds: Vec<Spanned<String>>,
     /// Decoys in a namespace no controller reconciles (decoys.rs).
     pub decoys: Option<Spanned<i64>>,
+    /// managedFields entries each object is created with (appliers.rs).
+    pub field_managers: Option<Spanned<i64>>,
     /// The operator's source directory (`init --from` writes it): the
     /// findings' likely lines are looked for there (`run::likely`).
     pub source: Option<Spanned<String>>,
@@ -63,6 +65,9 @@ pub struct Workload {
     pub name_prefix: String,
     /// The other CRDs `[workload] extra_crds` names.
     pub extra_crds: Vec<ExtraCrd>,
+    /// `[workload] field_managers`: appliers' managedFields entries each
+    /// object is created with (0: none).
+    pub field_managers: u32,
 }
 
 /// A CRD of another kind the controller watches.
@@ -209,6 +214,7 @@ impl Workload {
                 singular.to_string()
             },
             extra_crds: Vec::new(),
+            field_managers: 0,
         };
         // A sample rendering: valid YAML, a mapping, the CRD's kind and a served version.
         let sample = w
@@ -256,6 +262,7 @@ impl Workload {
             resource: ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Unknown")),
             name_prefix: String::new(),
             extra_crds: Vec::new(),
+            field_managers: 0,
         };
         let sample = probe
             .render(1, "ns", "run")
@@ -338,7 +345,7 @@ impl Workload {
 
     /// The i-th object: placeholders replaced, parsed as YAML. The name is
     /// always ours (set even when the template leaves it out), the namespace
-    /// the run's.
+    /// the run's; with `field_managers`, the appliers' managedFields.
     pub fn render(&self, i: u64, namespace: &str, run: &str) -> Result<Value, String> {
         let name = self.object_name(i);
         let text = self
@@ -356,6 +363,17 @@ impl Workload {
             if let Some(meta) = meta.as_object_mut() {
                 meta.insert("name".into(), Value::String(name));
                 meta.insert("namespace".into(), Value::String(namespace.to_string()));
+            }
+            if self.field_managers > 0 {
+                let api_version = m
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let entries = super::appliers::entries(self.field_managers, &api_version);
+                if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.insert("managedFields".into(), Value::Array(entries));
+                }
             }
         } else {
             return Err(

@@ -133,6 +133,8 @@ pub fn of(i: Inputs<'_>) -> Summary {
         leader_changes: Vec::new(),
         load_started_at: None,
         controller_os: None,
+        field_managers: u64::from(exp.workload.field_managers),
+        object_sample: None,
     }
 }
 

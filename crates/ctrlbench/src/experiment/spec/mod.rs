@@ -33,7 +33,7 @@ pub use schema::{
 };
 pub use validated::{Cluster, Compare, Experiment, PlaneOf, Repeats, Variant};
 
-use crate::experiment::{decoys, phase, workload};
+use crate::experiment::{appliers, decoys, phase, workload};
 use errors::Source;
 
 /// What etcd must hold, estimated: every object of the largest scale (all
@@ -214,7 +214,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Experiment, SpecError> {
 }
 
 /// The file's workload (its `[workload]`, or the built-in Widgets, sized by
-/// `object_bytes`) and its decoys.
+/// `object_bytes`), with its appliers' managedFields, and its decoys.
 fn workload_of(
     src: &Source,
     file: &Path,
@@ -252,7 +252,17 @@ fn workload_of(
         }
         (Some((w, t)), None) => workload::check(src, file, w, t, read)?,
     };
-    Ok((workload, decoys))
+    let field_managers = match &spec.workload {
+        Some(w) => appliers::count(src, w)?,
+        None => 0,
+    };
+    Ok((
+        workload::Workload {
+            field_managers,
+            ..workload
+        },
+        decoys,
+    ))
 }
 
 /// `fresh_plane` other than "experiment" needs the local plane and no

@@ -7,7 +7,8 @@
 //! (`apiserver_peak`), the controllers' CPU profiles (`profile`), the
 //! pods in the run's namespaces (`pods`), the plane's processes beyond etcd
 //! and the apiservers (`plane_processes`), the started controllers' CPU and
-//! memory from /proc where their metrics lack them (`controller_os`) —
+//! memory from /proc where their metrics lack them (`controller_os`), what
+//! the objects weigh as the apiserver sends them (`object_size`) —
 //! implements [`Measurement`]: it is told when the run
 //! starts, on every tick of the loop, when the window is over (the
 //! controllers still run) and when the controllers have stopped, where it
@@ -23,6 +24,7 @@ pub mod fleet;
 pub mod harness_cpu;
 pub mod leases;
 pub mod machine;
+pub mod object_size;
 pub mod phases;
 pub mod plane_processes;
 pub mod pods;
@@ -116,6 +118,8 @@ fn measurements(
         Box::new(leases::Leases::new()),
         Box::new(apiserver_peak::ApiserverPeak::new()),
         Box::new(profile::Profiles::new()),
+        // Before the phases, which may delete the objects.
+        Box::new(object_size::ObjectSize::new()),
         Box::new(phases::Phases::new()),
         Box::new(audit::Audit::new(run)),
         Box::new(machine::Machine::new()),

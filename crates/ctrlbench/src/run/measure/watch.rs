@@ -32,16 +32,18 @@ use crate::run::member::Member;
 use crate::run::objects::{LOADER_MANAGER, Objects};
 use crate::run::watched::Watched;
 
+use crate::experiment::appliers::APPLIER_PREFIX;
 use crate::experiment::workload::Workload;
 
 /// Whether anyone but the loader has written `w` (managedFields keeps one
-/// entry per manager and subresource; a write that changed nothing adds none).
+/// entry per manager and subresource; a write that changed nothing adds
+/// none). The appliers' entries came with the loader's create.
 fn written_by_others(w: &DynamicObject) -> bool {
-    w.metadata
-        .managed_fields
-        .iter()
-        .flatten()
-        .any(|m| m.manager.as_deref() != Some(LOADER_MANAGER))
+    w.metadata.managed_fields.iter().flatten().any(|m| {
+        m.manager
+            .as_deref()
+            .is_none_or(|n| n != LOADER_MANAGER && !n.starts_with(APPLIER_PREFIX))
+    })
 }
 
 /// Watches run `run`'s objects in `ns` until cancelled, recording each
@@ -204,5 +206,37 @@ impl Measurement for ReadyWatch {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_managers(managers: &[&str]) -> DynamicObject {
+        let entries: Vec<serde_json::Value> = managers
+            .iter()
+            .map(|m| serde_json::json!({"manager": m, "operation": "Update"}))
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "managedFields": entries},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_loader_and_the_appliers_are_not_others() {
+        assert!(!written_by_others(&with_managers(&["ctrlbench-loader"])));
+        assert!(!written_by_others(&with_managers(&[
+            "ctrlbench-loader",
+            "ctrlbench-applier-001",
+            "ctrlbench-applier-016",
+        ])));
+        assert!(written_by_others(&with_managers(&[
+            "ctrlbench-loader",
+            "ctrlbench-applier-001",
+            "widget-controller",
+        ])));
     }
 }
