@@ -14,6 +14,10 @@ pub const ALPHA: f64 = 0.05;
 /// Fewest scales, and the least span of N, a growth fit needs.
 pub const MIN_SCALES: usize = 3;
 pub const MIN_SPAN: f64 = 10.0;
+/// How far under [`MIN_SPAN`] a results directory's span may fall and
+/// still count: scales rounded to whole objects (3 334 and 33 334
+/// Deployments of 3 pods, 10 002 and 100 002 pods) span 9.998×.
+pub const SPAN_ROUNDING: f64 = 0.999;
 /// A crossing past this multiple of the largest N is not printed: a straight
 /// log-log line so far beyond the data is a guess.
 pub const MAX_EXTRAPOLATION: f64 = 3.0;
@@ -284,7 +288,7 @@ pub fn fit(points: &[Point], alpha: f64, delta: f64) -> Result<Fit, NotEstimable
         (Some(&a), Some(&b)) => (a, b),
         _ => return Err("no values".into()),
     };
-    if scales.len() < MIN_SCALES || n_max / n_min < MIN_SPAN {
+    if scales.len() < MIN_SCALES || n_max / n_min < MIN_SPAN * SPAN_ROUNDING {
         return Err(format!(
             "needs {MIN_SCALES} scales spanning {MIN_SPAN}×: {} over N = {}–{}",
             scales.len(),

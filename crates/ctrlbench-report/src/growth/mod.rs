@@ -52,6 +52,9 @@ pub struct GrowthFigure {
     pub budget: Option<(f64, &'static str)>,
     /// Why a run may lack the figure, added to "not measured at N = …".
     pub unmeasured: &'static str,
+    /// Where the value comes from when it is not the catalogue's `metric`
+    /// (which then gives only its unit): the plane's processes, the pods.
+    pub read: Option<fn(&RunFigures) -> Option<f64>>,
 }
 
 /// Every figure the growth verdicts cover, in the report's order: the one
@@ -63,6 +66,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::Object,
         budget: None,
         unmeasured: "",
+        read: None,
     },
     GrowthFigure {
         name: "writes per object",
@@ -70,6 +74,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::Object,
         budget: None,
         unmeasured: "",
+        read: None,
     },
     GrowthFigure {
         name: "requests per object",
@@ -77,6 +82,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::Object,
         budget: None,
         unmeasured: "",
+        read: None,
     },
     GrowthFigure {
         name: "GETs per object",
@@ -84,6 +90,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::Object,
         budget: None,
         unmeasured: "",
+        read: None,
     },
     GrowthFigure {
         name: "LISTs per object",
@@ -91,6 +98,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::Object,
         budget: None,
         unmeasured: "",
+        read: None,
     },
     GrowthFigure {
         name: "objects returned by LISTs per object",
@@ -98,6 +106,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::Object,
         budget: None,
         unmeasured: "",
+        read: None,
     },
     GrowthFigure {
         name: "controller CPU / N",
@@ -105,6 +114,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::DivideByN,
         budget: None,
         unmeasured: "",
+        read: None,
     },
     GrowthFigure {
         name: "peak RSS / N",
@@ -112,6 +122,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::DivideByN,
         budget: None,
         unmeasured: "",
+        read: None,
     },
     // The Kubernetes pod-startup SLO (p99 ≤ 5 s) as a soft reference: the
     // one published latency budget a controller's objects are held to.
@@ -121,6 +132,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::Level,
         budget: Some((5.0, "5 s (the pod-startup SLO's p99, a soft reference)")),
         unmeasured: "",
+        read: None,
     },
     GrowthFigure {
         name: "apiserver CPU / N",
@@ -128,6 +140,7 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::DivideByN,
         budget: None,
         unmeasured: "",
+        read: None,
     },
     GrowthFigure {
         name: "etcd bytes / N",
@@ -135,13 +148,95 @@ pub static FIGURES: &[GrowthFigure] = &[
         per: Per::DivideByN,
         budget: None,
         unmeasured: " (a run in which etcd compacted has none: the apiserver compacts every 5 minutes, freeing history that earlier runs left)",
+        read: None,
+    },
+    // The plane's own controllers and the pods they start, where the run
+    // recorded them (plane.csv, pods.csv: a local plane with fake nodes).
+    // Per object of the run: a Deployment of R replicas is R pods.
+    GrowthFigure {
+        name: "kube-controller-manager CPU / N",
+        metric: Metric::Cpu,
+        per: Per::DivideByN,
+        budget: None,
+        unmeasured: PLANE_UNMEASURED,
+        read: Some(controller_manager_cpu),
+    },
+    GrowthFigure {
+        name: "kube-controller-manager peak RSS / N",
+        metric: Metric::PeakRss,
+        per: Per::DivideByN,
+        budget: None,
+        unmeasured: PLANE_UNMEASURED,
+        read: Some(controller_manager_rss),
+    },
+    GrowthFigure {
+        name: "kube-scheduler CPU / N",
+        metric: Metric::Cpu,
+        per: Per::DivideByN,
+        budget: None,
+        unmeasured: PLANE_UNMEASURED,
+        read: Some(scheduler_cpu),
+    },
+    GrowthFigure {
+        name: "kube-scheduler peak RSS / N",
+        metric: Metric::PeakRss,
+        per: Per::DivideByN,
+        budget: None,
+        unmeasured: PLANE_UNMEASURED,
+        read: Some(scheduler_rss),
+    },
+    GrowthFigure {
+        name: "pod start p99 (created → Ready)",
+        metric: Metric::TtrP99,
+        per: Per::Level,
+        budget: Some((5.0, "5 s (the pod-startup SLO's p99)")),
+        unmeasured: " (a pod that never became Ready leaves the p99 unbounded)",
+        read: Some(pod_start_p99),
     },
 ];
+
+const PLANE_UNMEASURED: &str = " (plane.csv has it on a local plane that runs it)";
+
+/// A plane process's (CPU seconds, peak RSS bytes) in the run.
+fn plane(r: &RunFigures, name: &str) -> (Option<f64>, Option<f64>) {
+    r.plane_processes
+        .iter()
+        .find(|p| p.0 == name)
+        .map_or((None, None), |p| (p.1, p.2))
+}
+
+fn controller_manager_cpu(r: &RunFigures) -> Option<f64> {
+    plane(r, "kube-controller-manager").0
+}
+
+fn controller_manager_rss(r: &RunFigures) -> Option<f64> {
+    plane(r, "kube-controller-manager").1
+}
+
+fn scheduler_cpu(r: &RunFigures) -> Option<f64> {
+    plane(r, "kube-scheduler").0
+}
+
+fn scheduler_rss(r: &RunFigures) -> Option<f64> {
+    plane(r, "kube-scheduler").1
+}
+
+/// Created → Ready p99 over the run's pods; None when a pod never was
+/// (an unbounded quantile has no logarithm to fit).
+fn pod_start_p99(r: &RunFigures) -> Option<f64> {
+    let p = r.pods.as_ref()?;
+    crate::pods::quantiles(&p.stages[2])
+        .map(|q| q[2])
+        .filter(|v| v.is_finite())
+}
 
 impl GrowthFigure {
     /// The value fitted for one run, as measured (None: not measured).
     pub fn value(&self, r: &RunFigures) -> Option<f64> {
-        let v = r.get(self.metric)?;
+        let v = match self.read {
+            Some(read) => read(r)?,
+            None => r.get(self.metric)?,
+        };
         Some(match self.per {
             Per::Object | Per::Level => v,
             Per::DivideByN => v / r.scale as f64,
@@ -176,7 +271,7 @@ pub fn of(groups: &[Group], delta: f64) -> Vec<Growth> {
         let mut gs: Vec<&Group> = groups.iter().filter(|g| g.variant == v).collect();
         gs.sort_by_key(|g| g.scale);
         let (lo, hi) = (gs[0].scale as f64, gs[gs.len() - 1].scale as f64);
-        if gs.len() < MIN_SCALES || lo <= 0.0 || hi / lo < MIN_SPAN {
+        if gs.len() < MIN_SCALES || lo <= 0.0 || hi / lo < MIN_SPAN * SPAN_ROUNDING {
             continue;
         }
         for f in FIGURES {

@@ -24,7 +24,7 @@ impl Section for GrowthWithN {
         out.push(Block::Para(format!(
             "How each per-object cost grows with N: ln(value per object) fitted against ln N by \
              least squares with each round (repeat number) as a block, so a round that ran slow \
-             moves all its scales alike (time-to-Ready p99 is a level and is fitted as it is). \
+             moves all its scales alike (time-to-Ready p99 and pod start p99 are levels and are fitted as they are). \
              b is the exponent: 0 when the cost per object stays flat, 1 when it grows linearly \
              (quadratic in total). Its interval is a two-sided {} t interval, the error split over \
              the {} fits asked; a verdict only when the whole interval lies inside a region of \

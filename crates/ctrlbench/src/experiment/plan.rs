@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::Impl;
-use super::spec::{Experiment, Schedule, Variant};
+use super::spec::{Experiment, FreshPlane, Schedule, Variant};
 
 /// One run: a scale, a repeat, and the variants that run together.
 #[derive(Debug, Clone)]
@@ -206,7 +206,29 @@ pub fn render(exp: &Experiment, runs: &[Run], builds: &[FirstBuild]) -> String {
         exp.scrape_interval_s,
         exp.concurrency
     );
+    match exp.fresh_plane {
+        FreshPlane::Run => {
+            let _ = writeln!(
+                s,
+                "a fresh local plane before every run (fresh_plane = \"run\")"
+            );
+        }
+        FreshPlane::Repeat => {
+            let _ = writeln!(
+                s,
+                "a fresh local plane before every repeat of each scale (fresh_plane = \"repeat\")"
+            );
+        }
+        FreshPlane::Experiment => {}
+    }
     let _ = writeln!(s, "workload: {}", exp.workload.describe());
+    if exp.workload.field_managers > 0 {
+        let _ = writeln!(
+            s,
+            "  each object created carrying {} appliers' managedFields entries (field_managers)",
+            exp.workload.field_managers
+        );
+    }
     for f in &exp.faults {
         let _ = writeln!(
             s,
