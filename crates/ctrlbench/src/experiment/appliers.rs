@@ -11,9 +11,9 @@
 //! each object. Nothing here talks to a cluster.
 
 use serde_json::{Map, Value, json};
+use toml::Spanned;
 
 use super::spec::errors::{Checked, Source};
-use super::workload::WorkloadSpec;
 
 /// The most entries a file may ask for (about 200 KiB of managedFields
 /// per object).
@@ -26,10 +26,10 @@ pub const FIELDS_PER_MANAGER: usize = 16;
 /// a controller's write (`run::measure::watch`).
 pub const APPLIER_PREFIX: &str = "ctrlbench-applier-";
 
-/// `field_managers` (0 when unset): a whole number from 0 to
+/// `[workload] field_managers` (0 when unset): a whole number from 0 to
 /// [`MAX_FIELD_MANAGERS`].
-pub fn count(src: &Source, w: &WorkloadSpec) -> Checked<u32> {
-    let Some(k) = &w.field_managers else {
+pub fn count(src: &Source, field_managers: Option<&Spanned<i64>>) -> Checked<u32> {
+    let Some(k) = field_managers else {
         return Ok(0);
     };
     let v = *k.get_ref();
@@ -73,7 +73,12 @@ pub fn entries(k: u32, api_version: &str) -> Vec<Value> {
 mod tests {
     use super::*;
 
-    fn spec(text: &str) -> WorkloadSpec {
+    #[derive(serde::Deserialize)]
+    struct Spec {
+        field_managers: Option<Spanned<i64>>,
+    }
+
+    fn spec(text: &str) -> Spec {
         toml::from_str(text).unwrap()
     }
 
@@ -91,10 +96,15 @@ mod tests {
             ("field_managers = 0", 0),
             ("field_managers = 256", 256),
         ] {
-            assert_eq!(count(&src(text), &spec(text)).unwrap(), want, "{text}");
+            let s = spec(text);
+            assert_eq!(
+                count(&src(text), s.field_managers.as_ref()).unwrap(),
+                want,
+                "{text}"
+            );
         }
         for text in ["field_managers = -1", "\nfield_managers = 257"] {
-            let e = count(&src(text), &spec(text)).unwrap_err();
+            let e = count(&src(text), spec(text).field_managers.as_ref()).unwrap_err();
             assert_eq!(e.key, "field_managers", "{e}");
             assert_eq!(e.line, text.lines().count(), "{e}");
             assert!(e.message.contains("from 0 to 256"), "{e}");

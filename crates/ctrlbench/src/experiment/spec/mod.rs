@@ -253,7 +253,7 @@ fn workload_of(
         (Some((w, t)), None) => workload::check(src, file, w, t, read)?,
     };
     let field_managers = match &spec.workload {
-        Some(w) => appliers::count(src, w)?,
+        Some(w) => appliers::count(src, w.field_managers.as_ref())?,
         None => 0,
     };
     Ok((
