@@ -21,6 +21,7 @@ pub use crate::go_build::go_command;
 pub(crate) use crate::go_build::{build, build_dir};
 use crate::go_build::{build_etcd, build_k8s};
 use crate::kwok::Kwok;
+use crate::origin::{self, Origin};
 pub use crate::releases::{DEFAULT_K8S_VERSION, committed, etcd_version};
 
 /// Where a binary came from, for messages and the run manifest.
@@ -45,6 +46,48 @@ pub struct Binaries {
     pub kube_scheduler: Option<PathBuf>,
     pub kwok: Option<Kwok>,
     pub source: Source,
+}
+
+impl Binaries {
+    /// Each binary by name, those the plane runs only when it has them.
+    pub fn named(&self) -> Vec<(String, PathBuf)> {
+        let mut out = vec![
+            ("etcd".to_string(), self.etcd.clone()),
+            ("kube-apiserver".to_string(), self.kube_apiserver.clone()),
+        ];
+        let extra = [
+            (
+                "kube-controller-manager",
+                self.kube_controller_manager.as_ref(),
+            ),
+            ("kube-scheduler", self.kube_scheduler.as_ref()),
+            ("kwok", self.kwok.as_ref().map(|k| &k.bin)),
+        ];
+        for (name, p) in extra {
+            if let Some(p) = p {
+                out.push((name.to_string(), p.clone()));
+            }
+        }
+        out
+    }
+}
+
+/// Each binary's origin ([`crate::origin`]): one the cache holds from its
+/// file beside it (hashed once if it has none), one the user named as
+/// theirs.
+pub fn origins(named: &[(String, PathBuf)]) -> Result<Vec<(String, PathBuf, Origin)>> {
+    let root = cache_root()?;
+    named
+        .iter()
+        .map(|(name, p)| {
+            let o = if p.starts_with(&root) {
+                origin::of_cached(p)?
+            } else {
+                origin::of_user(p, "environment")
+            };
+            Ok((name.clone(), p.clone(), o))
+        })
+        .collect()
 }
 
 /// Normalises "v1.34.12" and "1.34.12" to "1.34.12"; rejects anything else.

@@ -324,7 +324,9 @@ async fn fetch_k8s(
     )
     .await?;
     verify(&url, &got, &want, &sum_url)?;
-    Ok(install(tmp, &dir.join(name))?)
+    let bin = install(tmp, &dir.join(name))?;
+    crate::origin::write(&bin, "downloaded", &url, &got)?;
+    Ok(bin)
 }
 
 /// etcd from its archive, the archive checked against `SHA256SUMS` before
@@ -351,7 +353,11 @@ async fn fetch_etcd(
     {
         return Err(Miss::Fail(anyhow!("{url} holds no {inner}")));
     }
-    Ok(install(bin, &dir.join("etcd"))?)
+    let bin = install(bin, &dir.join("etcd"))?;
+    // The archive was verified; the hash kept is the binary's own.
+    let sha = crate::origin::sha256_of(&bin)?;
+    crate::origin::write(&bin, "downloaded", &url, &sha)?;
+    Ok(bin)
 }
 
 /// Copies the archive entry named `path` into `out`; false if none is.

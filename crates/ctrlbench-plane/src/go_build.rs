@@ -208,6 +208,7 @@ pub(crate) fn build(
         bail!("building {label} failed:\n{}", tail.join("\n"));
     }
     std::fs::rename(&tmp, out)?;
+    crate::origin::write_built(out, &format!("{pkg} ({label})"))?;
     eprintln!(
         "built {label} in {:.0?} → {}",
         round(started.elapsed()),

@@ -8,6 +8,10 @@
 //! some, so the stages kwokctl applies by default (node-initialize,
 //! node-heartbeat, pod-ready, pod-complete, pod-delete) are copied from the
 //! same module into `stages.yaml` there: the plane passes it as `--config`.
+//!
+//! KWOK is always built, never downloaded: its releases upload the bare
+//! binaries with no checksum beside them (its `hack/releases.sh`), and no
+//! binary is run unverified.
 
 use std::path::{Path, PathBuf};
 

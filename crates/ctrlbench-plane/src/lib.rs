@@ -31,6 +31,7 @@ pub mod kwok;
 pub mod kwok_build;
 pub mod nodes;
 pub mod options;
+pub mod origin;
 pub mod plane;
 pub mod process;
 pub mod progress;

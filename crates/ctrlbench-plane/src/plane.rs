@@ -59,6 +59,8 @@ pub struct ControlPlane {
     pub version: String,
     /// From spawning etcd to the first `ok` from `/readyz`.
     pub ready_after: Duration,
+    /// The binaries it runs, by name, for the manifest's record of origins.
+    pub binaries: Vec<(String, PathBuf)>,
     released: bool,
 }
 
@@ -279,6 +281,7 @@ impl ControlPlane {
             kubeconfig_path,
             version: String::new(),
             ready_after: Duration::ZERO,
+            binaries: bins.named(),
             released: false,
         };
         // From here on, dropping `plane` stops the processes and removes the directory.

@@ -183,7 +183,7 @@ fn listing(dir: &Path) -> Vec<String> {
 fn a_mirror_is_fetched_verified_cached_and_a_plane_starts_from_it() {
     let l = layout();
     let (etcd, api) = originals();
-    let m = serve(l.files);
+    let m = serve(l.files.clone());
     let root = tempfile::tempdir().unwrap();
     let at = Lookup::new(root.path(), &[]);
 
@@ -201,9 +201,26 @@ fn a_mirror_is_fetched_verified_cached_and_a_plane_starts_from_it() {
     files.sort();
     assert_eq!(
         files,
-        ["etcd", "kube-apiserver"],
+        [
+            "etcd",
+            "etcd.origin.json",
+            "kube-apiserver",
+            "kube-apiserver.origin.json"
+        ],
         "no temporary file is left"
     );
+    // Each keeps where it came from and its own hash, for the manifest.
+    let etcd_url = format!("{}{}/{}", m.url, l.etcd_dir, l.archive);
+    let api_url = format!("{}{}", m.url, l.api_path);
+    for (bin, url, original) in [
+        (&b.etcd, etcd_url, &etcd),
+        (&b.kube_apiserver, api_url, &api),
+    ] {
+        let o = ctrlbench_plane::origin::of_cached(bin).unwrap();
+        assert_eq!(o.how, "downloaded", "{}", bin.display());
+        assert_eq!(o.from, url);
+        assert_eq!(o.sha256, file_sha(original), "the binary's own SHA-256");
+    }
 
     // A later run finds them in the cache, asking nothing.
     let asked = m.accepts.load(Ordering::SeqCst);
@@ -230,6 +247,8 @@ fn a_mirror_is_fetched_verified_cached_and_a_plane_starts_from_it() {
         ))
         .expect("a plane from the downloaded binaries");
     assert_eq!(plane.version, format!("v{V}"));
+    let names: Vec<&str> = plane.binaries.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["etcd", "kube-apiserver"]);
     plane.stop_within(Duration::from_secs(5));
 }
 

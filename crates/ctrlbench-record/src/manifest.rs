@@ -102,6 +102,10 @@ pub struct Manifest {
     /// (`[cluster] scheduler_default_spread = false`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub scheduler_without_default_spread: bool,
+    /// The local planes' binaries and where each came from; absent for an
+    /// existing cluster, and in results older than the record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plane_binaries: Vec<PlaneBinary>,
     pub machine: Machine,
     pub harness_cpu_seconds: f64,
     /// ctrlbench's own peak resident set over the whole experiment (VmHWM).
@@ -161,6 +165,23 @@ pub struct Manifest {
     /// tree, and the program that ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub builds: Vec<Build>,
+}
+
+/// A binary a local plane ran.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlaneBinary {
+    /// etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok.
+    pub name: String,
+    pub path: String,
+    /// downloaded, built, cached (kept before origins were, or replaced
+    /// since), environment (named by `TEST_ASSET_*` or `KUBEBUILDER_ASSETS`).
+    pub how: String,
+    /// The URL it was downloaded from, or the Go package built.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub from: String,
+    /// The file's SHA-256; absent for the environment's binaries.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sha256: String,
 }
 
 /// One `build` of command variants.

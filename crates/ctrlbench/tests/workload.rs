@@ -115,7 +115,37 @@ fn sample_controller_reaches_the_rule_with_rbac_from_the_file_only() {
     assert!(out.status.success(), "{}", stderr(&out));
     let dir = only_results_dir(&results);
     assert_eq!(json(&dir.join("manifest.json"))["complete"], true);
-    assert_eq!(json(&dir.join("manifest.json"))["local_plane"], true);
+    let manifest = json(&dir.join("manifest.json"));
+    assert_eq!(manifest["local_plane"], true);
+    // Each binary the plane ran, with its origin and hash: checked here
+    // against coreutils' sha256sum of the same file.
+    let bins = manifest["plane_binaries"]
+        .as_array()
+        .expect("plane_binaries");
+    let names: Vec<&str> = bins.iter().map(|b| b["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "etcd",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kwok"
+        ]
+    );
+    for b in bins {
+        let path = b["path"].as_str().unwrap();
+        let out = std::process::Command::new("sha256sum")
+            .arg(path)
+            .output()
+            .unwrap();
+        let want = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(b["sha256"].as_str(), want.split_whitespace().next(), "{b}");
+        assert!(
+            ["downloaded", "built", "cached"].contains(&b["how"].as_str().unwrap()),
+            "{b}"
+        );
+    }
     let run = dir.join("N20/sample-controller/rep1");
     let s = json(&run.join("summary.json"));
     assert_eq!(s["impl"], "command");

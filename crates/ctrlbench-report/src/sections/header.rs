@@ -35,11 +35,40 @@ fn repeats(r: Option<&Repeats>, counted: u32) -> String {
     }
 }
 
-/// What cluster the runs used, with the local plane's extra processes.
+/// What cluster the runs used, with the local plane's extra processes and
+/// where its binaries came from.
 fn plane_line(m: &Manifest) -> String {
     if !m.local_plane {
         return "existing cluster".into();
     }
+    format!("{}{}", plane_kind(m), binaries_line(m))
+}
+
+/// "; its binaries downloaded and verified" when they all came one way,
+/// else each by name; empty in results older than the record.
+fn binaries_line(m: &Manifest) -> String {
+    let words = |how: &str| match how {
+        "downloaded" => "downloaded and verified".to_string(),
+        "built" => "built with Go".to_string(),
+        "cached" => "from the cache".to_string(),
+        "environment" => "named by the environment".to_string(),
+        other => other.to_string(),
+    };
+    let Some(first) = m.plane_binaries.first() else {
+        return String::new();
+    };
+    if m.plane_binaries.iter().all(|b| b.how == first.how) {
+        return format!("; its binaries {}", words(&first.how));
+    }
+    let each: Vec<String> = m
+        .plane_binaries
+        .iter()
+        .map(|b| format!("{} {}", b.name, words(&b.how)))
+        .collect();
+    format!("; {}", each.join(", "))
+}
+
+fn plane_kind(m: &Manifest) -> String {
     if m.nodes > 0 {
         return format!(
             "local control plane with {} fake node(s) of {} pods each (KWOK), kube-scheduler and \
@@ -225,6 +254,7 @@ fn grow_line(m: &Manifest) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ctrlbench_record::manifest::PlaneBinary;
 
     #[test]
     fn repeats_and_placement_in_words() {
@@ -236,6 +266,29 @@ mod tests {
             stopped: stopped.into(),
         };
         assert_eq!(repeats(None, 2), "2 repeat(s)");
+        let mut b = Manifest {
+            local_plane: true,
+            ..Manifest::default()
+        };
+        assert_eq!(plane_line(&b), "local control plane");
+        let bin = |name: &str, how: &str| PlaneBinary {
+            name: name.into(),
+            how: how.into(),
+            ..PlaneBinary::default()
+        };
+        b.plane_binaries = vec![
+            bin("etcd", "downloaded"),
+            bin("kube-apiserver", "downloaded"),
+        ];
+        assert_eq!(
+            plane_line(&b),
+            "local control plane; its binaries downloaded and verified"
+        );
+        b.plane_binaries[1].how = "built".into();
+        assert_eq!(
+            plane_line(&b),
+            "local control plane; etcd downloaded and verified, kube-apiserver built with Go"
+        );
         let mut g = Manifest::default();
         assert_eq!(grow_line(&g), None);
         g.grow = vec!["planned N = 100, 1000".into(), "grow: re-picked".into()];

@@ -62,6 +62,7 @@ pub fn new(exp: &Experiment) -> Manifest {
         scheduler_without_default_spread: exp.is_local()
             && exp.cluster.nodes > 0
             && exp.cluster.scheduler_without_default_spread,
+        plane_binaries: vec![],
         machine: Machine::this(),
         harness_cpu_seconds: 0.0,
         harness_peak_rss_bytes: None,
@@ -100,4 +101,37 @@ pub fn new(exp: &Experiment) -> Manifest {
         order_seed: Some(exp.order_seed()),
         builds: Vec::new(),
     }
+}
+
+/// Adds the binaries `named` (a local plane's) that `m` does not list yet,
+/// with where each came from. Reading an origin may hash a binary the cache
+/// kept before origins were (about a second, once), so it runs off the
+/// runtime's threads.
+pub async fn record_binaries(
+    m: &mut Manifest,
+    named: Vec<(String, std::path::PathBuf)>,
+) -> anyhow::Result<()> {
+    let named: Vec<_> = named
+        .into_iter()
+        .filter(|(_, p)| {
+            !m.plane_binaries
+                .iter()
+                .any(|b| b.path == p.display().to_string())
+        })
+        .collect();
+    if named.is_empty() {
+        return Ok(());
+    }
+    let found = tokio::task::spawn_blocking(move || binaries::origins(&named)).await??;
+    for (name, path, o) in found {
+        m.plane_binaries
+            .push(ctrlbench_record::manifest::PlaneBinary {
+                name,
+                path: path.display().to_string(),
+                how: o.how,
+                from: o.from,
+                sha256: o.sha256,
+            });
+    }
+    Ok(())
 }

@@ -107,6 +107,9 @@ impl<'a> Session<'a> {
         let mut manifest = manifest::new(exp);
         manifest.kubernetes_version = cluster.version.clone();
         manifest.local_plane = cluster.plane.is_some();
+        if let Some(p) = &cluster.plane {
+            manifest::record_binaries(&mut manifest, p.binaries.clone()).await?;
+        }
         manifest.placement = placement.record();
         if let Some(p) = manifest.placement.as_mut() {
             p.cpu_limits = exp
@@ -428,6 +431,10 @@ impl<'a> Session<'a> {
             }
         }
         self.version = want;
+        if let Some(p) = &self.cluster().plane {
+            let named = p.binaries.clone();
+            manifest::record_binaries(&mut self.manifest, named).await?;
+        }
         let version = self.cluster().version.clone();
         if !self.versions_seen.contains(&version) {
             self.versions_seen.push(version);
