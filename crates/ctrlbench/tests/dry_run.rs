@@ -109,6 +109,20 @@ fn walk(d: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// "4 min 5 s" → 245.
+fn minutes_s(t: &str) -> u64 {
+    let w: Vec<u64> = t
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    w[0] * 60 + w[1]
+}
+
+/// 245 → "4 min 5 s".
+fn min_s(s: u64) -> String {
+    format!("{} min {} s", s / 60, s % 60)
+}
+
 fn text(out: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -139,9 +153,22 @@ fn quick_on_an_empty_cache_counts_its_builds_and_writes_nothing() {
             .count();
         assert_eq!(listed, 1, "{line} once in:\n{stdout}");
     }
-    // 1.6 + 5.3 + 0.5 + 0.5: neither KWOK nor the node binaries (no nodes).
+    // 1.6 + 5.3 + 1.5 + 0.6: neither KWOK nor the node binaries (no nodes).
     assert!(
-        stdout.contains(", builds 7.9 min (first use only)"),
+        stdout.contains(", builds 9.0 min (first use only)"),
+        "{stdout}"
+    );
+    // Where etcd and kube-apiserver download: 9.0 − 6.9 = 2.1 min of builds.
+    let runs = stdout
+        .lines()
+        .find_map(|l| l.split_once(": runs ").map(|(_, r)| r.to_string()))
+        .unwrap();
+    let runs_s = minutes_s(runs.split(", builds").next().unwrap());
+    assert!(
+        stdout.contains(&format!(
+            "where the plane's binaries download instead: at most {} and the download",
+            min_s(runs_s + 126)
+        )),
         "{stdout}"
     );
     assert!(!stdout.contains("KWOK") && !stdout.contains("kube-scheduler"));
