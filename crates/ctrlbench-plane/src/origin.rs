@@ -1,13 +1,15 @@
 //! Where each plane binary came from, kept beside it in the cache as
 //! `<name>.origin.json` and copied into every run's manifest: downloaded
-//! (the URL and the published SHA-256 it matched) or built (the Go package
-//! and version). A result then says which binaries it measured, and a
-//! downloaded plane is told from a built one, since their Go toolchains and
-//! flags may differ. The file is written after the binary is in place; a
-//! binary whose size no longer matches its file (replaced by hand), or one
-//! cached before origins were kept, is hashed again and its file rewritten,
-//! once. Binaries named by envtest's variables are recorded, not hashed or
-//! written beside: they are the user's.
+//! (the URL) or built (the Go package and version), with the file's own
+//! SHA-256 (a Kubernetes binary's is the published one it matched; etcd's
+//! is taken once its archive matched). A result then says which binaries
+//! it measured, and a downloaded plane is told from a built one, since
+//! their Go toolchains and flags may differ. The file is written after the
+//! binary is in place; a binary whose size no longer matches its file
+//! (replaced by hand), or one cached before origins were kept, is hashed
+//! again and its file rewritten, once. Binaries named by envtest's
+//! variables are recorded, not hashed or written beside: they are the
+//! user's.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

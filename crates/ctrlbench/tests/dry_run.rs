@@ -55,6 +55,11 @@ impl User {
 
     /// ctrlbench in the working directory, with this user's environment.
     fn ctrlbench(&self, args: &[&str]) -> Output {
+        self.ctrlbench_with(args, &[])
+    }
+
+    /// [`User::ctrlbench`] with these variables set as well.
+    fn ctrlbench_with(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
         let mut c = Command::new(&self.exe);
         for var in [
             "KUBEBUILDER_ASSETS",
@@ -63,9 +68,13 @@ impl User {
             "TEST_ASSET_KUBE_CONTROLLER_MANAGER",
             "TEST_ASSET_KUBE_SCHEDULER",
             "CTRLBENCH_WIDGET_CONTROLLER",
+            // The test command sets these; a new user has neither.
+            "CTRLBENCH_OFFLINE",
+            "CTRLBENCH_MIRROR",
         ] {
             c.env_remove(var);
         }
+        c.envs(vars.iter().copied());
         c.env("HOME", &self.home)
             .env("XDG_CACHE_HOME", self.home.join(".cache"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
@@ -170,6 +179,18 @@ fn quick_on_an_empty_cache_counts_its_builds_and_writes_nothing() {
             min_s(runs_s + 126)
         )),
         "{stdout}"
+    );
+    // Offline, nothing downloads: no such line, and the note says so.
+    let off = u.ctrlbench_with(
+        &["run", "quick", "--dry-run"],
+        &[("CTRLBENCH_OFFLINE", "1")],
+    );
+    let (off_out, off_err) = text(&off);
+    assert_eq!(off.status.code(), Some(0), "{off_out}\n{off_err}");
+    assert!(!off_out.contains("download instead"), "{off_out}");
+    assert!(
+        off_out.contains("note: etcd, kube-apiserver: built, not downloaded (offline)"),
+        "{off_out}"
     );
     assert!(!stdout.contains("KWOK") && !stdout.contains("kube-scheduler"));
     assert!(
