@@ -119,7 +119,8 @@ fn unchanged(stamp: &Path, tree: &str, program: Option<&Path>) -> bool {
         return false;
     };
     let mut it = previous.lines();
-    it.next() == Some(tree) && it.next() == file_sha256(program).ok().as_deref()
+    it.next() == Some(tree)
+        && it.next() == ctrlbench_plane::origin::sha256_of(program).ok().as_deref()
 }
 
 fn run(exp: &Experiment, s: &Step) -> Result<Build> {
@@ -138,7 +139,7 @@ fn run(exp: &Experiment, s: &Step) -> Result<Build> {
         build(s).with_context(|| format!("build {shown} failed"))?;
     }
     let prog = program().with_context(|| format!("after build {shown}"))?;
-    let sha = file_sha256(&prog)?;
+    let sha = ctrlbench_plane::origin::sha256_of(&prog)?;
     if ran {
         if let Some(parent) = stamp.parent() {
             std::fs::create_dir_all(parent)?;
@@ -249,11 +250,6 @@ pub fn tree_hash(dir: &Path) -> Result<String> {
     Ok(hex(&h.finalize()))
 }
 
-pub fn file_sha256(p: &Path) -> Result<String> {
-    let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
-    Ok(hex(&Sha256::digest(&bytes)))
-}
-
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -293,7 +289,7 @@ mod tests {
         assert_ne!(tree_hash(d.path()).unwrap(), a);
         // SHA-256 of "binary", computed elsewhere (sha256sum).
         assert_eq!(
-            file_sha256(&d.path().join("bin/manager")).unwrap(),
+            ctrlbench_plane::origin::sha256_of(&d.path().join("bin/manager")).unwrap(),
             "9a3a45d01531a20e89ac6ae10b0b0beb0492acd7216a368aa062d1a5fecaf9cd"
         );
     }

@@ -471,7 +471,7 @@ mod tests {
         let step = &super::super::build::steps(&exp)[0];
         let stamp = super::super::build::stamp_path(&root, step);
         let tree = super::super::build::tree_hash(&step.dir).unwrap();
-        let sha = super::super::build::file_sha256(&op.join("bin/manager")).unwrap();
+        let sha = ctrlbench_plane::origin::sha256_of(&op.join("bin/manager")).unwrap();
         touch(&stamp);
         std::fs::write(&stamp, format!("{tree}\n{sha}\n")).unwrap();
         assert_eq!(total(&find(&exp, false, &at).unwrap()), 0.0);
